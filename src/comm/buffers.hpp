@@ -1,0 +1,117 @@
+#pragma once
+// Contiguous communication buffers and the Kokkos kernels that move data between shards and
+// them. Everything is templated on the memory space, so the same code serves Serial, OpenMP,
+// CUDA and HIP builds.
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+#include "comm/ring_schedules.hpp"
+#include "core/errors.hpp"
+#include "core/kokkos_types.hpp"
+
+namespace meshslice {
+
+template <class Space>
+using SpaceExec = typename Space::execution_space;
+
+// A shard seen as one flat array. Matrix views are LayoutRight and, unlike column subviews
+// (LayoutStride), contiguous; that is checked here once for every collective.
+template <class T, class Space>
+Buffer<T, Space> flat(const Matrix<T, Space>& m) {
+  if (!m.span_is_contiguous())
+    throw std::logic_error("collective on a non-contiguous matrix view");
+  return Buffer<T, Space>(m.data(), m.size());
+}
+
+// dst[i] += src[i] for raw pointers into memory of `Space`.
+template <class Space, class T>
+void accumulate_in(T* dst, const T* src, std::size_t count) {
+  Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(dst, count);
+  Kokkos::View<const T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> s(src, count);
+  Kokkos::parallel_for(
+      "meshslice::accumulate", Kokkos::RangePolicy<SpaceExec<Space>>(0, count),
+      KOKKOS_LAMBDA(const std::size_t i) { d(i) += s(i); });
+  SpaceExec<Space>().fence();  // MPI may send the result right after
+}
+
+// The memory MPI reads and writes for a device buffer: the buffer itself when the host can touch
+// it or MPI is GPU-aware; otherwise a host mirror that push()/pull() keep in step.
+template <class T, class Space>
+class MpiBuffer {
+ public:
+  MpiBuffer() = default;
+  MpiBuffer(const Buffer<T, Space>& device, bool gpu_aware) : device_(device) {
+    constexpr bool host_reachable =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible;
+    staged_ = !host_reachable && !gpu_aware;
+    if (staged_) host_ = Kokkos::View<T*, Kokkos::HostSpace>("mpi_stage", device.extent(0));
+  }
+  T* data() const { return staged_ ? host_.data() : device_.data(); }
+  bool staged() const { return staged_; }
+  const Buffer<T, Space>& device() const { return device_; }
+
+  void push(std::size_t offset, std::size_t count) const {  // device -> MPI memory
+    if (staged_) Kokkos::deep_copy(range(host_, offset, count), range(device_, offset, count));
+  }
+  void pull(std::size_t offset, std::size_t count) const {  // MPI memory -> device
+    if (staged_) Kokkos::deep_copy(range(device_, offset, count), range(host_, offset, count));
+  }
+  void push_all() const { push(0, device_.extent(0)); }
+  void pull_all() const { pull(0, device_.extent(0)); }
+
+  // dst += src on the memory MPI works in (host kernels when staged).
+  Accumulate<T> accumulate() const {
+    if (staged_) return &accumulate_in<Kokkos::HostSpace, T>;
+    return &accumulate_in<Space, T>;
+  }
+
+ private:
+  template <class V>
+  static auto range(const V& v, std::size_t offset, std::size_t count) {
+    return Kokkos::subview(v, std::make_pair(offset, offset + count));
+  }
+  Buffer<T, Space> device_;
+  Kokkos::View<T*, Kokkos::HostSpace> host_;
+  bool staged_ = false;
+};
+
+// blocks[p][i][j] = m(i, p*c + j) for a matrix of P column blocks of width c: turns a gather or
+// scatter along columns into one along contiguous blocks.
+template <class T, class Space>
+void pack_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks) {
+  const std::size_t rows = m.extent(0);
+  const std::size_t width = m.extent(1) / parts;
+  Kokkos::parallel_for(
+      "meshslice::pack_col_blocks", Kokkos::RangePolicy<SpaceExec<Space>>(0, m.size()),
+      KOKKOS_LAMBDA(const std::size_t index) {
+        const std::size_t p = index / (rows * width);
+        const std::size_t i = (index / width) % rows;
+        const std::size_t j = index % width;
+        blocks(index) = m(i, p * width + j);
+      });
+}
+
+template <class T, class Space>
+void unpack_col_blocks(const Buffer<T, Space>& blocks, int parts, const Matrix<T, Space>& m) {
+  const std::size_t rows = m.extent(0);
+  const std::size_t width = m.extent(1) / parts;
+  Kokkos::parallel_for(
+      "meshslice::unpack_col_blocks", Kokkos::RangePolicy<SpaceExec<Space>>(0, m.size()),
+      KOKKOS_LAMBDA(const std::size_t index) {
+        const std::size_t p = index / (rows * width);
+        const std::size_t i = (index / width) % rows;
+        const std::size_t j = index % width;
+        m(i, p * width + j) = blocks(index);
+      });
+}
+
+template <class T, class Space>
+void copy_range(const Buffer<T, Space>& dst, std::size_t dst_offset, const Buffer<T, Space>& src,
+                std::size_t src_offset, std::size_t count) {
+  if (dst.data() + dst_offset == src.data() + src_offset) return;
+  Kokkos::deep_copy(Kokkos::subview(dst, std::make_pair(dst_offset, dst_offset + count)),
+                    Kokkos::subview(src, std::make_pair(src_offset, src_offset + count)));
+}
+
+}  // namespace meshslice

@@ -1,0 +1,34 @@
+#pragma once
+// Options shared by every collective.
+#include <cstddef>
+#include <string>
+
+namespace meshslice {
+
+// MPI-native collectives (MPI_Iallgather & co.) or the explicit ring a torus runs: P-1 steps of
+// neighbour Isend/Irecv, the algorithm the hardware model times. Native is the default because
+// on the machines measured so far it is at least as fast (see meshslice-bench collectives);
+// the ring is what a caller wants when it must drive progress step by step.
+enum class CollectiveImpl { native, ring };
+
+const char* impl_name(CollectiveImpl impl);
+CollectiveImpl parse_impl(const std::string& name);  // "native" | "ring"; UserError otherwise
+
+// Which matrix dimension a gather concatenates / a scatter splits. Shards are row-major, so a
+// gather along rows stacks contiguous blocks and needs no repacking; along columns it does.
+enum class MatrixDim { rows, cols };
+
+const char* dim_name(MatrixDim dim);
+MatrixDim parse_dim(const std::string& name);  // "rows" | "cols"
+
+struct CommOptions {
+  CollectiveImpl impl = CollectiveImpl::native;
+  // When false and the data lives in memory the host cannot touch (CUDA/HIP without a
+  // GPU-aware MPI), buffers are staged through host mirrors. Host memory is never staged.
+  bool gpu_aware_mpi = false;
+  // Packet size of the pipelined ring broadcast/reduce (paper Fig. 3: D packets over P+D-1
+  // stages). Smaller packets shorten the pipeline fill, larger ones cut per-message overhead.
+  std::size_t packet_bytes = std::size_t(1) << 20;
+};
+
+}  // namespace meshslice

@@ -1,0 +1,51 @@
+#include "comm/partial_collectives.hpp"
+
+namespace meshslice {
+
+namespace {
+
+template <class T, class Space>
+Matrix<T, Space> sub_shard_like(const Matrix<T, Space>& shard, MatrixDim dim,
+                                const SliceSpec& slice, const char* label) {
+  const bool cols = dim == MatrixDim::cols;
+  check_slice(cols ? shard.extent(1) : shard.extent(0), dim, slice, "shard");
+  return Matrix<T, Space>(std::string(label), cols ? shard.extent(0) : shard.extent(0) / slice.count,
+                          cols ? shard.extent(1) / slice.count : shard.extent(1));
+}
+
+}  // namespace
+
+template <class T, class Space>
+Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
+                            const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
+                            const CommOptions& options) {
+  const auto sub = sub_shard_like(local, dim, slice, "partial_all_gather_sub");
+  slice_into(local, sub, dim, slice);
+  return iall_gather(ring, sub, out, dim, options);  // copies `sub` before returning
+}
+
+template <class T, class Space>
+Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& contribution,
+                                const Matrix<T, Space>& shard, MatrixDim dim,
+                                const SliceSpec& slice, const CommOptions& options) {
+  const auto sub = sub_shard_like(shard, dim, slice, "partial_reduce_scatter_sub");
+  Request request = ireduce_scatter(ring, contribution, sub, dim, options);
+  request.and_then([=] {
+    unslice_into(sub, shard, dim, slice);
+    typename Space::execution_space().fence();
+  });
+  return request;
+}
+
+#define MESHSLICE_INSTANTIATE_PARTIAL(T)                                                      \
+  template Request ipartial_all_gather<T, MemSpace>(                                         \
+      const AxisComm&, const Matrix<T, MemSpace>&, const Matrix<T, MemSpace>&, MatrixDim,    \
+      const SliceSpec&, const CommOptions&);                                                 \
+  template Request ipartial_reduce_scatter<T, MemSpace>(                                     \
+      const AxisComm&, const Matrix<T, MemSpace>&, const Matrix<T, MemSpace>&, MatrixDim,    \
+      const SliceSpec&, const CommOptions&);
+
+MESHSLICE_INSTANTIATE_PARTIAL(float)
+MESHSLICE_INSTANTIATE_PARTIAL(double)
+
+}  // namespace meshslice

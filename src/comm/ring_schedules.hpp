@@ -1,0 +1,152 @@
+#pragma once
+// Step lists of the explicit ring algorithms, on raw buffers that MPI may touch.
+//
+// A buffer is divided into P "chunks" (offset, length); chunk p is the part rank p owns at the
+// end of a reduce-scatter or contributes to an all-gather. Ranks are positions on the ring
+// (AxisComm rank = mesh coordinate), messages go to next() and come from prev(), so every step
+// uses each ring link once in one direction: the traffic pattern the hardware model times as
+// (P-1) x (t_sync + bytes/bw).
+#include <mpi.h>
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "comm/mpi_datatype.hpp"
+#include "comm/request.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+struct Chunk {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+
+// P chunks of n elements each, back to back.
+std::vector<Chunk> equal_blocks(int parts, std::size_t n);
+// n elements split into P nearly equal chunks (the first n % P are one longer).
+std::vector<Chunk> balanced_chunks(int parts, std::size_t n);
+// Narrows an element count to MPI's int, with a UserError when a message is too large.
+int mpi_count(std::size_t n);
+
+// Adds `count` elements of src into dst (dst += src), in whatever memory space they live.
+template <class T>
+using Accumulate = std::function<void(T* dst, const T* src, std::size_t count)>;
+
+template <class T>
+struct RingContext {
+  const AxisComm& ring;
+  int tag;
+
+  void isend(const T* data, std::size_t count, int peer, std::vector<MPI_Request>& out) const {
+    out.emplace_back();
+    MPI_Isend(data, mpi_count(count), mpi_datatype<T>(), peer, tag, ring.comm(), &out.back());
+  }
+  void irecv(T* data, std::size_t count, int peer, std::vector<MPI_Request>& out) const {
+    out.emplace_back();
+    MPI_Irecv(data, mpi_count(count), mpi_datatype<T>(), peer, tag, ring.comm(), &out.back());
+  }
+};
+
+inline int ring_mod(int value, int size) { return ((value % size) + size) % size; }
+
+// All-gather in place: on entry chunk rank() holds this rank's data; on exit every chunk does.
+// Step t sends chunk (r-t) to the next rank and receives chunk (r-t-1) from the previous one.
+template <class T>
+void append_ring_all_gather(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* base,
+                            const std::vector<Chunk>& chunks) {
+  const int size = ctx.ring.size();
+  const int rank = ctx.ring.rank();
+  for (int t = 0; t + 1 < size; ++t) {
+    const Chunk send = chunks[ring_mod(rank - t, size)];
+    const Chunk recv = chunks[ring_mod(rank - t - 1, size)];
+    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                       ctx.irecv(base + recv.offset, recv.length, ctx.ring.prev(), reqs);
+                       ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
+                     },
+                     {}});
+  }
+}
+
+// Reduce-scatter in place: on exit chunk rank() of `base` holds the sum over the ring of that
+// chunk; other chunks hold partial sums. `scratch` holds at least the longest chunk. The
+// schedule is the textbook ring shifted by one so that rank r ends owning chunk r: step t
+// sends partial chunk (r-t-1) and receives and adds chunk (r-t-2).
+template <class T>
+void append_ring_reduce_scatter(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* base,
+                                const std::vector<Chunk>& chunks, T* scratch,
+                                const Accumulate<T>& add) {
+  const int size = ctx.ring.size();
+  const int rank = ctx.ring.rank();
+  for (int t = 0; t + 1 < size; ++t) {
+    const Chunk send = chunks[ring_mod(rank - t - 1, size)];
+    const Chunk recv = chunks[ring_mod(rank - t - 2, size)];
+    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                       ctx.irecv(scratch, recv.length, ctx.ring.prev(), reqs);
+                       ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
+                     },
+                     [=] { add(base + recv.offset, scratch, recv.length); }});
+  }
+}
+
+// Pipelined chain broadcast from `root` (paper Fig. 3): the buffer travels as packets down the
+// ring root -> root+1 -> ... -> root-1; a middle rank forwards packet k-1 while receiving k,
+// so the whole takes P+D-1 stages for D packets.
+template <class T>
+void append_ring_broadcast(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* base,
+                           const std::vector<Chunk>& packets, int root) {
+  const int size = ctx.ring.size();
+  const int position = ring_mod(ctx.ring.rank() - root, size);
+  const bool receives = position > 0;
+  const bool forwards = position + 1 < size;
+  const int packet_count = static_cast<int>(packets.size());
+  if (size == 1) return;
+  for (int k = 0; k <= packet_count; ++k) {
+    const bool recv_k = receives && k < packet_count;
+    // The root sends packet k at step k; others forward the packet received one step earlier.
+    const int send_index = receives ? k - 1 : k;
+    const bool send_k = forwards && send_index >= 0 && send_index < packet_count;
+    if (!recv_k && !send_k) continue;
+    const Chunk recv = recv_k ? packets[k] : Chunk{};
+    const Chunk send = send_k ? packets[send_index] : Chunk{};
+    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                       if (recv_k) ctx.irecv(base + recv.offset, recv.length, ctx.ring.prev(), reqs);
+                       if (send_k) ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
+                     },
+                     {}});
+  }
+}
+
+// Pipelined chain reduction into `root`: partial sums flow root+1 -> root+2 -> ... -> root.
+// `accumulator` starts as this rank's contribution; at the root it ends as the total.
+// `scratch` has the size of the whole buffer (packet k lands at its own offset).
+template <class T>
+void append_ring_reduce(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* accumulator,
+                        const std::vector<Chunk>& packets, T* scratch, const Accumulate<T>& add,
+                        int root) {
+  const int size = ctx.ring.size();
+  const int position = ring_mod(ctx.ring.rank() - root - 1, size);  // root is last (size-1)
+  const bool receives = position > 0;
+  const bool forwards = position + 1 < size;
+  const int packet_count = static_cast<int>(packets.size());
+  if (size == 1) return;
+  for (int k = 0; k <= packet_count; ++k) {
+    const bool recv_k = receives && k < packet_count;
+    const int send_index = receives ? k - 1 : k;  // forward a packet once our part is added
+    const bool send_k = forwards && send_index >= 0 && send_index < packet_count;
+    if (!recv_k && !send_k) continue;
+    const Chunk recv = recv_k ? packets[k] : Chunk{};
+    const Chunk send = send_k ? packets[send_index] : Chunk{};
+    steps.push_back(
+        {[=](std::vector<MPI_Request>& reqs) {
+           if (recv_k) ctx.irecv(scratch + recv.offset, recv.length, ctx.ring.prev(), reqs);
+           if (send_k) ctx.isend(accumulator + send.offset, send.length, ctx.ring.next(), reqs);
+         },
+         [=] {
+           if (recv_k) add(accumulator + recv.offset, scratch + recv.offset, recv.length);
+         }});
+  }
+}
+
+}  // namespace meshslice
