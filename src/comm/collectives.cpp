@@ -78,7 +78,7 @@ Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
   // Row blocks of `out` are already the P contiguous blocks; column blocks need a buffer.
   const bool in_place_blocks = dim == MatrixDim::rows;
   const Buffer<T, Space> blocks =
-      in_place_blocks ? flat(out) : Buffer<T, Space>("all_gather_blocks", parts * n);
+      in_place_blocks ? flat(out) : scratch_buffer<T, Space>("all_gather_blocks", parts * n);
   copy_range(blocks, mine, flat(local), 0, n);
   const MpiBuffer<T, Space> mpi(blocks, options.gpu_aware_mpi);
   mpi.push(mine, n);
@@ -113,12 +113,12 @@ Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
   // input in place when it is already blocked (rows).
   Buffer<T, Space> blocks;
   if (dim == MatrixDim::cols) {
-    blocks = Buffer<T, Space>("reduce_scatter_blocks", parts * n);
+    blocks = scratch_buffer<T, Space>("reduce_scatter_blocks", parts * n);
     pack_col_blocks(in, parts, blocks);
   } else if (native) {
     blocks = flat(in);
   } else {
-    blocks = Buffer<T, Space>("reduce_scatter_blocks", parts * n);
+    blocks = scratch_buffer<T, Space>("reduce_scatter_blocks", parts * n);
     Kokkos::deep_copy(blocks, flat(in));
   }
   SpaceExec<Space>().fence();
@@ -141,7 +141,7 @@ Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
       (void)keep;
     });
   }
-  const Buffer<T, Space> scratch("reduce_scatter_scratch", n);
+  const auto scratch = scratch_buffer<T, Space>("reduce_scatter_scratch", n);
   const MpiBuffer<T, Space> mpi_scratch(scratch, options.gpu_aware_mpi);
   append_ring_reduce_scatter(steps, ring_context<T>(ring), mpi.data(), equal_blocks(parts, n),
                              mpi_scratch.data(), mpi.accumulate());
@@ -175,7 +175,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   } else {
     // Ring all-reduce = reduce-scatter then all-gather of P balanced chunks (bandwidth optimal).
     const auto chunks = balanced_chunks(ring.size(), n);
-    scratch = Buffer<T, Space>("all_reduce_scratch", chunks.front().length);
+    scratch = scratch_buffer<T, Space>("all_reduce_scratch", chunks.front().length);
     const MpiBuffer<T, Space> mpi_scratch(scratch, options.gpu_aware_mpi);
     const auto ctx = ring_context<T>(ring);
     append_ring_reduce_scatter(steps, ctx, mpi.data(), chunks, mpi_scratch.data(),
@@ -244,9 +244,9 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   // Ring: partial sums accumulate in the output at the root and in a copy elsewhere, so the
   // input is never modified and non-root outputs stay untouched.
   const Buffer<T, Space> accumulator =
-      is_root ? flat(out) : Buffer<T, Space>("reduce_accumulator", n);
+      is_root ? flat(out) : scratch_buffer<T, Space>("reduce_accumulator", n);
   copy_range(accumulator, 0, flat(in), 0, n);
-  const Buffer<T, Space> scratch("reduce_scratch", n);
+  const auto scratch = scratch_buffer<T, Space>("reduce_scratch", n);
   const MpiBuffer<T, Space> mpi(accumulator, options.gpu_aware_mpi);
   const MpiBuffer<T, Space> mpi_scratch(scratch, options.gpu_aware_mpi);
   mpi.push_all();

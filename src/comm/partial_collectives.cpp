@@ -9,7 +9,7 @@ Matrix<T, Space> sub_shard_like(const Matrix<T, Space>& shard, MatrixDim dim,
                                 const SliceSpec& slice, const char* label) {
   const bool cols = dim == MatrixDim::cols;
   check_slice(cols ? shard.extent(1) : shard.extent(0), dim, slice, "shard");
-  return Matrix<T, Space>(std::string(label), cols ? shard.extent(0) : shard.extent(0) / slice.count,
+  return Matrix<T, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), cols ? shard.extent(0) : shard.extent(0) / slice.count,
                           cols ? shard.extent(1) / slice.count : shard.extent(1));
 }
 

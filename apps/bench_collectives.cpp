@@ -1,0 +1,215 @@
+// meshslice-bench mode "collectives": each collective vs message size on one ring, every
+// implementation side by side in the same run (the machines are shared and noisy, so only
+// ratios measured together mean anything).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench_modes.hpp"
+#include "comm/collectives.hpp"
+#include "comm/comm_parameters.hpp"
+#include "core/csv.hpp"
+#include "core/deck.hpp"
+#include "core/log.hpp"
+#include "mesh/mesh_parameters.hpp"
+
+namespace meshslice::bench {
+
+namespace {
+
+const std::vector<std::string> kOperations = {"all_gather", "reduce_scatter", "all_reduce",
+                                              "broadcast",  "reduce",         "shift"};
+
+struct Settings {
+  Axis axis;
+  MatrixDim dim;
+  std::vector<std::string> operations;
+  std::vector<CollectiveImpl> impls;
+  std::string precision;
+  std::vector<std::size_t> sizes;  // bytes of one rank's shard
+  int warmups;
+  int repetitions;
+};
+
+void require_known(const std::vector<std::string>& values, const std::vector<std::string>& known,
+                   const std::string& key) {
+  for (const auto& value : values) {
+    if (std::find(known.begin(), known.end(), value) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw UserError(concat("deck key '", key, "' has unknown entry '", value,
+                           "'; valid entries: ", list));
+  }
+}
+
+Settings settings_from(const Teuchos::ParameterList& deck) {
+  Settings s;
+  s.axis = parse_axis(get_param<std::string>(deck, "collectives.axis"));
+  s.dim = parse_dim(get_param<std::string>(deck, "collectives.dim"));
+  s.operations = get_strings(deck, "collectives.operations");
+  require_known(s.operations, kOperations, "collectives.operations");
+  const auto impl_names = get_strings(deck, "collectives.implementations");
+  require_known(impl_names, {"native", "ring"}, "collectives.implementations");
+  for (const auto& name : impl_names) s.impls.push_back(parse_impl(name));
+  s.precision = get_param<std::string>(deck, "collectives.precision");
+  s.warmups = get_param<int>(deck, "collectives.warmups");
+  s.repetitions = get_param<int>(deck, "collectives.repetitions");
+  require(s.warmups >= 0, "collectives.warmups must be >= 0, got ", s.warmups);
+  require(s.repetitions >= 1, "collectives.repetitions must be >= 1, got ", s.repetitions);
+  const int min_kib = get_param<int>(deck, "collectives.min_kib");
+  const int max_kib = get_param<int>(deck, "collectives.max_kib");
+  require(min_kib >= 1 && max_kib >= min_kib, "collectives.min_kib=", min_kib,
+          " and collectives.max_kib=", max_kib, " must satisfy 1 <= min_kib <= max_kib");
+  for (std::size_t kib = min_kib; kib <= static_cast<std::size_t>(max_kib); kib *= 2)
+    s.sizes.push_back(kib * 1024);
+  return s;
+}
+
+// Shard shape for a message of `bytes`: rows of up to 1024 elements.
+std::pair<std::size_t, std::size_t> shard_shape(std::size_t bytes, std::size_t element) {
+  const std::size_t elements = std::max<std::size_t>(1, bytes / element);
+  const std::size_t cols = elements % 1024 == 0 ? 1024 : elements;
+  return {elements / cols, cols};
+}
+
+// Bytes crossing one ring link per rank, the figure bandwidth is quoted on (as nccl-tests'
+// "bus bandwidth"): (P-1) shards for AG/RdS, 2(P-1)/P buffers for AR, one buffer otherwise.
+double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
+  if (ranks == 1) return 0;
+  if (op == "all_gather" || op == "reduce_scatter") return double(ranks - 1) * shard_bytes;
+  if (op == "all_reduce") return 2.0 * (ranks - 1) / ranks * shard_bytes;
+  return double(shard_bytes);
+}
+
+struct Timing {
+  double median;
+  double min;
+};
+
+// Times `op` over repetitions; one sample is the slowest rank's time for that repetition.
+template <class Op>
+Timing time_op(const Op& op, int warmups, int repetitions) {
+  for (int i = 0; i < warmups; ++i) op();
+  std::vector<double> samples;
+  for (int i = 0; i < repetitions; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    op();
+    double elapsed = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    samples.push_back(elapsed);
+  }
+  std::sort(samples.begin(), samples.end());
+  return {samples[samples.size() / 2], samples.front()};
+}
+
+template <class T>
+Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t rows,
+                       std::size_t cols, MatrixDim dim, const CommOptions& options,
+                       const Settings& s) {
+  const int p = ring.size();
+  const bool along_rows = dim == MatrixDim::rows;
+  Matrix<T> shard("shard", rows, cols);
+  Matrix<T> stacked("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
+  Matrix<T> other("other", rows, cols);
+  Kokkos::deep_copy(shard, T(1));
+  Kokkos::deep_copy(stacked, T(1));
+  auto run = [&] {
+    if (op == "all_gather") all_gather(ring, shard, stacked, dim, options);
+    if (op == "reduce_scatter") reduce_scatter(ring, stacked, shard, dim, options);
+    if (op == "all_reduce") all_reduce(ring, shard, other, options);
+    if (op == "broadcast") broadcast(ring, shard, 0, options);
+    if (op == "reduce") reduce(ring, shard, other, 0, options);
+    if (op == "shift") shift(ring, shard, other, 1, options);
+  };
+  return time_op(run, s.warmups, s.repetitions);
+}
+
+}  // namespace
+
+void add_collectives_parameters(Teuchos::ParameterList& valid) {
+  auto& c = valid.sublist("collectives", false, "mode collectives: what to time");
+  set_choice(c, "axis", "col", {"dp", "pp", "row", "col"}, "the ring the collectives run on");
+  set_choice(c, "dim", "rows", {"rows", "cols"},
+             "gather/scatter blocks of rows (contiguous) or of columns (repacked)");
+  c.set("operations", Teuchos::Array<std::string>(kOperations.begin(), kOperations.end()),
+        "collectives to time: all_gather, reduce_scatter, all_reduce, broadcast, reduce, shift");
+  const std::vector<std::string> impls = {"native", "ring"};
+  c.set("implementations", Teuchos::Array<std::string>(impls.begin(), impls.end()),
+        "implementations to compare: native, ring");
+  set_choice(c, "precision", "float", {"float", "double"}, "element type");
+  c.set("min_kib", 8, "smallest shard per rank in KiB (sizes double up to max_kib)");
+  c.set("max_kib", 65536, "largest shard per rank in KiB");
+  c.set("warmups", 2, "untimed runs per size");
+  c.set("repetitions", 10, "timed runs per size; the median and the minimum are reported");
+}
+
+int run_collectives(AppContext& context) {
+  const Settings s = settings_from(context.deck);
+  const Torus torus(MPI_COMM_WORLD, mesh_shape_from(context.deck, context.size));
+  const AxisComm& ring = torus.axis(s.axis);
+  CommOptions options = comm_options_from(context.deck);
+  const std::size_t element = s.precision == "float" ? sizeof(float) : sizeof(double);
+
+  log_info("collectives on the '", axis_name(s.axis), "' ring of ", ring.size(), " ranks (mesh ",
+           torus.shape().str(), "), ", s.precision, ", ", dim_name(s.dim), ", ",
+           s.sizes.size(), " sizes, ", s.repetitions, " repetitions");
+  std::unique_ptr<CsvWriter> csv;
+  if (context.rank == 0)
+    csv = std::make_unique<CsvWriter>(
+        context.out_dir + "/collectives.csv",
+        std::vector<std::string>{"operation", "implementation", "axis", "ranks", "dim",
+                                 "precision", "bytes", "seconds_median", "seconds_min",
+                                 "link_gbs"});
+
+  // time[op][bytes][impl] for the side-by-side table.
+  std::map<std::string, std::map<std::size_t, std::map<CollectiveImpl, double>>> times;
+  for (const auto& op : s.operations) {
+    for (std::size_t bytes : s.sizes) {
+      const auto [rows, cols] = shard_shape(bytes, element);
+      for (CollectiveImpl impl : s.impls) {
+        options.impl = impl;
+        const Timing t = s.precision == "float"
+                             ? time_collective<float>(op, ring, rows, cols, s.dim, options, s)
+                             : time_collective<double>(op, ring, rows, cols, s.dim, options, s);
+        times[op][bytes][impl] = t.median;
+        if (csv)
+          csv->row(op, impl_name(impl), axis_name(s.axis), ring.size(), dim_name(s.dim),
+                   s.precision, bytes, t.median, t.min,
+                   link_bytes(op, bytes, ring.size()) / t.median / 1e9);
+      }
+    }
+    log_info("  ", op, " done");
+  }
+
+  if (context.rank == 0) {
+    const bool both = s.impls.size() == 2;
+    std::printf("\n%-15s %10s %13s %13s %10s %10s %11s\n", "operation", "shard", "native_us",
+                "ring_us", "native_GB/s", "ring_GB/s", "ring/native");
+    for (const auto& op : s.operations)
+      for (std::size_t bytes : s.sizes) {
+        auto& row = times[op][bytes];
+        auto field = [&](CollectiveImpl impl, double scale) {
+          return row.count(impl) ? row[impl] * scale : 0.0;
+        };
+        auto gbs = [&](CollectiveImpl impl) {
+          return row.count(impl) ? link_bytes(op, bytes, ring.size()) / row[impl] / 1e9 : 0.0;
+        };
+        const std::string size = bytes >= (1u << 20) ? concat(bytes >> 20, " MiB")
+                                                     : concat(bytes >> 10, " KiB");
+        const double ratio = both ? row[CollectiveImpl::ring] / row[CollectiveImpl::native] : 0;
+        std::printf("%-15s %10s %13.1f %13.1f %10.2f %10.2f %11.2f\n", op.c_str(), size.c_str(),
+                    field(CollectiveImpl::native, 1e6), field(CollectiveImpl::ring, 1e6),
+                    gbs(CollectiveImpl::native), gbs(CollectiveImpl::ring), ratio);
+      }
+    std::printf("\nGB/s = bytes crossing one ring link per rank / time (0 on a 1-rank ring).\n");
+    log_info("wrote ", csv->path());
+  }
+  return 0;
+}
+
+}  // namespace meshslice::bench

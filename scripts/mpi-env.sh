@@ -1,0 +1,10 @@
+# Sourced by the scripts that launch MPI jobs on a workstation or in CI.
+# OpenMPI refuses to run as root without these two variables, and needs oversubscription to
+# start more ranks than cores. One OpenBLAS thread per rank: ranks already fill the cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+MESHSLICE_MPIEXEC_FLAGS=""
+if mpiexec --version 2>/dev/null | grep -q "Open MPI"; then
+  MESHSLICE_MPIEXEC_FLAGS="--oversubscribe"
+fi
+export MESHSLICE_MPIEXEC_FLAGS

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set up, build and run meshslice on Debian 12 from a fresh shell.
+#
+#   scripts/quickstart.sh run    install what is missing, build, run the main job on its default deck
+#   scripts/quickstart.sh test   install what is missing, build, run the whole test suite (CI)
+#
+# Environment: BUILD_DIR (default build), JOBS (default nproc), RANKS (main job, default 2).
+set -euo pipefail
+
+mode=${1:-}
+case "$mode" in
+  run | test) ;;
+  *) echo "usage: $0 run|test" >&2; exit 2 ;;
+esac
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$repo/build}
+jobs=${JOBS:-$(nproc)}
+ranks=${RANKS:-2}
+
+"$repo/scripts/install-debian-deps.sh"
+
+cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$jobs"
+
+# shellcheck source=scripts/mpi-env.sh
+source "$repo/scripts/mpi-env.sh"
+if [ "$mode" = run ]; then
+  # The main job: until the training driver lands, the collectives benchmark on its default deck.
+  mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-bench" \
+    "$repo/inputs/bench/collectives.yaml" --out "$repo/out"
+else
+  cd "$build"
+  ctest --output-on-failure -j "$jobs"
+fi

@@ -1,0 +1,34 @@
+# End-to-end tests of the executables: user-facing behaviour (exit codes, one clear error from
+# rank 0, no hangs, result files). Included from tests/CMakeLists.txt.
+set(BENCH $<TARGET_FILE:meshslice-bench>)
+set(DECK ${PROJECT_SOURCE_DIR}/inputs/bench/collectives.yaml)
+set(EXPECT_ERROR ${CMAKE_CURRENT_SOURCE_DIR}/scripts/expect_error.sh)
+
+function(meshslice_app_test name ranks)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES PROCESSORS ${ranks} TIMEOUT 300
+                       ENVIRONMENT "${MESHSLICE_MPI_ENV}" LABELS app)
+endfunction()
+
+set(MPI2 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${MESHSLICE_MPIEXEC_FLAGS})
+set(MPI4 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 4 ${MESHSLICE_MPIEXEC_FLAGS})
+
+meshslice_app_test(bench_collectives_runs 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_collectives.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-out
+  ${MPI2} ${BENCH} ${DECK} --set collectives.max_kib=16 --set collectives.repetitions=2)
+
+meshslice_app_test(bench_help 1 ${BENCH} --help)
+set_tests_properties(bench_help PROPERTIES PASS_REGULAR_EXPRESSION "collectives\\.max_kib")
+
+meshslice_app_test(error_mesh_mismatch 4 ${EXPECT_ERROR} "has 6 devices but the job has 4 MPI ranks"
+  ${MPI4} ${BENCH} ${DECK} --set mesh.rows=2 --set mesh.cols=3 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_app_test(error_unknown_key 2 ${EXPECT_ERROR} "mesh\\.rowz"
+  ${MPI2} ${BENCH} ${DECK} --set mesh.rowz=2 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_app_test(error_wrong_type 2 ${EXPECT_ERROR} "collectives\\.repetitions"
+  ${MPI2} ${BENCH} ${DECK} --set collectives.repetitions=many --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_app_test(error_bad_choice 2 ${EXPECT_ERROR} "collectives\\.axis"
+  ${MPI2} ${BENCH} ${DECK} --set collectives.axis=diagonal --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_app_test(error_bad_operation 2 ${EXPECT_ERROR} "unknown entry 'gossip'"
+  ${MPI2} ${BENCH} ${DECK} --set collectives.operations=all_gather,gossip --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_app_test(error_missing_deck 2 ${EXPECT_ERROR} "no-such-deck\\.yaml"
+  ${MPI2} ${BENCH} ${CMAKE_CURRENT_SOURCE_DIR}/no-such-deck.yaml --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)

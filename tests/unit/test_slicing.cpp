@@ -1,0 +1,107 @@
+// Blocked slicing (paper Alg. 2) on one process: the reshape definition, round trips, and the
+// error messages for shapes that cannot be sliced.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "comm/slicing.hpp"
+#include "core/errors.hpp"
+
+namespace meshslice {
+namespace {
+
+Matrix<double> numbered(std::size_t rows, std::size_t cols) {
+  Matrix<double> m("numbered", rows, cols);
+  auto host = Kokkos::create_mirror_view(m);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) host(i, j) = 1000.0 * i + j;
+  Kokkos::deep_copy(m, host);
+  return m;
+}
+
+template <class V>
+auto host_copy(const V& v) {
+  auto host = Kokkos::create_mirror_view(v);
+  Kokkos::deep_copy(host, v);
+  return host;
+}
+
+// X.reshape(R, C/(S*B), S, B)[:, :, s, :] written out with explicit loops.
+double reshape_reference(std::size_t i, std::size_t k, int count, int index, int block) {
+  const std::size_t group = k / block;
+  const std::size_t offset = k % block;
+  return 1000.0 * i + ((group * count + index) * block + offset);
+}
+
+TEST(Slicing, SliceColMatchesThePaperReshape) {
+  for (int count : {1, 2, 4})
+    for (int block : {1, 4, 8}) {
+      const std::size_t rows = 3;
+      const std::size_t cols = 64;
+      auto x = numbered(rows, cols);
+      for (int s = 0; s < count; ++s) {
+        auto sub = host_copy(slice_col(x, count, s, block));
+        ASSERT_EQ(sub.extent(1), cols / count);
+        for (std::size_t i = 0; i < rows; ++i)
+          for (std::size_t k = 0; k < sub.extent(1); ++k)
+            ASSERT_EQ(sub(i, k), reshape_reference(i, k, count, s, block))
+                << "S=" << count << " s=" << s << " B=" << block << " at (" << i << "," << k << ")";
+      }
+    }
+}
+
+TEST(Slicing, SliceRowIsSliceColOfTheTranspose) {
+  const int count = 4;
+  const int block = 2;
+  auto x = numbered(32, 5);
+  for (int s = 0; s < count; ++s) {
+    auto sub = host_copy(slice_row(x, count, s, block));
+    ASSERT_EQ(sub.extent(0), 8u);
+    for (std::size_t k = 0; k < sub.extent(0); ++k)
+      for (std::size_t j = 0; j < 5; ++j) {
+        const std::size_t source_row = (k / block * count + s) * block + k % block;
+        ASSERT_EQ(sub(k, j), 1000.0 * source_row + j);
+      }
+  }
+}
+
+TEST(Slicing, UnsliceOfAllSlicesRestoresTheShard) {
+  for (MatrixDim dim : {MatrixDim::rows, MatrixDim::cols})
+    for (int count : {1, 2, 4})
+      for (int block : {1, 4, 8}) {
+        const bool cols = dim == MatrixDim::cols;
+        auto x = numbered(cols ? 6 : 64, cols ? 64 : 6);
+        Matrix<double> rebuilt("rebuilt", x.extent(0), x.extent(1));
+        for (int s = 0; s < count; ++s) {
+          Matrix<double> sub("sub", cols ? 6 : 64 / count, cols ? 64 / count : 6);
+          slice_into(x, sub, dim, {count, s, block});
+          unslice_into(sub, rebuilt, dim, {count, s, block});
+        }
+        auto want = host_copy(x);
+        auto got = host_copy(rebuilt);
+        for (std::size_t i = 0; i < want.extent(0); ++i)
+          for (std::size_t j = 0; j < want.extent(1); ++j)
+            ASSERT_EQ(got(i, j), want(i, j)) << dim_name(dim) << " S=" << count << " B=" << block;
+      }
+}
+
+TEST(Slicing, IndivisibleShapesAreClearErrors) {
+  auto x = numbered(3, 40);
+  try {
+    slice_col(x, 4, 0, 8);
+    FAIL() << "40 columns sliced into S=4 of B=8";
+  } catch (const UserError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("40 columns"), std::string::npos) << message;
+    EXPECT_NE(message.find("S*B=32"), std::string::npos) << message;
+  }
+  EXPECT_THROW(slice_row(x, 2, 0, 1), UserError);   // 3 rows
+  EXPECT_THROW(slice_col(x, 2, 2, 1), UserError);   // s out of range
+  EXPECT_THROW(slice_col(x, 0, 0, 1), UserError);   // S = 0
+  EXPECT_THROW(slice_col(x, 1, 0, 0), UserError);   // B = 0
+  Matrix<double> wrong("wrong", 3, 19);
+  EXPECT_THROW(slice_into(x, wrong, MatrixDim::cols, {2, 0, 4}), UserError);
+}
+
+}  // namespace
+}  // namespace meshslice
