@@ -1,0 +1,163 @@
+#include "core/app.hpp"
+
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "core/cli.hpp"
+#include "core/deck.hpp"
+#include "core/errors.hpp"
+
+namespace meshslice {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void print_user_error(const std::string& app, const std::string& message, int rank) {
+  std::cerr << app << ": error: " << message;
+  if (rank != 0) std::cerr << " (on rank " << rank << ")";
+  std::cerr << std::endl;
+}
+
+// Setup steps can fail on some ranks only (a deck on a file system one node cannot see, an
+// output directory only rank 0 creates). Every rank calls this with its own error ("" for
+// none); if any rank failed, the lowest failing rank prints its message and all return false,
+// so that no rank goes on into a collective its peers never reach.
+bool all_ranks_ok(const std::string& error, const std::string& app, int rank, int size) {
+  const int mine = error.empty() ? size : rank;
+  int first_failed = size;
+  MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first_failed == rank) print_user_error(app, error, rank);
+  return first_failed == size;
+}
+
+std::string describe_sources(const std::string& deck_path, const CommandLine& line) {
+  std::string text = concat("deck ", deck_path);
+  for (const auto& o : line.overrides) text += " --set " + o;
+  return text;
+}
+
+// Parses the command line and loads, overrides and validates the deck into ctx.
+// Returns false when --help was asked for (printed here on rank 0).
+bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::string& sources) {
+  const CommandLine line = parse_command_line(argc, argv, spec.default_deck.empty());
+  const Teuchos::ParameterList valid = spec.valid_parameters();
+  if (line.help) {
+    if (ctx.rank == 0) print_help(std::cout, spec.name, spec.summary, valid, spec.default_deck);
+    return false;
+  }
+  const std::string deck_path =
+      line.deck_path.empty() ? resolve_default_deck(spec.default_deck) : line.deck_path;
+  ctx.deck = load_deck(deck_path);
+  for (const auto& assignment : line.overrides) apply_override(ctx.deck, valid, assignment);
+  validate_and_fill(ctx.deck, valid);
+  ctx.out_dir = line.out_dir;
+  sources = describe_sources(deck_path, line);
+  return true;
+}
+
+void write_outputs(const AppContext& ctx, const std::string& sources) {
+  std::error_code ec;
+  fs::create_directories(ctx.out_dir, ec);
+  require(!ec, "cannot create output directory '", ctx.out_dir, "': ", ec.message());
+  write_deck_yaml((fs::path(ctx.out_dir) / "deck.yaml").string(), ctx.deck,
+                  concat(ctx.app_name, ", ", sources));
+}
+
+int run_guarded(int argc, char** argv, const AppSpec& spec,
+                const std::function<int(AppContext&)>& body) {
+  AppContext ctx;
+  ctx.app_name = spec.name;
+  MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
+  try {
+    std::string error, sources;
+    bool run = false;
+    try {
+      run = prepare(argc, argv, spec, ctx, sources);
+    } catch (const UserError& e) {
+      error = e.what();
+    }
+    if (!all_ranks_ok(error, spec.name, ctx.rank, ctx.size)) return 2;
+    if (!run) return 0;
+
+    if (ctx.rank == 0) {
+      try {
+        write_outputs(ctx, sources);
+      } catch (const UserError& e) {
+        error = e.what();
+      }
+    }
+    if (!all_ranks_ok(error, spec.name, ctx.rank, ctx.size)) return 2;
+    log_info(sources, "; resolved deck in ", (fs::path(ctx.out_dir) / "deck.yaml").string());
+
+    return body(ctx);
+  } catch (const UserError& e) {
+    // Every rank evaluated the same check and threw the same error (see core/errors.hpp).
+    if (ctx.rank == 0) print_user_error(spec.name, e.what(), 0);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << spec.name << ": internal error on rank " << ctx.rank << ": " << e.what()
+              << std::endl;
+  } catch (...) {
+    std::cerr << spec.name << ": internal error on rank " << ctx.rank << ": unknown exception"
+              << std::endl;
+  }
+  // Peers may be waiting in a collective for this rank: only an abort ends them all.
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  return 3;
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv, const AppSpec& spec,
+            const std::function<int(AppContext&)>& body) {
+  int mpi_ready = 0;
+  MPI_Initialized(&mpi_ready);
+  if (!mpi_ready) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  }
+  const bool owns_kokkos = !Kokkos::is_initialized();
+  if (owns_kokkos) {
+    // Kokkos 3 also acts on unprefixed arguments (--help prints its own help, --threads ...),
+    // so it sees only the program name and the --kokkos-* arguments.
+    std::vector<char*> kokkos_argv{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) kokkos_argv.push_back(argv[i]);
+    }
+    int kokkos_argc = static_cast<int>(kokkos_argv.size());
+    kokkos_argv.push_back(nullptr);
+    Kokkos::initialize(kokkos_argc, kokkos_argv.data());
+  }
+  set_log_prefix(spec.name);
+
+  const int exit_code = run_guarded(argc, argv, spec, body);
+
+  if (owns_kokkos) Kokkos::finalize();
+  if (!mpi_ready) MPI_Finalize();
+  return exit_code;
+}
+
+std::string resolve_default_deck(const std::string& relative) {
+  std::vector<fs::path> candidates{fs::path("inputs") / relative};
+  std::error_code ec;
+  const fs::path executable = fs::read_symlink("/proc/self/exe", ec);  // Linux; skipped elsewhere
+  if (!ec) candidates.push_back(executable.parent_path() / ".." / ".." / "inputs" / relative);
+#ifdef MESHSLICE_SOURCE_DIR
+  candidates.push_back(fs::path(MESHSLICE_SOURCE_DIR) / "inputs" / relative);
+#endif
+  std::string searched;
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
+    searched += (searched.empty() ? "" : ", ") + candidate.lexically_normal().string();
+  }
+  throw UserError(concat("default deck inputs/", relative, " not found (looked in ", searched,
+                         "); give a deck path on the command line"));
+}
+
+}  // namespace meshslice

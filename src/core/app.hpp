@@ -1,0 +1,51 @@
+#pragma once
+// The runner every app's main() calls. It owns MPI and Kokkos, the command line, the deck and the
+// error policy of core/errors.hpp, so an app is just its valid parameters and a body:
+//
+//     int main(int argc, char** argv) {
+//       AppSpec spec{"meshslice-bench", "Times the collectives.", "bench/laptop.yaml",
+//                    valid_bench_parameters};
+//       return run_app(argc, argv, spec, [](AppContext& ctx) { ...; return 0; });
+//     }
+#include <Teuchos_ParameterList.hpp>
+
+#include <functional>
+#include <string>
+
+#include "core/log.hpp"
+
+namespace meshslice {
+
+struct AppSpec {
+  std::string name;     // executable name, prefix of every message
+  std::string summary;  // one paragraph for --help
+  // Deck used when none is given on the command line: a path relative to the source tree's
+  // inputs/ folder, found by resolve_default_deck. Empty: a deck argument is required.
+  std::string default_deck;
+  // The valid parameters with defaults and doc strings (see core/deck.hpp).
+  std::function<Teuchos::ParameterList()> valid_parameters;
+};
+
+struct AppContext {
+  Teuchos::ParameterList deck;  // validated, defaults filled, overrides applied
+  std::string out_dir;          // exists on rank 0's file system; holds deck.yaml
+  int rank = 0;                 // in MPI_COMM_WORLD
+  int size = 1;
+  std::string app_name;
+};
+
+// Initializes MPI (MPI_THREAD_FUNNELED) and Kokkos unless already initialized, parses the command
+// line, prints --help on rank 0 (exit 0), loads the deck on every rank, applies --set overrides,
+// validates, creates the output directory and writes OUT/deck.yaml on rank 0, runs `body`, and
+// finalizes what it initialized. Returns body's exit code, or:
+//   2 on a UserError: printed once as "NAME: error: MESSAGE", every rank exits normally;
+//   3 via MPI_Abort on any other exception ("NAME: internal error on rank R: ...").
+int run_app(int argc, char** argv, const AppSpec& spec,
+            const std::function<int(AppContext&)>& body);
+
+// Finds inputs/<relative>: under the current directory, then ../../inputs from the executable
+// (build/bin/ in the source tree), then the source tree the library was built from. A UserError
+// lists the places searched when none has it.
+std::string resolve_default_deck(const std::string& relative);
+
+}  // namespace meshslice
