@@ -5,7 +5,7 @@
 namespace meshslice {
 
 namespace {
-constexpr const char* kAxisNames[kNumAxes] = {"dp", "pp", "row", "col"};
+constexpr const char* kAxisNames[kNumRings] = {"dp", "pp", "row", "col", "tp"};
 
 // Tags 0..kTagWindow-1 are reserved for ring collectives; sequences wrap around. Far more
 // collectives than this are never in flight on one ring at once.
@@ -15,9 +15,9 @@ constexpr int kTagWindow = 16384;
 const char* axis_name(Axis axis) { return kAxisNames[static_cast<int>(axis)]; }
 
 Axis parse_axis(const std::string& name) {
-  for (int a = 0; a < kNumAxes; ++a)
+  for (int a = 0; a < kNumRings; ++a)
     if (name == kAxisNames[a]) return static_cast<Axis>(a);
-  throw UserError(concat("unknown mesh axis '", name, "'; valid axes: dp, pp, row, col"));
+  throw UserError(concat("unknown mesh axis '", name, "'; valid axes: dp, pp, row, col, tp"));
 }
 
 int MeshShape::size(Axis axis) const {
@@ -26,6 +26,7 @@ int MeshShape::size(Axis axis) const {
     case Axis::pp: return pp;
     case Axis::row: return rows;
     case Axis::col: return cols;
+    case Axis::tp: return rows * cols;
   }
   return 1;
 }
@@ -77,6 +78,10 @@ Torus::Torus(MPI_Comm world, const MeshShape& shape) : shape_(shape) {
     if (axes_[a]->rank() != coords_[a])
       throw std::logic_error("MPI_Cart_sub ranked a ring out of coordinate order");
   }
+  const int tp = static_cast<int>(Axis::tp);
+  axes_[tp] = std::make_unique<AxisComm>(sub_comm({Axis::row, Axis::col}), kAxisNames[tp]);
+  if (axes_[tp]->rank() != coords_[2] * shape.cols + coords_[3])
+    throw std::logic_error("the tensor-parallel ring is not ordered row-major");
 }
 
 Torus::~Torus() {
@@ -93,7 +98,13 @@ int Torus::neighbour_rank(Axis axis, int displacement) const {
 
 MPI_Comm Torus::sub_comm(const std::vector<Axis>& axes) const {
   int keep[kNumAxes] = {0, 0, 0, 0};
-  for (Axis axis : axes) keep[static_cast<int>(axis)] = 1;
+  for (Axis axis : axes) {
+    if (axis == Axis::tp) {
+      keep[static_cast<int>(Axis::row)] = keep[static_cast<int>(Axis::col)] = 1;
+    } else {
+      keep[static_cast<int>(axis)] = 1;
+    }
+  }
   MPI_Comm sub = MPI_COMM_NULL;
   MPI_Cart_sub(cart_, keep, &sub);
   return sub;

@@ -14,11 +14,15 @@
 
 namespace meshslice {
 
-enum class Axis { dp = 0, pp = 1, row = 2, col = 3 };
-constexpr int kNumAxes = 4;
+// dp, pp, row and col are the four Cartesian dimensions. tp is not a dimension but the ring of
+// the whole row x col tensor-parallel group (rank = row * cols + col), which 1D tensor
+// parallelism and FSDP run their collectives on.
+enum class Axis { dp = 0, pp = 1, row = 2, col = 3, tp = 4 };
+constexpr int kNumAxes = 4;  // Cartesian dimensions
+constexpr int kNumRings = 5;  // the four axes' rings plus tp
 
 const char* axis_name(Axis axis);
-Axis parse_axis(const std::string& name);  // "dp", "pp", "row", "col"; UserError otherwise
+Axis parse_axis(const std::string& name);  // "dp", "pp", "row", "col", "tp"; UserError otherwise
 
 struct MeshShape {
   int dp = 1;
@@ -70,7 +74,7 @@ class Torus {
   const MeshShape& shape() const { return shape_; }
   MPI_Comm comm() const { return cart_; }
   int rank() const { return rank_; }
-  int coord(Axis axis) const { return coords_[static_cast<int>(axis)]; }
+  int coord(Axis axis) const { return axes_[static_cast<int>(axis)]->rank(); }
   int size(Axis axis) const { return shape_.size(axis); }
 
   // The ring along one axis (its processes differ only in that coordinate).
@@ -87,7 +91,7 @@ class Torus {
   MPI_Comm cart_ = MPI_COMM_NULL;
   int rank_ = 0;
   std::array<int, kNumAxes> coords_{};
-  std::array<std::unique_ptr<AxisComm>, kNumAxes> axes_;
+  std::array<std::unique_ptr<AxisComm>, kNumRings> axes_;
 };
 
 }  // namespace meshslice

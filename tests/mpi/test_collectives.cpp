@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::size_t kRows = 3;  // odd local shapes catch index mix-ups
 constexpr std::size_t kCols = 5;
-const Axis kAxes[] = {Axis::dp, Axis::pp, Axis::row, Axis::col};
+const Axis kAxes[] = {Axis::dp, Axis::pp, Axis::row, Axis::col, Axis::tp};
 const CollectiveImpl kImpls[] = {CollectiveImpl::native, CollectiveImpl::ring};
 const MatrixDim kDims[] = {MatrixDim::rows, MatrixDim::cols};
 
@@ -24,8 +24,11 @@ const MatrixDim kDims[] = {MatrixDim::rows, MatrixDim::cols};
 // of the torus carries different data.
 std::uint64_t ring_id(Axis axis) {
   std::uint64_t id = 0;
-  for (Axis other : kAxes)
-    id = id * 131 + (other == axis ? 0 : torus().coord(other) + 1);
+  const bool in_tp = axis == Axis::tp;
+  for (Axis other : {Axis::dp, Axis::pp, Axis::row, Axis::col}) {
+    const bool on_ring = other == axis || (in_tp && (other == Axis::row || other == Axis::col));
+    id = id * 131 + (on_ring ? 0 : torus().coord(other) + 1);
+  }
   return id;
 }
 

@@ -40,6 +40,20 @@ TEST(Torus, EachRingListsItsMembersInCoordinateOrder) {
   }
 }
 
+TEST(Torus, TensorParallelRingSpansRowsAndColsRowMajor) {
+  const auto& t = torus();
+  const auto& ring = t.axis(Axis::tp);
+  EXPECT_EQ(ring.size(), t.size(Axis::row) * t.size(Axis::col));
+  EXPECT_EQ(ring.rank(), t.coord(Axis::row) * t.size(Axis::col) + t.coord(Axis::col));
+  int dp_pp[2] = {t.coord(Axis::dp), t.coord(Axis::pp)};
+  std::vector<int> all(2 * ring.size());
+  MPI_Allgather(dp_pp, 2, MPI_INT, all.data(), 2, MPI_INT, ring.comm());
+  for (int p = 0; p < ring.size(); ++p) {
+    EXPECT_EQ(all[2 * p], dp_pp[0]);  // one ring per (dp, pp) group
+    EXPECT_EQ(all[2 * p + 1], dp_pp[1]);
+  }
+}
+
 TEST(Torus, NeighboursWrapAround) {
   const auto& t = torus();
   for (Axis axis : {Axis::row, Axis::col}) {

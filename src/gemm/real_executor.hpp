@@ -1,0 +1,74 @@
+#pragma once
+// The real executor: runs a distributed GEMM algorithm's steps on Kokkos views with MPI.
+//
+// Algorithms (gemm/meshslice.hpp & co.) are templates over an executor; this one moves real
+// data, the emulating executor of the hardware model times the same steps without data.
+// Communication overlaps computation for real: MPI progresses a non-blocking collective only
+// inside MPI calls, so gemm() runs the local product in row chunks and tests every in-flight
+// collective between chunks.
+#include <cstddef>
+#include <map>
+
+#include "comm/comm_options.hpp"
+#include "comm/request.hpp"
+#include "comm/slicing.hpp"
+#include "core/kokkos_types.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+template <class T>
+class RealExecutor {
+ public:
+  using Mat = Matrix<T>;
+  using OpId = std::size_t;
+
+  // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication (1 turns
+  // the progress calls off; the local GEMM then runs as one BLAS call).
+  RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks = 8);
+  ~RealExecutor();
+
+  int mesh_rows() const { return torus_.size(Axis::row); }
+  int mesh_cols() const { return torus_.size(Axis::col); }
+  int coord(Axis axis) const { return torus_.coord(axis); }
+  int size(Axis axis) const { return torus_.size(axis); }
+
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label) const;
+
+  // Local data movement (the hardware model times these as HBM traffic).
+  void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec);
+  void copy(const Mat& from, const Mat& to);
+  void zero(const Mat& x);
+
+  // Whole-shard collectives (see comm/collectives.hpp for shapes and semantics).
+  OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
+  OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);
+  OpId start_broadcast(Axis axis, const Mat& buffer, int root);
+  OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
+  OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
+
+  // Starts the partial all-gather of sub-shard `slice` of `local` along `dim` on `axis`.
+  OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
+                                const SliceSpec& slice);
+  // Starts the partial reduce-scatter of `contribution` into slice `slice` of `shard`.
+  OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
+                                    MatrixDim dim, const SliceSpec& slice);
+  void wait(OpId op);
+  void wait_all();
+
+  // C = op(A) op(B) + beta C, progressing in-flight collectives between chunks.
+  void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta, const Mat& c);
+
+ private:
+  void progress();
+  OpId track(Request request);
+
+  const Torus& torus_;
+  CommOptions comm_;
+  int gemm_chunks_;
+  OpId next_op_ = 0;
+  std::map<OpId, Request> in_flight_;
+};
+
+}  // namespace meshslice

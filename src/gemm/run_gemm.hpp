@@ -1,0 +1,43 @@
+#pragma once
+// One entry point for every distributed GEMM algorithm, over any executor.
+#include "core/errors.hpp"
+#include "gemm/algorithm.hpp"
+#include "gemm/meshslice.hpp"
+
+namespace meshslice {
+
+// UserError unless a, b and c have the shard shapes `algorithm` keeps on this chip.
+template <class Exec>
+void check_shards(const Exec& ex, Algorithm algorithm, const GemmProblem& p,
+                  const typename Exec::Mat& a, const typename Exec::Mat& b,
+                  const typename Exec::Mat& c) {
+  check_distributable(p, ex.mesh_rows(), ex.mesh_cols());
+  const char names[] = {'A', 'B', 'C'};
+  const typename Exec::Mat* shards[] = {&a, &b, &c};
+  for (int m = 0; m < 3; ++m) {
+    const ShardRegion want = shard_region(algorithm, p, names[m], ex.mesh_rows(), ex.mesh_cols(),
+                                          ex.coord(Axis::row), ex.coord(Axis::col));
+    require(shards[m]->extent(0) == want.rows && shards[m]->extent(1) == want.cols,
+            algorithm_name(algorithm), " ", p.str(), ": the shard of ", names[m], " is ",
+            shards[m]->extent(0), "x", shards[m]->extent(1), " but must be ", want.rows, "x",
+            want.cols);
+  }
+}
+
+// C = op(A) op(B) with `algorithm`, each operand sharded as shard_region() says.
+template <class Exec>
+void run_gemm(Exec& ex, Algorithm algorithm, const GemmProblem& p, const typename Exec::Mat& a,
+              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  check_shards(ex, algorithm, p, a, b, c);
+  switch (algorithm) {
+    case Algorithm::meshslice: return meshslice_gemm(ex, p, a, b, c, o);
+    case Algorithm::collective: return meshslice_gemm(ex, p, a, b, c, GemmOptions{1, o.block});
+    // SUMMA-CANNON-CASES
+    // WANG-1D-FSDP-CASES
+    default: break;
+  }
+  throw UserError(concat("GEMM algorithm '", algorithm_name(algorithm),
+                         "' is not available in this build"));
+}
+
+}  // namespace meshslice

@@ -1,0 +1,183 @@
+// Every distributed GEMM algorithm against a serial GEMM of the same global matrices: every
+// dataflow, float and double, both collective implementations, every valid slice count S and
+// two block sizes, on the mesh this binary runs on (ctest runs it on 1x1, 1x4, 4x1, 2x2, 2x3,
+// 3x2 and 2x4). Configurations an algorithm cannot run must be clear UserErrors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "gemm/real_executor.hpp"
+#include "gemm/run_gemm.hpp"
+#include "mpi_test_env.hpp"
+
+namespace meshslice::testing {
+namespace {
+
+// M != N != K, divisible by every mesh side and tensor-parallel group size tested.
+constexpr std::size_t kM = 48, kN = 72, kK = 96;
+
+struct Global {
+  std::vector<double> values;
+  std::size_t rows, cols;
+  double operator()(std::size_t i, std::size_t j) const { return values[i * cols + j]; }
+};
+
+Global global_matrix(MatrixShape e, int salt) {
+  Global g{std::vector<double>(e.rows * e.cols), e.rows, e.cols};
+  for (std::size_t i = 0; i < e.rows; ++i)
+    for (std::size_t j = 0; j < e.cols; ++j)
+      g.values[i * e.cols + j] = global_value(salt, i, j, 0) / 16.0;
+  return g;
+}
+
+ShardRegion my_region(Algorithm algorithm, const GemmProblem& p, char matrix) {
+  return shard_region(algorithm, p, matrix, torus().size(Axis::row), torus().size(Axis::col),
+                      torus().coord(Axis::row), torus().coord(Axis::col));
+}
+
+template <class T>
+Matrix<T> shard_of(const Global& g, const ShardRegion& r) {
+  return make_matrix<T>(r.rows, r.cols,
+                        [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
+}
+
+// Serial reference: C = op(A) op(B) in double with plain loops.
+Global reference(const GemmProblem& p, const Global& a, const Global& b) {
+  Global c{std::vector<double>(p.M * p.N, 0.0), p.M, p.N};
+  for (std::size_t m = 0; m < p.M; ++m)
+    for (std::size_t n = 0; n < p.N; ++n) {
+      double sum = 0;
+      for (std::size_t k = 0; k < p.K; ++k) {
+        const double av = p.flow == Dataflow::RS ? a(k, m) : a(m, k);
+        const double bv = p.flow == Dataflow::LS ? b(n, k) : b(k, n);
+        sum += av * bv;
+      }
+      c.values[m * p.N + n] = sum;
+    }
+  return c;
+}
+
+// The dimension MeshSlice slices: K for OS, N for LS, M for RS.
+std::size_t sliced_extent(const GemmProblem& p) {
+  return p.flow == Dataflow::OS ? p.K : p.flow == Dataflow::LS ? p.N : p.M;
+}
+
+// Whether `algorithm` must accept this configuration (else it must raise a UserError). Written
+// from the algorithms' definitions, independently of the code under test.
+bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int cols, int s,
+                        int b) {
+  const std::size_t extent = sliced_extent(p);
+  switch (algorithm) {
+    case Algorithm::meshslice:
+      return (extent / rows) % (s * b) == 0 && (extent / cols) % (s * b) == 0;
+    case Algorithm::collective:
+      return true;
+    case Algorithm::summa:
+      return true;  // rules: SUMMA
+    case Algorithm::cannon:
+      return rows == cols;  // rules: Cannon (square meshes only)
+    case Algorithm::wang:
+      return true;  // rules: Wang
+    case Algorithm::tp1d:
+      return true;  // rules: 1D TP
+    case Algorithm::fsdp:
+      return true;  // rules: FSDP
+  }
+  return false;
+}
+
+// Slice counts worth running for an algorithm (S means nothing to Collective).
+std::vector<int> slice_counts(Algorithm algorithm) {
+  if (algorithm == Algorithm::collective) return {1};
+  return {1, 2, 3, 4, 6, 8};
+}
+
+template <class T>
+double tolerance() {
+  return std::is_same_v<T, double> ? 1e-12 : 1e-5;
+}
+
+template <class T>
+void check_algorithm(Algorithm algorithm) {
+  const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
+  int ran = 0;
+  for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
+    const GemmProblem p{flow, kM, kN, kK};
+    const Global a = global_matrix(p.global_a(), 1), b = global_matrix(p.global_b(), 2);
+    const Global want = reference(p, a, b);
+    double scale = 0;
+    for (double v : want.values) scale = std::max(scale, std::abs(v));
+    const ShardRegion c_region = my_region(algorithm, p, 'C');
+    for (CollectiveImpl impl : {CollectiveImpl::native, CollectiveImpl::ring})
+      for (int slices : slice_counts(algorithm))
+        for (int block : {1, 2}) {
+          CommOptions comm;
+          comm.impl = impl;
+          RealExecutor<T> ex(torus(), comm, /*gemm_chunks=*/3);
+          auto a_shard = shard_of<T>(a, my_region(algorithm, p, 'A'));
+          auto b_shard = shard_of<T>(b, my_region(algorithm, p, 'B'));
+          auto c_shard = make_matrix<T>(c_region.rows, c_region.cols,
+                                        [](std::size_t, std::size_t) { return 12345.0; });
+          const std::string what = concat(algorithm_name(algorithm), " ", p.str(), " S=", slices,
+                                          " B=", block, " impl=", impl_name(impl));
+          if (!expected_supported(algorithm, p, rows, cols, slices, block)) {
+            EXPECT_THROW(run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, {slices, block}),
+                         UserError)
+                << what;
+            continue;
+          }
+          run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, {slices, block});
+          ++ran;
+          auto got = to_host(c_shard);
+          double worst = 0;
+          for (std::size_t i = 0; i < got.extent(0); ++i)
+            for (std::size_t j = 0; j < got.extent(1); ++j)
+              worst = std::max(worst, std::abs(got(i, j) - want(c_region.row0 + i,
+                                                                c_region.col0 + j)) / scale);
+          EXPECT_LE(worst, tolerance<T>()) << what;
+        }
+  }
+  EXPECT_GE(ran, 6) << algorithm_name(algorithm) << ": too few configurations ran on this mesh";
+}
+
+class GemmAlgorithms : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(GemmAlgorithms, DoubleMatchesSerial) { check_algorithm<double>(GetParam()); }
+TEST_P(GemmAlgorithms, FloatMatchesSerial) { check_algorithm<float>(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(All, GemmAlgorithms, ::testing::ValuesIn(all_algorithms()),
+                         [](const auto& info) { return std::string(algorithm_name(info.param)) == "1dtp"
+                                                           ? std::string("tp1d")
+                                                           : std::string(algorithm_name(info.param)); });
+
+TEST(GemmErrors, IndivisibleShapesAndSlicesAreClearErrorsOnEveryRank) {
+  const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
+  RealExecutor<double> ex(torus(), CommOptions{});
+  const GemmProblem p{Dataflow::OS, kM, kN, kK};
+  Matrix<double> a("a", kM / rows, kK / cols), b("b", kK / rows, kN / cols);
+  Matrix<double> c("c", kM / rows, kN / cols);
+  // S*B = 5*7 divides no shard of K = 96.
+  try {
+    run_gemm(ex, Algorithm::meshslice, p, a, b, c, {5, 7});
+    ADD_FAILURE() << "S=5, B=7 accepted for K=96";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("S*B = 5*7 = 35"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run_gemm(ex, Algorithm::meshslice, p, a, b, c, {0, 1}), UserError);
+  const GemmProblem odd{Dataflow::OS, kM + 1, kN, kK};
+  if (rows > 1) {
+    EXPECT_THROW(run_gemm(ex, Algorithm::meshslice, odd, a, b, c, {1, 1}), UserError);
+  }
+  Matrix<double> wrong("wrong", kM / rows + 1, kK / cols);
+  try {
+    run_gemm(ex, Algorithm::collective, p, wrong, b, c, {1, 1});
+    ADD_FAILURE() << "a wrong shard shape was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("the shard of A"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace meshslice::testing
