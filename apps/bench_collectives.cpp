@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_modes.hpp"
+#include "bench_timing.hpp"
 #include "comm/collectives.hpp"
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
@@ -83,28 +84,6 @@ double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
   if (op == "all_gather" || op == "reduce_scatter") return double(ranks - 1) * shard_bytes;
   if (op == "all_reduce") return 2.0 * (ranks - 1) / ranks * shard_bytes;
   return double(shard_bytes);
-}
-
-struct Timing {
-  double median;
-  double min;
-};
-
-// Times `op` over repetitions; one sample is the slowest rank's time for that repetition.
-template <class Op>
-Timing time_op(const Op& op, int warmups, int repetitions) {
-  for (int i = 0; i < warmups; ++i) op();
-  std::vector<double> samples;
-  for (int i = 0; i < repetitions; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
-    op();
-    double elapsed = MPI_Wtime() - start;
-    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    samples.push_back(elapsed);
-  }
-  std::sort(samples.begin(), samples.end());
-  return {samples[samples.size() / 2], samples.front()};
 }
 
 template <class T>

@@ -9,4 +9,7 @@ namespace meshslice::bench {
 void add_collectives_parameters(Teuchos::ParameterList& valid);
 int run_collectives(AppContext& context);
 
+void add_gemm_parameters(Teuchos::ParameterList& valid);
+int run_gemm_bench(AppContext& context);
+
 }  // namespace meshslice::bench

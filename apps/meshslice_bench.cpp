@@ -9,11 +9,13 @@ namespace {
 
 Teuchos::ParameterList valid_parameters() {
   Teuchos::ParameterList valid("meshslice-bench");
-  meshslice::set_choice(valid, "mode", "collectives", {"collectives"},
-                        "what to measure: collectives = every collective vs message size");
+  meshslice::set_choice(valid, "mode", "gemm", {"gemm", "collectives"},
+                        "what to measure: gemm = distributed GEMM algorithms side by side; "
+                        "collectives = every collective vs message size");
   meshslice::add_mesh_parameters(valid);
   meshslice::add_comm_parameters(valid);
   meshslice::bench::add_collectives_parameters(valid);
+  meshslice::bench::add_gemm_parameters(valid);
   return valid;
 }
 
@@ -22,10 +24,14 @@ Teuchos::ParameterList valid_parameters() {
 int main(int argc, char** argv) {
   meshslice::AppSpec spec{
       "meshslice-bench",
-      "Benchmarks collectives (MPI-native vs ring) on one axis of the torus. Prints a table and "
-      "writes OUT/collectives.csv and OUT/deck.yaml.",
-      "bench/collectives.yaml", valid_parameters};
+      "Benchmarks the building blocks on the real machine. mode gemm: distributed GEMM "
+      "algorithms (MeshSlice, baselines, ScaLAPACK) side by side, verified, traced; writes "
+      "OUT/gemm.csv and OUT/trace-*.json. mode collectives: every collective vs message size, "
+      "MPI-native vs ring; writes OUT/collectives.csv. Both write OUT/deck.yaml.",
+      "bench/gemm.yaml", valid_parameters};
   return meshslice::run_app(argc, argv, spec, [](meshslice::AppContext& context) {
-    return meshslice::bench::run_collectives(context);
+    const std::string mode = meshslice::get_param<std::string>(context.deck, "mode");
+    return mode == "gemm" ? meshslice::bench::run_gemm_bench(context)
+                          : meshslice::bench::run_collectives(context);
   });
 }

@@ -4,7 +4,7 @@
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 MESHSLICE_MPIEXEC_FLAGS=""
-if mpiexec --version 2>/dev/null | grep -q "Open MPI"; then
+if mpiexec --version 2>/dev/null | grep -qE "Open MPI|OpenRTE"; then
   MESHSLICE_MPIEXEC_FLAGS="--oversubscribe"
 fi
 export MESHSLICE_MPIEXEC_FLAGS

@@ -51,6 +51,24 @@ const std::vector<Algorithm>& all_algorithms() {
   return all;
 }
 
+void check_layout(Algorithm algorithm, const GemmProblem& problem, int mesh_rows, int mesh_cols) {
+  if (algorithm != Algorithm::tp1d && algorithm != Algorithm::fsdp)
+    return check_distributable(problem, mesh_rows, mesh_cols);
+  require(problem.M > 0 && problem.N > 0 && problem.K > 0, "GEMM shapes must be positive, got ",
+          problem.str());
+  const std::size_t parts = static_cast<std::size_t>(mesh_rows) * mesh_cols;
+  for (char matrix : {'A', 'B', 'C'}) {
+    const MatrixShape global = matrix == 'A'   ? problem.global_a()
+                               : matrix == 'B' ? problem.global_b()
+                                               : problem.global_c();
+    const bool rows = split_1d(algorithm, problem.flow, matrix) == Split::rows;
+    const std::size_t extent = rows ? global.rows : global.cols;
+    require(extent % parts == 0, algorithm_name(algorithm), " ", problem.str(), ": matrix ",
+            matrix, " is ", global.rows, "x", global.cols, " and its ", rows ? "rows" : "columns",
+            " (", extent, ") must be divisible by the ", parts, " chips of the tensor-parallel ring");
+  }
+}
+
 ShardRegion shard_region(Algorithm algorithm, const GemmProblem& problem, char matrix,
                          int mesh_rows, int mesh_cols, int i, int j) {
   const MatrixShape global = matrix == 'A'   ? problem.global_a()

@@ -40,4 +40,8 @@ struct ShardRegion {
 ShardRegion shard_region(Algorithm algorithm, const GemmProblem& problem, char matrix,
                          int mesh_rows, int mesh_cols, int i, int j);
 
+// UserError naming the sizes unless every matrix splits evenly the way `algorithm` lays it out:
+// in Pr x Pc blocks for the 2D algorithms, in P = Pr * Pc row or column strips for 1D TP/FSDP.
+void check_layout(Algorithm algorithm, const GemmProblem& problem, int mesh_rows, int mesh_cols);
+
 }  // namespace meshslice

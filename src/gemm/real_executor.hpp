@@ -13,6 +13,7 @@
 #include "comm/request.hpp"
 #include "comm/slicing.hpp"
 #include "core/kokkos_types.hpp"
+#include "core/trace.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -24,8 +25,10 @@ class RealExecutor {
   using OpId = std::size_t;
 
   // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication (1 turns
-  // the progress calls off; the local GEMM then runs as one BLAS call).
-  RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks = 8);
+  // the progress calls off; the local GEMM then runs as one BLAS call). `trace`, when given,
+  // records every op of this executor.
+  RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks = 8,
+               Trace* trace = nullptr);
   ~RealExecutor();
 
   int mesh_rows() const { return torus_.size(Axis::row); }
@@ -61,14 +64,24 @@ class RealExecutor {
   void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta, const Mat& c);
 
  private:
+  struct InFlight {
+    Request request;
+    TraceEvent event;  // completed with the time the completion was observed
+  };
   void progress();
-  OpId track(Request request);
+  void chunked_gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta,
+                    const Mat& c);
+  OpId track(Request request, const char* name, Axis axis, double bytes);
+  void finish(InFlight& op);
+  template <class F>
+  void traced(const char* name, TraceLane lane, double flops, F&& work);
 
   const Torus& torus_;
   CommOptions comm_;
   int gemm_chunks_;
   OpId next_op_ = 0;
-  std::map<OpId, Request> in_flight_;
+  Trace* trace_;
+  std::map<OpId, InFlight> in_flight_;
 };
 
 }  // namespace meshslice

@@ -2,7 +2,12 @@
 // One entry point for every distributed GEMM algorithm, over any executor.
 #include "core/errors.hpp"
 #include "gemm/algorithm.hpp"
+#include "gemm/cannon.hpp"
+#include "gemm/fsdp.hpp"
 #include "gemm/meshslice.hpp"
+#include "gemm/summa.hpp"
+#include "gemm/tp1d.hpp"
+#include "gemm/wang.hpp"
 
 namespace meshslice {
 
@@ -11,7 +16,7 @@ template <class Exec>
 void check_shards(const Exec& ex, Algorithm algorithm, const GemmProblem& p,
                   const typename Exec::Mat& a, const typename Exec::Mat& b,
                   const typename Exec::Mat& c) {
-  check_distributable(p, ex.mesh_rows(), ex.mesh_cols());
+  check_layout(algorithm, p, ex.mesh_rows(), ex.mesh_cols());
   const char names[] = {'A', 'B', 'C'};
   const typename Exec::Mat* shards[] = {&a, &b, &c};
   for (int m = 0; m < 3; ++m) {
@@ -32,8 +37,11 @@ void run_gemm(Exec& ex, Algorithm algorithm, const GemmProblem& p, const typenam
   switch (algorithm) {
     case Algorithm::meshslice: return meshslice_gemm(ex, p, a, b, c, o);
     case Algorithm::collective: return meshslice_gemm(ex, p, a, b, c, GemmOptions{1, o.block});
-    // SUMMA-CANNON-CASES
-    // WANG-1D-FSDP-CASES
+    case Algorithm::summa: return summa_gemm(ex, p, a, b, c, o);
+    case Algorithm::cannon: return cannon_gemm(ex, p, a, b, c, o);
+    case Algorithm::wang: return wang_gemm(ex, p, a, b, c, o);
+    case Algorithm::tp1d: return tp1d_gemm(ex, p, a, b, c, o);
+    case Algorithm::fsdp: return fsdp_gemm(ex, p, a, b, c, o);
     default: break;
   }
   throw UserError(concat("GEMM algorithm '", algorithm_name(algorithm),

@@ -1,0 +1,270 @@
+// meshslice-bench mode "gemm": distributed GEMM algorithms side by side in one run, with
+// ScaLAPACK's p?gemm on the same grid and data, the local-GEMM peak measured on the same local
+// shapes, verification against a serial GEMM, and the overlap each algorithm achieved.
+#include <KokkosBlas3_gemm.hpp>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_gemm_report.hpp"
+#include "bench_modes.hpp"
+#include "bench_timing.hpp"
+#include "comm/comm_parameters.hpp"
+#include "core/csv.hpp"
+#include "core/deck.hpp"
+#include "core/log.hpp"
+#include "core/trace.hpp"
+#include "gemm/real_executor.hpp"
+#include "gemm/run_gemm.hpp"
+#include "gemm/scalapack_gemm.hpp"
+#include "gemm/verify.hpp"
+#include "mesh/mesh_parameters.hpp"
+
+namespace meshslice::bench {
+
+namespace {
+
+const char* kScalapack = "scalapack";
+
+struct GemmSettings {
+  std::vector<std::string> algorithms;  // library algorithms plus "scalapack"
+  std::vector<Dataflow> flows;
+  std::vector<GemmProblem> shapes;      // flow filled per run
+  std::vector<int> slices;
+  int block;
+  std::string precision;
+  int warmups;
+  int repetitions;
+  int gemm_chunks;
+  bool verify;
+  bool trace;
+};
+
+GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
+  GemmSettings s;
+  s.algorithms = get_strings(deck, "gemm.algorithms");
+  for (const auto& name : s.algorithms)
+    if (name != kScalapack) parse_algorithm(name);  // UserError for unknown names
+  for (const auto& name : get_strings(deck, "gemm.dataflows")) s.flows.push_back(parse_dataflow(name));
+  const auto M = get_ints(deck, "gemm.M"), N = get_ints(deck, "gemm.N"), K = get_ints(deck, "gemm.K");
+  require(M.size() == N.size() && N.size() == K.size(), "gemm.M, gemm.N and gemm.K list one ",
+          "shape per entry and must have the same length; got ", M.size(), ", ", N.size(), ", ",
+          K.size());
+  for (std::size_t i = 0; i < M.size(); ++i) {
+    require(M[i] > 0 && N[i] > 0 && K[i] > 0, "GEMM shape ", i, " (M=", M[i], " N=", N[i],
+            " K=", K[i], ") must be positive");
+    s.shapes.push_back({Dataflow::OS, std::size_t(M[i]), std::size_t(N[i]), std::size_t(K[i])});
+  }
+  s.slices = get_ints(deck, "gemm.slices");
+  for (int S : s.slices) require(S >= 1, "gemm.slices entries must be >= 1, got ", S);
+  s.block = get_param<int>(deck, "gemm.block");
+  s.precision = get_param<std::string>(deck, "gemm.precision");
+  s.warmups = get_param<int>(deck, "gemm.warmups");
+  s.repetitions = get_param<int>(deck, "gemm.repetitions");
+  s.gemm_chunks = get_param<int>(deck, "gemm.gemm_chunks");
+  s.verify = get_param<bool>(deck, "gemm.verify");
+  s.trace = get_param<bool>(deck, "gemm.trace");
+  require(s.block >= 1, "gemm.block must be >= 1, got ", s.block);
+  require(s.repetitions >= 1 && s.warmups >= 0, "gemm.repetitions must be >= 1 and gemm.warmups >= 0");
+  require(s.gemm_chunks >= 1, "gemm.gemm_chunks must be >= 1, got ", s.gemm_chunks);
+  return s;
+}
+
+// The local GEMM each chip performs in total (all slices/steps together), as one call:
+// C(m x n) = op(A)(m x k) op(B)(k x n). Its rate is the "local peak" the algorithm is held to.
+struct LocalWork {
+  std::size_t m, k, n;
+  bool transpose_a, transpose_b;
+};
+
+LocalWork local_work(Algorithm algorithm, const GemmProblem& p, int rows, int cols) {
+  const std::size_t P = std::size_t(rows) * cols;
+  const bool ls = p.flow == Dataflow::LS, rs = p.flow == Dataflow::RS;
+  if (algorithm == Algorithm::tp1d) {
+    if (ls) return {p.M, p.K / P, p.N, false, true};
+    return {p.M, p.K, p.N / P, rs, false};
+  }
+  if (algorithm == Algorithm::fsdp) {
+    if (rs) return {p.M, p.K / P, p.N, true, false};
+    return {p.M / P, p.K, p.N, false, ls};
+  }
+  if (ls) return {p.M / rows, p.K / cols, p.N, false, true};
+  if (rs) return {p.M, p.K / rows, p.N / cols, true, false};
+  return {p.M / rows, p.K, p.N / cols, false, false};
+}
+
+template <class T>
+Timing time_local_peak(const LocalWork& w, const GemmSettings& s, MPI_Comm comm) {
+  Matrix<T> a("peak_a", w.transpose_a ? w.k : w.m, w.transpose_a ? w.m : w.k);
+  Matrix<T> b("peak_b", w.transpose_b ? w.n : w.k, w.transpose_b ? w.k : w.n);
+  Matrix<T> c("peak_c", w.m, w.n);
+  Kokkos::deep_copy(a, T(0.5));
+  Kokkos::deep_copy(b, T(0.25));
+  return time_op(
+      [&] {
+        KokkosBlas::gemm(w.transpose_a ? "T" : "N", w.transpose_b ? "T" : "N", T(1), a, b, T(0), c);
+        ExecSpace().fence();
+      },
+      s.warmups, s.repetitions, comm);
+}
+
+double mean_over(MPI_Comm comm, double value) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return value / size;
+}
+
+template <class T>
+Result run_one(const std::string& name, const GemmProblem& p, int slices, const GemmSettings& s,
+               const Torus& torus, const CommOptions& comm, const Timing& peak,
+               const std::string& out_dir) {
+  const int rows = torus.size(Axis::row), cols = torus.size(Axis::col);
+  const bool scalapack = name == kScalapack;
+  const Algorithm algorithm = scalapack ? Algorithm::meshslice : parse_algorithm(name);
+  auto region = [&](char m) {
+    return shard_region(algorithm, p, m, rows, cols, torus.coord(Axis::row), torus.coord(Axis::col));
+  };
+  const ShardRegion ra = region('A'), rb = region('B'), rc = region('C');
+  Matrix<T> a("a", ra.rows, ra.cols), b("b", rb.rows, rb.cols), c("c", rc.rows, rc.cols);
+  fill_gemm_operands(algorithm, p, torus, a, b);
+  const MPI_Comm group = torus.axis(Axis::tp).comm();
+
+  Result r{name, p.flow, p, slices};
+  std::unique_ptr<ScalapackGrid> grid;
+  if (scalapack) grid = std::make_unique<ScalapackGrid>(torus);
+  Trace trace;
+  bool traced_run = false;
+  auto run = [&] {
+    if (scalapack) {
+      scalapack_gemm(*grid, p.flow, p.M, p.N, p.K, a, b, c);
+    } else {
+      // The last repetition is traced; tracing adds a fence per op, nothing else.
+      RealExecutor<T> ex(torus, comm, s.gemm_chunks, traced_run ? &trace : nullptr);
+      run_gemm(ex, algorithm, p, a, b, c, GemmOptions{slices, s.block});
+    }
+    ExecSpace().fence();
+  };
+  const Timing t = time_op(run, s.warmups, s.repetitions, group);
+  r.seconds = t.median;
+  r.gflops = 2.0 * p.M * p.N * p.K / t.median / 1e9;
+  const LocalWork w = local_work(algorithm, p, rows, cols);
+  r.peak_gflops = 2.0 * w.m * w.n * w.k / peak.median / 1e9;
+  if (!scalapack) {
+    traced_run = true;
+    MPI_Barrier(group);
+    run();
+    const OverlapSummary summary = trace.summarize();
+    r.hidden = mean_over(group, summary.hidden_fraction());
+    r.local_gemm_efficiency = mean_over(group, peak.median / summary.compute);
+    if (s.trace)
+      write_chrome_trace(trace,
+                         concat(out_dir, "/trace-", name, "-", dataflow_name(p.flow), "-", rows,
+                                "x", cols, "-M", p.M, "N", p.N, "K", p.K, "-S", slices, ".json"),
+                         group);
+  }
+  if (s.verify) r.error = max_relative_error(algorithm, p, torus, c);
+  return r;
+}
+
+// Why a configuration cannot overlap communication with computation, or "" if it can.
+std::string no_overlap_reason(const std::string& name, int slices, const GemmSettings& s) {
+  if (name == kScalapack) return "ScaLAPACK's p?gemm is timed as a black box (no trace)";
+  if (name == "collective") return "Collective runs each collective as a whole before/after the GEMM";
+  if (name == "meshslice" && slices == 1) return "S=1 leaves one slice: nothing to pipeline";
+  if (s.gemm_chunks == 1) return "gemm.gemm_chunks=1: MPI is not progressed during GEMMs";
+  return "";
+}
+
+// Slice counts worth measuring for an algorithm: S means nothing to some of them.
+std::vector<int> slices_for(const std::string& name, const GemmSettings& s) {
+  if (name == "meshslice" || name == "summa") return s.slices;
+  return {1};
+}
+
+}  // namespace
+
+void add_gemm_parameters(Teuchos::ParameterList& valid) {
+  auto& g = valid.sublist("gemm", false, "mode gemm: distributed GEMMs side by side");
+  const std::vector<std::string> algorithms = {"meshslice", "collective", kScalapack};
+  g.set("algorithms", Teuchos::Array<std::string>(algorithms.begin(), algorithms.end()),
+        "algorithms: meshslice, collective, summa, cannon, wang, 1dtp, fsdp, scalapack");
+  const std::vector<std::string> flows = {"os"};
+  g.set("dataflows", Teuchos::Array<std::string>(flows.begin(), flows.end()),
+        "dataflows: os (C=AB), ls (C=AB^T), rs (C=A^TB)");
+  auto ints = [](std::vector<int> v) { return Teuchos::Array<int>(v.begin(), v.end()); };
+  g.set("M", ints({4096, 8192}), "rows of C, one entry per shape");
+  g.set("N", ints({4096, 3072}), "columns of C, one entry per shape");
+  g.set("K", ints({4096, 1024}), "inner dimension, one entry per shape");
+  g.set("slices", ints({1, 2, 4, 8}), "MeshSlice slice counts S to try");
+  g.set("block", 8, "block size B of the blocked slicing (paper Alg. 2)");
+  set_choice(g, "precision", "float", {"float", "double"}, "element type");
+  g.set("warmups", 1, "untimed runs per configuration");
+  g.set("repetitions", 3, "timed runs per configuration (median reported)");
+  g.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress MPI during it");
+  g.set("verify", true, "check every result against a serial GEMM of the same global data");
+  g.set("trace", true, "write a Chrome trace (Perfetto) of each configuration to --out");
+}
+
+int run_gemm_bench(AppContext& context) {
+  const GemmSettings s = gemm_settings_from(context.deck);
+  const Torus torus(MPI_COMM_WORLD, mesh_shape_from(context.deck, context.size));
+  require(torus.size(Axis::dp) == 1 && torus.size(Axis::pp) == 1,
+          "mode gemm runs on one tensor-parallel group: set mesh.dp = mesh.pp = 1");
+  const CommOptions comm = comm_options_from(context.deck);
+  const int rows = torus.size(Axis::row), cols = torus.size(Axis::col);
+  const MPI_Comm group = torus.axis(Axis::tp).comm();
+  const bool single = s.precision == "float";
+  log_info("GEMMs on a ", rows, "x", cols, " mesh, ", s.precision, ", ", s.repetitions,
+           " repetitions, collectives: ", impl_name(comm.impl));
+
+  std::unique_ptr<CsvWriter> csv;
+  if (context.rank == 0)
+    csv = std::make_unique<CsvWriter>(
+        context.out_dir + "/gemm.csv",
+        std::vector<std::string>{"algorithm", "dataflow", "rows", "cols", "M", "N", "K", "S",
+                                 "seconds", "gflops", "local_peak_gflops", "efficiency",
+                                 "hidden_comm_fraction", "local_gemm_efficiency",
+                                 "max_rel_error"});
+  std::vector<Result> results;
+  for (Dataflow flow : s.flows)
+    for (GemmProblem shape : s.shapes) {
+      shape.flow = flow;
+      std::map<Algorithm, Timing> peaks;  // measured once per layout family and shape
+      for (const auto& name : s.algorithms) {
+        const Algorithm family = name == kScalapack ? Algorithm::meshslice : parse_algorithm(name);
+        const Algorithm key = family == Algorithm::tp1d || family == Algorithm::fsdp ? family
+                                                                                     : Algorithm::meshslice;
+        if (!peaks.count(key)) {
+          const LocalWork w = local_work(key, shape, rows, cols);
+          peaks[key] = single ? time_local_peak<float>(w, s, group) : time_local_peak<double>(w, s, group);
+        }
+        for (int slices : slices_for(name, s)) {
+          const std::string why = no_overlap_reason(name, slices, s);
+          log_info(shape.str(), " ", name, " S=", slices, why.empty() ? "" : " (no overlap: " + why + ")");
+          Result r;
+          try {
+            r = single ? run_one<float>(name, shape, slices, s, torus, comm, peaks[key], context.out_dir)
+                       : run_one<double>(name, shape, slices, s, torus, comm, peaks[key], context.out_dir);
+          } catch (const UserError& e) {
+            // Shape checks run on every rank before any message, so all ranks skip together.
+            log_info("  skipped: ", e.what());
+            continue;
+          }
+          results.push_back(r);
+          if (csv)
+            csv->row(r.algorithm, dataflow_name(flow), rows, cols, shape.M, shape.N, shape.K,
+                     r.slices, r.seconds, r.gflops, r.peak_gflops,
+                     r.gflops / (r.peak_gflops * rows * cols), r.hidden, r.local_gemm_efficiency,
+                     r.error);
+        }
+      }
+    }
+
+  if (context.rank == 0) print_gemm_report(results, rows, cols);
+  return 0;
+}
+
+}  // namespace meshslice::bench

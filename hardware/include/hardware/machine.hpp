@@ -1,0 +1,74 @@
+#pragma once
+// A machine description: the parameters of one accelerator chip and of the inter-chip
+// interconnect (ICI) of a 2D torus of such chips, in SI units. Loaded from a file such as
+// hardware/machines/tpuv4.yaml, where every value is documented with its source.
+#include <array>
+#include <string>
+
+#include "hardware/kv_yaml.hpp"
+
+namespace meshslice::hw {
+
+struct ChipParams {
+  int tensor_cores = 0;        // independent cores sharing the HBM
+  int mxus_per_core = 0;       // systolic matrix units per core
+  int mxu_rows = 0;            // systolic array height (the K extent of one weight block)
+  int mxu_cols = 0;            // systolic array width (the N extent of one weight block)
+  double clock_hz = 0;
+  double utilization_peak_flops = 0;  // the FLOP/s that FLOP utilization is measured against
+  double hbm_capacity_bytes = 0;
+  double hbm_bandwidth = 0;           // bytes/s, shared by the cores and the NIC
+  double scratchpad_bytes = 0;        // on-chip memory per core
+  int element_bytes = 0;              // operand/result element size (bf16: 2)
+  int accumulator_bytes = 0;          // MXU accumulator element size (fp32: 4)
+  int sublane_rows = 0;               // rows of a memory tile: streamed rows are padded to it
+
+  // 2 FLOP per multiply-accumulate, every MXU cell busy every cycle.
+  double peak_flops() const {
+    return 2.0 * tensor_cores * mxus_per_core * mxu_rows * mxu_cols * clock_hz;
+  }
+};
+
+// The three calibrated communication kinds. Broadcast and reduce have no calibration of their
+// own: they use the all-gather and reduce-scatter parameters respectively (the same pairing as
+// the MeshSlice reference implementation's cost model).
+enum class CommKind { all_gather = 0, reduce_scatter = 1, send_recv = 2 };
+const char* comm_kind_name(CommKind kind);  // "all_gather", "reduce_scatter", "send_recv"
+
+// One kind of operation on one ring direction: cost = launch + steps * (sync + bytes / bandwidth).
+struct LinkParams {
+  double launch_s = 0;   // per operation
+  double sync_s = 0;     // per step (every step synchronizes neighbouring chips)
+  double bandwidth = 0;  // bytes/s as measured by this kind of operation on a ring
+};
+
+// Which ring an operation runs on: the rings along mesh dimension 0 (a mesh column; the
+// executors' Axis::row), along dimension 1 (a mesh row; Axis::col), or a 1D ring through every
+// chip (the 1D tensor-parallel and FSDP baselines).
+enum class Ring { dim0 = 0, dim1 = 1, ring1d = 2 };
+
+struct IciParams {
+  std::array<std::array<LinkParams, 2>, 3> kinds{};  // [CommKind][mesh dimension]
+  int ring1d_like_dim = 1;         // the 1D ring's links behave like this mesh dimension's
+  bool nic_hbm_contention = false;  // the NIC's HBM traffic slows HBM-bound GEMM phases
+
+  const LinkParams& link(CommKind kind, Ring ring) const {
+    const int dim = ring == Ring::ring1d ? ring1d_like_dim : static_cast<int>(ring);
+    return kinds[static_cast<int>(kind)][dim];
+  }
+};
+
+struct Machine {
+  std::string name;
+  std::string source;  // file the description came from
+  ChipParams chip;
+  IciParams ici;
+};
+
+// Parses a machine description; every key is required, unknown keys and bad values are errors
+// that name the key, its line and the fix. `source` names the text in messages.
+Machine parse_machine(const std::string& text, const std::string& source);
+// Reads and parses a machine description file.
+Machine load_machine(const std::string& path);
+
+}  // namespace meshslice::hw

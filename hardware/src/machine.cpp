@@ -1,0 +1,158 @@
+#include "hardware/machine.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace meshslice::hw {
+
+const char* comm_kind_name(CommKind kind) {
+  switch (kind) {
+    case CommKind::all_gather: return "all_gather";
+    case CommKind::reduce_scatter: return "reduce_scatter";
+    case CommKind::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+namespace {
+
+// Reads typed values out of a KvMap, marking what it reads, with errors naming key and line.
+class Reader {
+ public:
+  Reader(KvMap& map, std::string source) : map_(map), source_(std::move(source)) {}
+
+  std::string text(const std::string& key) { return entry(key).value; }
+
+  // A number > 0, or >= 0 with `allow_zero` (latencies may be zero, sizes and rates not).
+  double number(const std::string& key, bool allow_zero = false) {
+    KvEntry& e = entry(key);
+    return parse_number(key, e.value, e.line, allow_zero);
+  }
+
+  // A whole number >= `min`.
+  int integer(const std::string& key, int min) {
+    KvEntry& e = entry(key);
+    const double v = parse_number(key, e.value, e.line, true);
+    if (v != std::floor(v) || v < min) {
+      std::ostringstream os;
+      os << "must be a whole number >= " << min << ", got '" << e.value << "'";
+      fail(key, e.line, os.str());
+    }
+    return static_cast<int>(v);
+  }
+
+  bool boolean(const std::string& key) {
+    KvEntry& e = entry(key);
+    if (e.value == "true") return true;
+    if (e.value == "false") return false;
+    fail(key, e.line, "must be true or false, got '" + e.value + "'");
+  }
+
+  // A flow list of exactly `count` positive numbers, e.g. "[27.5, 79.8]".
+  std::vector<double> numbers(const std::string& key, std::size_t count) {
+    KvEntry& e = entry(key);
+    const auto items = split_flow_list(e.value);
+    if (items.size() != count) {
+      std::ostringstream os;
+      os << "must list " << count << " values (one per mesh dimension), got '" << e.value << "'";
+      fail(key, e.line, os.str());
+    }
+    std::vector<double> out;
+    for (const auto& item : items) out.push_back(parse_number(key, item, e.line, false));
+    return out;
+  }
+
+  // Every key must have been read: anything left is unknown to this program.
+  void reject_unknown() const {
+    for (const auto& [key, e] : map_)
+      if (!e.used)
+        fail(key, e.line, "unknown key; valid keys are those of hardware/machines/tpuv4.yaml");
+  }
+
+ private:
+  KvEntry& entry(const std::string& key) {
+    auto it = map_.find(key);
+    if (it == map_.end())
+      throw MachineError(source_ + ": missing key '" + key +
+                         "'; every parameter of hardware/machines/tpuv4.yaml is required");
+    it->second.used = true;
+    return it->second;
+  }
+
+  double parse_number(const std::string& key, const std::string& text, int line,
+                      bool allow_zero) const {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v))
+      fail(key, line, "must be a number, got '" + text + "'");
+    if (v < 0 || (v == 0 && !allow_zero))
+      fail(key, line, std::string("must be ") + (allow_zero ? ">= 0" : "> 0") + ", got " + text);
+    return v;
+  }
+
+  [[noreturn]] void fail(const std::string& key, int line, const std::string& what) const {
+    std::ostringstream os;
+    os << source_ << ":" << line << ": '" << key << "' " << what;
+    throw MachineError(os.str());
+  }
+
+  KvMap& map_;
+  std::string source_;
+};
+
+}  // namespace
+
+Machine parse_machine(const std::string& text, const std::string& source) {
+  KvMap map = parse_kv_yaml(text, source);
+  Reader r(map, source);
+  Machine m;
+  m.source = source;
+  m.name = r.text("name");
+
+  ChipParams& c = m.chip;
+  c.tensor_cores = r.integer("chip.tensor_cores", 1);
+  c.mxus_per_core = r.integer("chip.mxus_per_core", 1);
+  c.mxu_rows = r.integer("chip.mxu_rows", 1);
+  c.mxu_cols = r.integer("chip.mxu_cols", 1);
+  c.clock_hz = r.number("chip.clock_ghz") * 1e9;
+  c.utilization_peak_flops = r.number("chip.utilization_peak_tflops") * 1e12;
+  c.hbm_capacity_bytes = r.number("chip.hbm_gib") * 1024.0 * 1024.0 * 1024.0;
+  c.hbm_bandwidth = r.number("chip.hbm_gb_per_s") * 1e9;
+  c.scratchpad_bytes = r.number("chip.scratchpad_mib_per_core") * 1024.0 * 1024.0;
+  c.element_bytes = r.integer("chip.element_bytes", 1);
+  c.accumulator_bytes = r.integer("chip.accumulator_bytes", 1);
+  c.sublane_rows = r.integer("chip.sublane_rows", 1);
+
+  IciParams& ici = m.ici;
+  for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv}) {
+    const std::string prefix = std::string("ici.") + comm_kind_name(kind) + ".";
+    const double launch = r.number(prefix + "launch_us", true) * 1e-6;
+    const double sync = r.number(prefix + "sync_us", true) * 1e-6;
+    const auto gbps = r.numbers(prefix + "gb_per_s", 2);
+    for (int dim = 0; dim < 2; ++dim)
+      ici.kinds[static_cast<int>(kind)][dim] = LinkParams{launch, sync, gbps[dim] * 1e9};
+  }
+  ici.ring1d_like_dim = r.integer("ici.ring1d_like_dim", 0);
+  if (ici.ring1d_like_dim > 1)
+    throw MachineError(source + ": 'ici.ring1d_like_dim' must be 0 or 1 (a mesh dimension)");
+  ici.nic_hbm_contention = r.boolean("ici.nic_hbm_contention");
+  r.reject_unknown();
+  return m;
+}
+
+Machine load_machine(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw MachineError("cannot read machine description '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_machine(text.str(), path);
+}
+
+}  // namespace meshslice::hw

@@ -1,0 +1,198 @@
+#pragma once
+// Cannon's algorithm (MeshSlice paper §2.3.2, Fig. 4) in the three dataflows, on a square
+// q x q mesh where chip (i, j) holds block (i, j) of every matrix. Blocks are skewed once, then
+// q systolic steps each multiply the blocks a chip holds and shift them one chip along the
+// torus rings, the shift of the next step's blocks overlapping the current GEMM (double
+// buffers: step t computes on set t % 2 while set (t+1) % 2 receives). Index arithmetic below is
+// mod q; shift(d) on a ring moves every block d chips: out = in of ring rank (rank - d).
+//
+// OS, C stationary: C_ij = sum_k A_ik B_kj. Skew A's mesh row i left by i and B's mesh column j
+// up by j, so chip (i, j) holds A_{i,k} and B_{k,j} with k = i + j; each step adds their product
+// to C_ij and moves A left and B up by one, which advances k by one. C needs no movement.
+//
+// LS and RS cannot keep C in place: C_in = sum_k A_ik B_nk^T (LS) needs B_nk, which lives at
+// chip (n, k), at chip (i, n) -- a transpose across the mesh. Instead the large input stays (A
+// in LS, B in RS: the paper's X- and W-stationary dataflows), the other input moves as in OS,
+// and C's partial sums travel, collecting one term per chip they visit:
+//   LS: chip (i, j) keeps A_ij. At step t it holds B_{n,j} and the partial of C_{i,n}, with
+//       n = i + j + t, and adds A_ij B_{n,j}^T. B moves up its mesh column (skew: up by j), the
+//       partial moves left along the mesh row, so after q steps it has visited every chip
+//       (i, k), i.e. summed every k. It then sits at column n - i + 1 and moves home to column
+//       n with one shift by i - 1.
+//   RS: the mirror image. Chip (i, j) keeps B_ij, holds A_{i,m} and the partial of C_{m,j} with
+//       m = i + j + t, and adds A_{i,m}^T B_ij. A moves left along its mesh row (skew: left by
+//       i), the partial moves up the mesh column, and finally home by j - 1.
+// A partial sum is needed by the very next GEMM on its next chip, so a single moving partial
+// per chip leaves nothing to overlap its shift with. The partials are therefore split into two
+// independent streams (halves of C's block, with the matching halves of the moving input): the
+// shift of one stream's partial runs while the other stream's GEMM computes. With an odd block
+// extent (no even split) or a 1x1 mesh there is one stream and the partial's shift is exposed.
+//
+// Cannon has no slicing: the slice count S and block size B of GemmOptions do not apply.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "comm/slicing.hpp"
+#include "core/errors.hpp"
+#include "gemm/algorithm.hpp"
+#include "gemm/dataflow.hpp"
+#include "gemm/gemm_problem.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+namespace cannon_detail {
+
+// Starts moving `in` by `displacement` chips along `axis` into `out`. A whole number of turns
+// around the ring (every chip of the ring computes the same displacement, so they all agree)
+// is a local copy and sends nothing.
+template <class Exec>
+std::optional<typename Exec::OpId> start_move(Exec& ex, Axis axis, const typename Exec::Mat& in,
+                                              const typename Exec::Mat& out, int displacement) {
+  const int ring = ex.size(axis);
+  if (displacement % ring == 0) {
+    ex.copy(in, out);
+    return std::nullopt;
+  }
+  return ex.start_shift(axis, in, out, displacement);
+}
+
+template <class Exec>
+void finish_move(Exec& ex, std::optional<typename Exec::OpId>& op) {
+  if (op) ex.wait(*op);
+  op.reset();
+}
+
+// How LS and RS move their non-stationary input and C's partial sums (see the file comment).
+struct MovingOutput {
+  Axis input_axis;      // ring the moving input travels on
+  MatrixDim input_dim;  // the moving input's dimension that is split into streams
+  Axis partial_axis;    // ring C's partial sums travel on
+  MatrixDim c_dim;      // C's dimension matching input_dim
+  int skew;             // the moving input's initial shift
+  int home;             // the partial sums' shift after the last step
+};
+
+// Runs the q systolic steps of LS or RS. `product(input_stream, accumulate, partial)` computes
+// partial (+)= the stationary input times one stream of the moving input.
+template <class Exec, class Product>
+void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typename Exec::Mat& c,
+                         const MovingOutput& plan, Product product) {
+  using Mat = typename Exec::Mat;
+  using Move = std::optional<typename Exec::OpId>;
+  const int q = ex.size(plan.partial_axis);
+  const bool input_cols = plan.input_dim == MatrixDim::cols;
+  const bool c_cols = plan.c_dim == MatrixDim::cols;
+  const std::size_t split = moving.extent(input_cols ? 1 : 0);
+  const int streams = q > 1 && split % 2 == 0 ? 2 : 1;
+  const int stream_width = static_cast<int>(split / streams);
+
+  std::vector<std::array<Mat, 2>> input(streams), partial(streams);
+  std::vector<Move> input_move(streams), partial_move(streams);
+  for (int h = 0; h < streams; ++h) {
+    for (int set = 0; set < 2; ++set) {
+      input[h][set] = input_cols ? ex.alloc(moving.extent(0), stream_width, "cannon_input")
+                                 : ex.alloc(stream_width, moving.extent(1), "cannon_input");
+      partial[h][set] = c_cols ? ex.alloc(c.extent(0), stream_width, "cannon_partial")
+                               : ex.alloc(stream_width, c.extent(1), "cannon_partial");
+    }
+    // Skew: pack stream h into the buffer step 1 will receive into (free until then) and shift
+    // it into step 0's buffer.
+    ex.slice(moving, input[h][1], plan.input_dim, {streams, h, stream_width});
+    input_move[h] = start_move(ex, plan.input_axis, input[h][1], input[h][0], plan.skew);
+  }
+  for (int t = 0; t < q; ++t) {
+    const int cur = t % 2, next = 1 - cur;
+    for (int h = 0; h < streams; ++h) {
+      finish_move(ex, input_move[h]);
+      finish_move(ex, partial_move[h]);  // this stream's partial has arrived from its last chip
+      if (t + 1 < q)
+        input_move[h] = start_move(ex, plan.input_axis, input[h][cur], input[h][next], -1);
+      product(input[h][cur], t > 0, partial[h][cur]);
+      // On to the next chip, overlapping the other stream's GEMM; after the last step, home.
+      const int step = t + 1 < q ? -1 : plan.home;
+      partial_move[h] = start_move(ex, plan.partial_axis, partial[h][cur], partial[h][next], step);
+    }
+  }
+  for (int h = 0; h < streams; ++h) {
+    finish_move(ex, partial_move[h]);
+    ex.unslice(partial[h][q % 2], c, plan.c_dim, {streams, h, stream_width});
+  }
+}
+
+}  // namespace cannon_detail
+
+// OS: A and B move, C stays.
+template <class Exec>
+void cannon_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
+               const typename Exec::Mat& c) {
+  using Move = std::optional<typename Exec::OpId>;
+  const int q = ex.size(Axis::row), i = ex.coord(Axis::row), j = ex.coord(Axis::col);
+  std::array<typename Exec::Mat, 2> a_buf, b_buf;
+  for (int set = 0; set < std::min(q, 2); ++set) {
+    a_buf[set] = ex.alloc(a.extent(0), a.extent(1), "cannon_a");
+    b_buf[set] = ex.alloc(b.extent(0), b.extent(1), "cannon_b");
+  }
+  // Skew (the prologue: nothing can be computed before it lands): A_{i,i+j} and B_{i+j,j}.
+  Move a_move = cannon_detail::start_move(ex, Axis::col, a, a_buf[0], -i);
+  Move b_move = cannon_detail::start_move(ex, Axis::row, b, b_buf[0], -j);
+  for (int t = 0; t < q; ++t) {
+    const int cur = t % 2, next = 1 - cur;
+    cannon_detail::finish_move(ex, a_move);
+    cannon_detail::finish_move(ex, b_move);
+    if (t + 1 < q) {
+      a_move = cannon_detail::start_move(ex, Axis::col, a_buf[cur], a_buf[next], -1);
+      b_move = cannon_detail::start_move(ex, Axis::row, b_buf[cur], b_buf[next], -1);
+    }
+    ex.gemm(a_buf[cur], false, b_buf[cur], false, t == 0 ? 0 : 1, c);
+  }
+}
+
+// LS: A stays; B moves up its mesh column, C's partials move left along the mesh row.
+template <class Exec>
+void cannon_ls(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
+               const typename Exec::Mat& c) {
+  const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
+  const cannon_detail::MovingOutput plan{Axis::row, MatrixDim::rows, Axis::col,
+                                         MatrixDim::cols, -j,        i - 1};
+  cannon_detail::moving_output_steps(
+      ex, b, c, plan, [&](const typename Exec::Mat& b_stream, bool accumulate,
+                          const typename Exec::Mat& partial) {
+        ex.gemm(a, false, b_stream, true, accumulate ? 1 : 0, partial);
+      });
+}
+
+// RS: B stays; A moves left along its mesh row, C's partials move up the mesh column.
+template <class Exec>
+void cannon_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
+               const typename Exec::Mat& c) {
+  const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
+  const cannon_detail::MovingOutput plan{Axis::col, MatrixDim::cols, Axis::row,
+                                         MatrixDim::rows, -i,        j - 1};
+  cannon_detail::moving_output_steps(
+      ex, a, c, plan, [&](const typename Exec::Mat& a_stream, bool accumulate,
+                          const typename Exec::Mat& partial) {
+        ex.gemm(a_stream, true, b, false, accumulate ? 1 : 0, partial);
+      });
+}
+
+// Checks the mesh on every rank before any communication, then runs the dataflow.
+template <class Exec>
+void cannon_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+                 const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions&) {
+  const int rows = ex.mesh_rows(), cols = ex.mesh_cols();
+  require(rows == cols, "Cannon needs a square mesh; this one is ", rows, "x", cols,
+          "; use summa, meshslice or collective, which run on any mesh shape, or run Cannon on "
+          "a square mesh");
+  check_distributable(p, rows, cols);
+  switch (p.flow) {
+    case Dataflow::OS: return cannon_os(ex, a, b, c);
+    case Dataflow::LS: return cannon_ls(ex, a, b, c);
+    case Dataflow::RS: return cannon_rs(ex, a, b, c);
+  }
+}
+
+}  // namespace meshslice

@@ -1,0 +1,158 @@
+#pragma once
+// Fully-sharded data parallelism (PyTorch FSDP, Zhao et al.; MeshSlice paper §5 baseline) on the
+// tp ring of all P = Pr * Pc chips (chip t = i * Pc + j). Every matrix is split by rows
+// (algorithm.hpp's table, shard_region()): activations by batch/sequence, weights by their rows.
+//   OS  C = A B:    A rows (M), B rows (K), C rows (M).
+//                   The weight is all-gathered before use: C_t = A_t AG_tp(B).
+//   LS  C = A B^T:  A rows (M), B rows (N), C rows (M).
+//                   The weight is all-gathered before use: C_t = A_t AG_tp(B)^T.
+//   RS  C = A^T B:  A rows (K), B rows (K), C rows (M): the weight gradient.
+//                   A local full-size partial gradient A_t^T B_t (M x N), reduce-scattered
+//                   along rows: C_t = RdS_tp(A_t^T B_t).
+//
+// Overlap, like FSDP's prefetching but within one GEMM: the weight's all-gather (OS, LS) or the
+// gradient's reduce-scatter (RS) is sliced into S blocked sub-shards (block size B, paper Alg. 2),
+// software-pipelined with double buffers as in MeshSlice. The tp ranks' row shards are
+// consecutive and of equal height, so gathering sub-shard s of every rank gives exactly the
+// blocked slice s of the whole dimension, and the local operand (OS, RS) or the result (LS) is
+// sliced with the same spec. The sliced dimension is the one the collective runs over: K in OS,
+// N in LS, M in RS; its per-chip extent (K/P, N/P, M/P) must be divisible by S*B. S = 1 is plain
+// FSDP: AG before, or RdS after, not overlapped.
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "comm/slicing.hpp"
+#include "gemm/algorithm.hpp"
+#include "gemm/dataflow.hpp"
+#include "gemm/gemm_problem.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+namespace fsdp_detail {
+
+// UserError unless every row split over the P chips divides evenly and the sliced dimension
+// splits into S sub-shards of B-blocks on every chip.
+inline void check(const GemmProblem& p, int P, const GemmOptions& o) {
+  require(o.slices >= 1 && o.block >= 1, "FSDP: slice count S=", o.slices, " and block size B=",
+          o.block, " must both be >= 1");
+  require(p.M > 0 && p.N > 0 && p.K > 0, "GEMM shapes must be positive, got ", p.str());
+  for (const MatrixShape& shape : {p.global_a(), p.global_b(), p.global_c()})
+    require(shape.rows % P == 0, "FSDP ", dataflow_name(p.flow),
+            " splits every matrix by rows over the ", P,
+            " chips of the tensor-parallel ring, but ", p.str(), " has a ", shape.rows, "x",
+            shape.cols, " matrix; ", P, " must divide ", shape.rows);
+  const char* name = p.flow == Dataflow::OS ? "K" : p.flow == Dataflow::LS ? "N" : "M";
+  const std::size_t extent = p.flow == Dataflow::OS ? p.K : p.flow == Dataflow::LS ? p.N : p.M;
+  const std::size_t local = extent / P, unit = static_cast<std::size_t>(o.slices) * o.block;
+  require(local % unit == 0, "FSDP ", dataflow_name(p.flow), " slices ", name, "=", extent,
+          ", which is ", local, " per chip of the ", P, "-chip tensor-parallel ring; S*B = ",
+          o.slices, "*", o.block, " = ", unit, " must divide ", local,
+          ". Choose S and B with S*B dividing ", local);
+}
+
+}  // namespace fsdp_detail
+
+// OS: C_t = sum_s slice_col(A_t, s) AG_tp(slice_row(B_t, s)).
+template <class Exec>
+void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int S = o.slices;
+  const std::size_t m_local = p.M / ex.size(Axis::tp);
+  std::array<Mat, 2> b_gathered;
+  std::array<typename Exec::OpId, 2> ops{};
+  for (int i = 0; i < std::min(S, 2); ++i)
+    b_gathered[i] = ex.alloc(p.K / S, p.N, "fsdp_b_gathered");
+  Mat a_slice;
+  if (S > 1) a_slice = ex.alloc(m_local, p.K / S, "fsdp_a_slice");
+  auto start = [&](int s) {
+    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, b, b_gathered[0], MatrixDim::rows)
+                        : ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2],
+                                                      MatrixDim::rows, {S, s, o.block});
+  };
+  start(0);
+  for (int s = 0; s < S; ++s) {
+    if (s + 1 < S) start(s + 1);
+    if (S > 1) ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});  // while the AG flies
+    ex.wait(ops[s % 2]);
+    ex.gemm(S == 1 ? a : a_slice, false, b_gathered[s % 2], false, s == 0 ? 0 : 1, c);
+  }
+}
+
+// LS: column slice s of C_t = A_t AG_tp(slice_row(B_t, s))^T.
+template <class Exec>
+void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int S = o.slices;
+  const std::size_t m_local = p.M / ex.size(Axis::tp);
+  std::array<Mat, 2> b_gathered;
+  std::array<typename Exec::OpId, 2> ops{};
+  for (int i = 0; i < std::min(S, 2); ++i)
+    b_gathered[i] = ex.alloc(p.N / S, p.K, "fsdp_b_gathered");
+  // With S = 1 the GEMM writes C directly; otherwise slice s lands in `c_slice` first and is
+  // scattered to its (blocked, non-contiguous) columns of C.
+  Mat c_slice;
+  if (S > 1) c_slice = ex.alloc(m_local, p.N / S, "fsdp_c_slice");
+  auto start = [&](int s) {
+    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, b, b_gathered[0], MatrixDim::rows)
+                        : ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2],
+                                                      MatrixDim::rows, {S, s, o.block});
+  };
+  start(0);
+  for (int s = 0; s < S; ++s) {
+    if (s + 1 < S) start(s + 1);
+    ex.wait(ops[s % 2]);
+    if (S == 1) {
+      ex.gemm(a, false, b_gathered[0], true, 0, c);
+    } else {
+      ex.gemm(a, false, b_gathered[s % 2], true, 0, c_slice);
+      ex.unslice(c_slice, c, MatrixDim::cols, {S, s, o.block});
+    }
+  }
+}
+
+// RS: partial_s = slice_col(A_t, s)^T B_t (M/S x N), reduce-scattered along rows into slice s of
+// C_t. The RdS of slice s drains while slice s+1 computes.
+template <class Exec>
+void fsdp_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int S = o.slices;
+  const std::size_t k_local = p.K / ex.size(Axis::tp);
+  std::array<Mat, 2> partial;
+  std::array<typename Exec::OpId, 2> ops{};
+  for (int i = 0; i < std::min(S, 2); ++i) partial[i] = ex.alloc(p.M / S, p.N, "fsdp_c_partial");
+  Mat a_slice;
+  if (S > 1) a_slice = ex.alloc(k_local, p.M / S, "fsdp_a_slice");
+  for (int s = 0; s < S; ++s) {
+    if (s >= 2) ex.wait(ops[s % 2]);  // partial[s % 2] is free again
+    if (S == 1) {
+      ex.gemm(a, true, b, false, 0, partial[0]);
+      ops[0] = ex.start_reduce_scatter(Axis::tp, partial[0], c, MatrixDim::rows);
+    } else {
+      ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});
+      ex.gemm(a_slice, true, b, false, 0, partial[s % 2]);
+      ops[s % 2] = ex.start_partial_reduce_scatter(Axis::tp, partial[s % 2], c, MatrixDim::rows,
+                                                   {S, s, o.block});
+    }
+  }
+  for (int i = 0; i < std::min(S, 2); ++i) ex.wait(ops[i]);
+}
+
+// Checks the row split and slicing, and runs the dataflow's FSDP GEMM.
+template <class Exec>
+void fsdp_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  fsdp_detail::check(p, ex.size(Axis::tp), o);
+  switch (p.flow) {
+    case Dataflow::OS: return fsdp_os(ex, p, a, b, c, o);
+    case Dataflow::LS: return fsdp_ls(ex, p, a, b, c, o);
+    case Dataflow::RS: return fsdp_rs(ex, p, a, b, c, o);
+  }
+}
+
+}  // namespace meshslice

@@ -1,0 +1,161 @@
+#pragma once
+// 1D tensor parallelism in the Megatron sequence-parallel style (Korthikanti et al.; MeshSlice
+// paper §5 baseline), on the tp ring of all P = Pr * Pc chips (chip t = i * Pc + j). Shards, as
+// algorithm.hpp's table and shard_region() fix them:
+//   OS  C = A B:    A rows (sequence-sharded activations), B cols, C cols.
+//                   AG_tp(A rows) before the GEMM, then C_t = A B_t.
+//   LS  C = A B^T:  A cols, B cols, C rows.
+//                   Local partial product A_t B_t^T (full M x N), then RdS_tp along rows: C_t.
+//   RS  C = A^T B:  A rows, B cols, C cols.
+//                   AG_tp(A rows) before the GEMM, then C_t = A^T B_t.
+//
+// Overlap is MeshSlice's slicing applied to the one ring: the gathered (OS, RS) or scattered (LS)
+// dimension is cut into S blocked sub-shards (block size B, paper Alg. 2) and the partial
+// collective of sub-shard s+1 (OS, RS), or s-1 (LS), is in flight while the GEMM of sub-shard s
+// runs, with double buffers. Because the tp ranks' shards are consecutive row blocks of equal
+// height, gathering sub-shard s of every rank yields exactly the blocked slice s of the whole
+// dimension, so the other operand (RS) or the result (OS) is sliced with the same spec.
+// The sliced dimension is M in OS and LS (the sequence, as in Megatron's chunked AG/RdS) and K in
+// RS; its per-chip extent (M/P, M/P, K/P) must be divisible by S*B. S = 1 is the plain,
+// non-overlapped AG-before / RdS-after scheme.
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "comm/slicing.hpp"
+#include "gemm/algorithm.hpp"
+#include "gemm/dataflow.hpp"
+#include "gemm/gemm_problem.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+namespace tp1d_detail {
+
+// UserError unless the dimensions 1D TP splits over the P chips of the tp ring divide evenly and
+// the sliced one splits into S sub-shards of B-blocks on every chip.
+inline void check(const GemmProblem& p, int P, const GemmOptions& o) {
+  require(o.slices >= 1 && o.block >= 1, "1D TP: slice count S=", o.slices, " and block size B=",
+          o.block, " must both be >= 1");
+  require(p.M > 0 && p.N > 0 && p.K > 0, "GEMM shapes must be positive, got ", p.str());
+  // OS and RS split N (B and C columns); LS splits K (A and B columns). The gathered/scattered
+  // dimension (M in OS/LS, K in RS) is sliced.
+  const bool ls = p.flow == Dataflow::LS, rs = p.flow == Dataflow::RS;
+  const char* split_name = ls ? "K" : "N";
+  const std::size_t split = ls ? p.K : p.N;
+  const char* sliced_name = rs ? "K" : "M";
+  const std::size_t sliced = rs ? p.K : p.M;
+  for (auto [name, extent] : {std::pair{split_name, split}, std::pair{sliced_name, sliced}})
+    require(extent % P == 0, "1D TP ", dataflow_name(p.flow), " splits ", name, "=", extent,
+            " over the ", P, " chips of the tensor-parallel ring; ", P, " must divide ", extent);
+  const std::size_t local = sliced / P, unit = static_cast<std::size_t>(o.slices) * o.block;
+  require(local % unit == 0, "1D TP ", dataflow_name(p.flow), " slices ", sliced_name, "=", sliced,
+          ", which is ", local, " per chip of the ", P, "-chip tensor-parallel ring; S*B = ",
+          o.slices, "*", o.block, " = ", unit, " must divide ", local,
+          ". Choose S and B with S*B dividing ", local);
+}
+
+}  // namespace tp1d_detail
+
+// OS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (M/S x K); C rows of slice s = Ag_s B_t.
+template <class Exec>
+void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int S = o.slices;
+  const std::size_t n_local = p.N / ex.size(Axis::tp);
+  std::array<Mat, 2> a_gathered;
+  std::array<typename Exec::OpId, 2> ops{};
+  for (int i = 0; i < std::min(S, 2); ++i)
+    a_gathered[i] = ex.alloc(p.M / S, p.K, "tp1d_a_gathered");
+  // With S = 1 the GEMM writes C directly; otherwise slice s lands in `c_slice` first and is
+  // scattered to its (blocked, non-contiguous) rows of C.
+  Mat c_slice;
+  if (S > 1) c_slice = ex.alloc(p.M / S, n_local, "tp1d_c_slice");
+  auto start = [&](int s) {
+    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, a, a_gathered[0], MatrixDim::rows)
+                        : ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2],
+                                                      MatrixDim::rows, {S, s, o.block});
+  };
+  start(0);
+  for (int s = 0; s < S; ++s) {
+    if (s + 1 < S) start(s + 1);
+    ex.wait(ops[s % 2]);
+    if (S == 1) {
+      ex.gemm(a_gathered[0], false, b, false, 0, c);
+    } else {
+      ex.gemm(a_gathered[s % 2], false, b, false, 0, c_slice);
+      ex.unslice(c_slice, c, MatrixDim::rows, {S, s, o.block});
+    }
+  }
+}
+
+// LS: for each slice s, partial_s = slice_row(A_t, s) B_t^T (M/S x N), reduce-scattered along
+// rows into slice s of C_t. The RdS of slice s drains while slice s+1 computes.
+template <class Exec>
+void tp1d_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int S = o.slices;
+  const std::size_t k_local = p.K / ex.size(Axis::tp);
+  std::array<Mat, 2> partial;
+  std::array<typename Exec::OpId, 2> ops{};
+  for (int i = 0; i < std::min(S, 2); ++i) partial[i] = ex.alloc(p.M / S, p.N, "tp1d_c_partial");
+  Mat a_slice;
+  if (S > 1) a_slice = ex.alloc(p.M / S, k_local, "tp1d_a_slice");
+  for (int s = 0; s < S; ++s) {
+    if (s >= 2) ex.wait(ops[s % 2]);  // partial[s % 2] is free again
+    if (S == 1) {
+      ex.gemm(a, false, b, true, 0, partial[0]);
+      ops[0] = ex.start_reduce_scatter(Axis::tp, partial[0], c, MatrixDim::rows);
+    } else {
+      ex.slice(a, a_slice, MatrixDim::rows, {S, s, o.block});
+      ex.gemm(a_slice, false, b, true, 0, partial[s % 2]);
+      ops[s % 2] = ex.start_partial_reduce_scatter(Axis::tp, partial[s % 2], c, MatrixDim::rows,
+                                                   {S, s, o.block});
+    }
+  }
+  for (int i = 0; i < std::min(S, 2); ++i) ex.wait(ops[i]);
+}
+
+// RS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (K/S x M); C_t += Ag_s^T slice_row(B_t, s).
+template <class Exec>
+void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int S = o.slices;
+  const std::size_t n_local = p.N / ex.size(Axis::tp);
+  std::array<Mat, 2> a_gathered;
+  std::array<typename Exec::OpId, 2> ops{};
+  for (int i = 0; i < std::min(S, 2); ++i)
+    a_gathered[i] = ex.alloc(p.K / S, p.M, "tp1d_a_gathered");
+  Mat b_slice;
+  if (S > 1) b_slice = ex.alloc(p.K / S, n_local, "tp1d_b_slice");
+  auto start = [&](int s) {
+    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, a, a_gathered[0], MatrixDim::rows)
+                        : ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2],
+                                                      MatrixDim::rows, {S, s, o.block});
+  };
+  start(0);
+  for (int s = 0; s < S; ++s) {
+    if (s + 1 < S) start(s + 1);
+    if (S > 1) ex.slice(b, b_slice, MatrixDim::rows, {S, s, o.block});  // while the AG flies
+    ex.wait(ops[s % 2]);
+    ex.gemm(a_gathered[s % 2], true, S == 1 ? b : b_slice, false, s == 0 ? 0 : 1, c);
+  }
+}
+
+// Checks the 1D split and slicing, and runs the dataflow's 1D TP GEMM.
+template <class Exec>
+void tp1d_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  tp1d_detail::check(p, ex.size(Axis::tp), o);
+  switch (p.flow) {
+    case Dataflow::OS: return tp1d_os(ex, p, a, b, c, o);
+    case Dataflow::LS: return tp1d_ls(ex, p, a, b, c, o);
+    case Dataflow::RS: return tp1d_rs(ex, p, a, b, c, o);
+  }
+}
+
+}  // namespace meshslice

@@ -1,0 +1,245 @@
+#pragma once
+// Wang et al.'s 2D GEMM (ASPLOS 2023; MeshSlice paper §2.3 and Fig. 4): the collective of ONE mesh
+// direction is decomposed into nearest-neighbour SendRecv shifts, each overlapped with the
+// partial GEMM of the data already at hand; the collective of the other direction stays a plain,
+// non-overlapped collective (the prologue or epilogue of the paper's timeline).
+//
+// Which direction is decomposed: always the all-gather that feeds the GEMM.
+//   OS  C = A B:    A circulates on the col ring (Pc steps); B is all-gathered on the row ring
+//                   before the loop.
+//   LS  C = A B^T:  B circulates on the row ring (Pr steps); the M/Pr x N partial product is
+//                   reduce-scattered on the col ring after the loop.
+//   RS  C = A^T B:  A circulates on the col ring (Pc steps); the M x N/Pc partial product is
+//                   reduce-scattered on the row ring after the loop.
+// Why the all-gather: a decomposed all-gather is pure data movement (the blocks travel unchanged)
+// and every step's GEMM reads only data that has already arrived, so the shift of step t+1 runs
+// under the GEMM of step t. A decomposed reduce-scatter instead passes a running sum around the
+// ring, and each step must add its partial product to the sum it has just received; with GEMM as
+// the only arithmetic the executor offers, that GEMM would have to wait for the incoming sum,
+// serialising exactly what should overlap. In OS, where both collectives are all-gathers, the col
+// ring's A is decomposed: A carries M, the token dimension of a transformer FC layer, which is
+// normally the larger operand and so the traffic most worth hiding (and RS decomposes the same
+// ring).
+//
+// S is the loop iteration count after Wang's loop unrolling (the paper's §5 sets it to MeshSlice's
+// S): it must divide the ring size R, and every iteration multiplies a window of g = R/S blocks in
+// one GEMM. The window that starts on chip r holds the blocks of chips r, r-S, ..., r-(g-1)S; it
+// is assembled once by g-1 concurrent shifts (the non-overlapped prologue of unrolling), after
+// which the whole window moves one hop per iteration, so iteration `it` on chip r works on blocks
+// (r - it - mS) mod R, m < g, and the S windows cover every block exactly once.
+//   S = R: classic Wang, one block per step, no prologue.
+//   S = 1: nothing is left to overlap, and the decomposed direction is a plain all-gather: Wang is
+//          then exactly the Collective 2D GEMM, as MeshSlice is at S = 1.
+// The block size B of MeshSlice's slicing means nothing here and is ignored.
+//
+// The window's blocks are not in global order, so the matching rows of the other operand (OS) or
+// the matching blocks of the partial product (LS, RS) are gathered/scattered with slice/unslice
+// copies of whole blocks: local HBM traffic of about one operand per GEMM, done while the next
+// shift is in flight.
+#include <array>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "comm/slicing.hpp"
+#include "gemm/algorithm.hpp"
+#include "gemm/dataflow.hpp"
+#include "gemm/gemm_problem.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+namespace wang_detail {
+
+inline bool in_order(const std::vector<int>& blocks, int ring) {
+  if (static_cast<int>(blocks.size()) != ring) return false;
+  for (int m = 0; m < ring; ++m)
+    if (blocks[m] != m) return false;
+  return true;
+}
+
+// Block b of a matrix cut into `ring` blocks of `extent` along `dim`, as a slice spec: the
+// blocked slicing with S = ring and B = extent picks exactly one contiguous block.
+inline SliceSpec block_of(int ring, int b, std::size_t extent) {
+  return {ring, b, static_cast<int>(extent)};
+}
+
+// to(position m) = from(block blocks[m]) along `dim`; `piece` holds one block (unused if g = 1).
+template <class Exec>
+void gather_blocks(Exec& ex, const typename Exec::Mat& from, const typename Exec::Mat& to,
+                   const typename Exec::Mat& piece, MatrixDim dim, int ring, std::size_t extent,
+                   const std::vector<int>& blocks) {
+  const int g = static_cast<int>(blocks.size());
+  if (g == 1) return ex.slice(from, to, dim, block_of(ring, blocks[0], extent));
+  for (int m = 0; m < g; ++m) {
+    ex.slice(from, piece, dim, block_of(ring, blocks[m], extent));
+    ex.unslice(piece, to, dim, block_of(g, m, extent));
+  }
+}
+
+// to(block blocks[m]) = from(position m) along `dim`: the inverse of gather_blocks.
+template <class Exec>
+void scatter_blocks(Exec& ex, const typename Exec::Mat& from, const typename Exec::Mat& to,
+                    const typename Exec::Mat& piece, MatrixDim dim, int ring, std::size_t extent,
+                    const std::vector<int>& blocks) {
+  const int g = static_cast<int>(blocks.size());
+  if (g == 1) return ex.unslice(from, to, dim, block_of(ring, blocks[0], extent));
+  for (int m = 0; m < g; ++m) {
+    ex.slice(from, piece, dim, block_of(g, m, extent));
+    ex.unslice(piece, to, dim, block_of(ring, blocks[m], extent));
+  }
+}
+
+// The decomposed all-gather of `local` along `dim` on `axis`: calls step(it, window, blocks) for
+// it = 0..S-1, where `window` holds, at position m along `dim`, the block of global block index
+// blocks[m] (block b being ring rank b's shard). The shift bringing the window of it+1 is in
+// flight while step `it` runs; window buffers are double-buffered so it never overwrites what
+// step `it` reads. `local` is never written.
+template <class Exec, class Step>
+void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim dim, int S,
+               Step&& step) {
+  using Mat = typename Exec::Mat;
+  const int R = ex.size(axis), r = ex.coord(axis), g = R / S;
+  const bool by_cols = dim == MatrixDim::cols;
+  const std::size_t e = by_cols ? local.extent(1) : local.extent(0);
+  const std::size_t win_rows = by_cols ? local.extent(0) : g * e;
+  const std::size_t win_cols = by_cols ? g * e : local.extent(1);
+
+  if (S == 1) {  // a single window of every block: the plain all-gather, in ring order
+    const Mat all = ex.alloc(win_rows, win_cols, "wang_gathered");
+    ex.wait(ex.start_all_gather(axis, local, all, dim));
+    std::vector<int> blocks(R);
+    for (int m = 0; m < R; ++m) blocks[m] = m;
+    step(0, all, blocks);
+    return;
+  }
+
+  // Prologue of the unrolled loop: window position m <- the block of ring rank r - mS.
+  Mat first = local;
+  if (g > 1) {
+    first = ex.alloc(win_rows, win_cols, "wang_window");
+    std::vector<Mat> pieces(g);
+    std::vector<typename Exec::OpId> ops(g);
+    for (int m = 1; m < g; ++m) {
+      pieces[m] = ex.alloc(local.extent(0), local.extent(1), "wang_prologue_piece");
+      ops[m] = ex.start_shift(axis, local, pieces[m], m * S);
+    }
+    ex.unslice(local, first, dim, block_of(g, 0, e));
+    for (int m = 1; m < g; ++m) {
+      ex.wait(ops[m]);
+      ex.unslice(pieces[m], first, dim, block_of(g, m, e));
+    }
+  }
+
+  // Iteration it receives into spare[it % 2]. The window read at it is `first` (it = 0) or
+  // spare[(it-1) % 2], never the receive buffer; `first` is reused as spare[1] once the shift and
+  // GEMM of iteration 0 have finished with it, unless it is the caller's `local`.
+  std::array<Mat, 2> spare;
+  spare[0] = ex.alloc(win_rows, win_cols, "wang_window");
+  if (S > 2) spare[1] = g > 1 ? first : ex.alloc(win_rows, win_cols, "wang_window");
+  Mat current = first;
+  std::vector<int> blocks(g);
+  for (int it = 0; it < S; ++it) {
+    const bool shifting = it + 1 < S;
+    typename Exec::OpId op{};
+    if (shifting) op = ex.start_shift(axis, current, spare[it % 2], 1);
+    const int origin = ((r - it) % R + R) % R;  // the chip this window started on
+    for (int m = 0; m < g; ++m) blocks[m] = ((origin - m * S) % R + R) % R;
+    step(it, current, blocks);
+    if (shifting) {
+      ex.wait(op);
+      current = spare[it % 2];
+    }
+  }
+}
+
+}  // namespace wang_detail
+
+// OS: C_ij = sum over windows of A-window (M/Pr x g K/Pc) * the matching K rows of AG_row(B_ij).
+template <class Exec>
+void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int R = ex.mesh_cols(), S = o.slices, g = R / S;
+  const std::size_t kb = p.K / R, n_local = p.N / R;
+  const Mat b_gathered = ex.alloc(p.K, n_local, "wang_b_gathered");
+  const auto b_op = ex.start_all_gather(Axis::row, b, b_gathered, MatrixDim::rows);
+  Mat b_window, b_piece;
+  if (S > 1) b_window = ex.alloc(g * kb, n_local, "wang_b_window");
+  if (S > 1 && g > 1) b_piece = ex.alloc(kb, n_local, "wang_b_piece");
+  wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, S,
+                         [&](int it, const Mat& a_window, const std::vector<int>& blocks) {
+                           if (it == 0) ex.wait(b_op);  // B's AG: the plain, exposed collective
+                           Mat b_rows = b_gathered;
+                           if (!wang_detail::in_order(blocks, R)) {
+                             wang_detail::gather_blocks(ex, b_gathered, b_window, b_piece,
+                                                        MatrixDim::rows, R, kb, blocks);
+                             b_rows = b_window;
+                           }
+                           ex.gemm(a_window, false, b_rows, false, it == 0 ? 0 : 1, c);
+                         });
+}
+
+// LS: partial (M/Pr x N) column blocks = A_ij * B-window^T; then C_ij = RdS_col(partial).
+template <class Exec>
+void wang_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int R = ex.mesh_rows(), S = o.slices, g = R / S;
+  const std::size_t nb = p.N / R, m_local = p.M / R;
+  const Mat partial = ex.alloc(m_local, p.N, "wang_c_partial");
+  Mat out, piece;
+  if (S > 1) out = ex.alloc(m_local, g * nb, "wang_c_window");
+  if (S > 1 && g > 1) piece = ex.alloc(m_local, nb, "wang_c_piece");
+  wang_detail::circulate(ex, Axis::row, b, MatrixDim::rows, S,
+                         [&](int, const Mat& b_window, const std::vector<int>& blocks) {
+                           if (wang_detail::in_order(blocks, R))
+                             return ex.gemm(a, false, b_window, true, 0, partial);
+                           ex.gemm(a, false, b_window, true, 0, out);
+                           wang_detail::scatter_blocks(ex, out, partial, piece, MatrixDim::cols,
+                                                       R, nb, blocks);
+                         });
+  ex.wait(ex.start_reduce_scatter(Axis::col, partial, c, MatrixDim::cols));
+}
+
+// RS: partial (M x N/Pc) row blocks = A-window^T * B_ij; then C_ij = RdS_row(partial).
+template <class Exec>
+void wang_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  using Mat = typename Exec::Mat;
+  const int R = ex.mesh_cols(), S = o.slices, g = R / S;
+  const std::size_t mb = p.M / R, n_local = p.N / R;
+  const Mat partial = ex.alloc(p.M, n_local, "wang_c_partial");
+  Mat out, piece;
+  if (S > 1) out = ex.alloc(g * mb, n_local, "wang_c_window");
+  if (S > 1 && g > 1) piece = ex.alloc(mb, n_local, "wang_c_piece");
+  wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, S,
+                         [&](int, const Mat& a_window, const std::vector<int>& blocks) {
+                           if (wang_detail::in_order(blocks, R))
+                             return ex.gemm(a_window, true, b, false, 0, partial);
+                           ex.gemm(a_window, true, b, false, 0, out);
+                           wang_detail::scatter_blocks(ex, out, partial, piece, MatrixDim::rows,
+                                                       R, mb, blocks);
+                         });
+  ex.wait(ex.start_reduce_scatter(Axis::row, partial, c, MatrixDim::rows));
+}
+
+// Checks that S fits the decomposed ring and runs the dataflow's Wang GEMM.
+template <class Exec>
+void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+  check_distributable(p, ex.mesh_rows(), ex.mesh_cols());
+  const bool row_ring = p.flow == Dataflow::LS;
+  const int ring = row_ring ? ex.mesh_rows() : ex.mesh_cols();
+  require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow),
+          " decomposes the all-gather of ",
+          row_ring ? "B along the row ring (Pr = " : "A along the col ring (Pc = ", ring,
+          " chips) into S loop iterations of ", ring, "/S shift steps each; S=", o.slices,
+          " must be >= 1 and divide ", ring, ". Choose S among the divisors of ", ring);
+  switch (p.flow) {
+    case Dataflow::OS: return wang_os(ex, p, a, b, c, o);
+    case Dataflow::LS: return wang_ls(ex, p, a, b, c, o);
+    case Dataflow::RS: return wang_rs(ex, p, a, b, c, o);
+  }
+}
+
+}  // namespace meshslice
