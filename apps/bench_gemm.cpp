@@ -2,6 +2,7 @@
 // ScaLAPACK's p?gemm on the same grid and data, the local-GEMM peak measured on the same local
 // shapes, verification against a serial GEMM, and the overlap each algorithm achieved.
 #include <KokkosBlas3_gemm.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -10,7 +11,6 @@
 
 #include "bench_gemm_report.hpp"
 #include "bench_modes.hpp"
-#include "bench_timing.hpp"
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"
@@ -95,19 +95,43 @@ LocalWork local_work(Algorithm algorithm, const GemmProblem& p, int rows, int co
   return {p.M / rows, p.K, p.N / cols, false, false};
 }
 
+// The chip's whole local GEMM as one KokkosBlas::gemm call, timed alongside each algorithm.
 template <class T>
-Timing time_local_peak(const LocalWork& w, const GemmSettings& s, MPI_Comm comm) {
-  Matrix<T> a("peak_a", w.transpose_a ? w.k : w.m, w.transpose_a ? w.m : w.k);
-  Matrix<T> b("peak_b", w.transpose_b ? w.n : w.k, w.transpose_b ? w.k : w.n);
-  Matrix<T> c("peak_c", w.m, w.n);
-  Kokkos::deep_copy(a, T(0.5));
-  Kokkos::deep_copy(b, T(0.25));
-  return time_op(
-      [&] {
-        KokkosBlas::gemm(w.transpose_a ? "T" : "N", w.transpose_b ? "T" : "N", T(1), a, b, T(0), c);
-        ExecSpace().fence();
-      },
-      s.warmups, s.repetitions, comm);
+class LocalPeak {
+ public:
+  explicit LocalPeak(const LocalWork& w)
+      : w_(w),
+        a_("peak_a", w.transpose_a ? w.k : w.m, w.transpose_a ? w.m : w.k),
+        b_("peak_b", w.transpose_b ? w.n : w.k, w.transpose_b ? w.k : w.n),
+        c_("peak_c", w.m, w.n) {
+    Kokkos::deep_copy(a_, T(0.5));
+    Kokkos::deep_copy(b_, T(0.25));
+  }
+  void run() const {
+    KokkosBlas::gemm(w_.transpose_a ? "T" : "N", w_.transpose_b ? "T" : "N", T(1), a_, b_, T(0), c_);
+    ExecSpace().fence();
+  }
+  double flops() const { return 2.0 * w_.m * w_.n * w_.k; }
+
+ private:
+  LocalWork w_;
+  Matrix<T> a_, b_, c_;
+};
+
+// Seconds `op` takes on the slowest rank of `group`, started together.
+template <class Op>
+double timed(MPI_Comm group, const Op& op) {
+  MPI_Barrier(group);
+  const double start = MPI_Wtime();
+  op();
+  double elapsed = MPI_Wtime() - start;
+  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, group);
+  return elapsed;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 double mean_over(MPI_Comm comm, double value) {
@@ -117,10 +141,12 @@ double mean_over(MPI_Comm comm, double value) {
   return value / size;
 }
 
+// Runs one configuration. Every repetition times the chip's local GEMM alone right before the
+// algorithm, so the local-peak ratio compares runs a moment apart (the machines are noisy), and
+// every repetition is traced: compute time and hidden fraction are medians over repetitions.
 template <class T>
 Result run_one(const std::string& name, const GemmProblem& p, int slices, const GemmSettings& s,
-               const Torus& torus, const CommOptions& comm, const Timing& peak,
-               const std::string& out_dir) {
+               const Torus& torus, const CommOptions& comm, const std::string& out_dir) {
   const int rows = torus.size(Axis::row), cols = torus.size(Axis::col);
   const bool scalapack = name == kScalapack;
   const Algorithm algorithm = scalapack ? Algorithm::meshslice : parse_algorithm(name);
@@ -131,34 +157,40 @@ Result run_one(const std::string& name, const GemmProblem& p, int slices, const 
   Matrix<T> a("a", ra.rows, ra.cols), b("b", rb.rows, rb.cols), c("c", rc.rows, rc.cols);
   fill_gemm_operands(algorithm, p, torus, a, b);
   const MPI_Comm group = torus.axis(Axis::tp).comm();
+  const LocalPeak<T> peak(local_work(algorithm, p, rows, cols));
 
-  Result r{name, p.flow, p, slices};
   std::unique_ptr<ScalapackGrid> grid;
   if (scalapack) grid = std::make_unique<ScalapackGrid>(torus);
   Trace trace;
-  bool traced_run = false;
-  auto run = [&] {
+  auto run = [&](Trace* t) {
     if (scalapack) {
       scalapack_gemm(*grid, p.flow, p.M, p.N, p.K, a, b, c);
     } else {
-      // The last repetition is traced; tracing adds a fence per op, nothing else.
-      RealExecutor<T> ex(torus, comm, s.gemm_chunks, traced_run ? &trace : nullptr);
+      RealExecutor<T> ex(torus, comm, s.gemm_chunks, t);  // tracing adds a fence per op
       run_gemm(ex, algorithm, p, a, b, c, GemmOptions{slices, s.block});
     }
     ExecSpace().fence();
   };
-  const Timing t = time_op(run, s.warmups, s.repetitions, group);
-  r.seconds = t.median;
-  r.gflops = 2.0 * p.M * p.N * p.K / t.median / 1e9;
-  const LocalWork w = local_work(algorithm, p, rows, cols);
-  r.peak_gflops = 2.0 * w.m * w.n * w.k / peak.median / 1e9;
-  if (!scalapack) {
-    traced_run = true;
-    MPI_Barrier(group);
-    run();
+  for (int i = 0; i < s.warmups; ++i) {
+    peak.run();
+    run(nullptr);
+  }
+  std::vector<double> seconds, peak_seconds, compute, hidden;
+  for (int i = 0; i < s.repetitions; ++i) {
+    peak_seconds.push_back(timed(group, [&] { peak.run(); }));
+    trace.clear();
+    seconds.push_back(timed(group, [&] { run(scalapack ? nullptr : &trace); }));
     const OverlapSummary summary = trace.summarize();
-    r.hidden = mean_over(group, summary.hidden_fraction());
-    r.local_gemm_efficiency = mean_over(group, peak.median / summary.compute);
+    compute.push_back(summary.compute);
+    hidden.push_back(summary.hidden_fraction());
+  }
+  Result r{name, p.flow, p, slices};
+  r.seconds = median(seconds);
+  r.gflops = 2.0 * p.M * p.N * p.K / r.seconds / 1e9;
+  r.peak_gflops = peak.flops() / median(peak_seconds) / 1e9;
+  if (!scalapack) {
+    r.hidden = mean_over(group, median(hidden));
+    r.local_gemm_efficiency = mean_over(group, median(peak_seconds) / median(compute));
     if (s.trace)
       write_chrome_trace(trace,
                          concat(out_dir, "/trace-", name, "-", dataflow_name(p.flow), "-", rows,
@@ -215,7 +247,6 @@ int run_gemm_bench(AppContext& context) {
           "mode gemm runs on one tensor-parallel group: set mesh.dp = mesh.pp = 1");
   const CommOptions comm = comm_options_from(context.deck);
   const int rows = torus.size(Axis::row), cols = torus.size(Axis::col);
-  const MPI_Comm group = torus.axis(Axis::tp).comm();
   const bool single = s.precision == "float";
   log_info("GEMMs on a ", rows, "x", cols, " mesh, ", s.precision, ", ", s.repetitions,
            " repetitions, collectives: ", impl_name(comm.impl));
@@ -232,22 +263,14 @@ int run_gemm_bench(AppContext& context) {
   for (Dataflow flow : s.flows)
     for (GemmProblem shape : s.shapes) {
       shape.flow = flow;
-      std::map<Algorithm, Timing> peaks;  // measured once per layout family and shape
       for (const auto& name : s.algorithms) {
-        const Algorithm family = name == kScalapack ? Algorithm::meshslice : parse_algorithm(name);
-        const Algorithm key = family == Algorithm::tp1d || family == Algorithm::fsdp ? family
-                                                                                     : Algorithm::meshslice;
-        if (!peaks.count(key)) {
-          const LocalWork w = local_work(key, shape, rows, cols);
-          peaks[key] = single ? time_local_peak<float>(w, s, group) : time_local_peak<double>(w, s, group);
-        }
         for (int slices : slices_for(name, s)) {
           const std::string why = no_overlap_reason(name, slices, s);
           log_info(shape.str(), " ", name, " S=", slices, why.empty() ? "" : " (no overlap: " + why + ")");
           Result r;
           try {
-            r = single ? run_one<float>(name, shape, slices, s, torus, comm, peaks[key], context.out_dir)
-                       : run_one<double>(name, shape, slices, s, torus, comm, peaks[key], context.out_dir);
+            r = single ? run_one<float>(name, shape, slices, s, torus, comm, context.out_dir)
+                       : run_one<double>(name, shape, slices, s, torus, comm, context.out_dir);
           } catch (const UserError& e) {
             // Shape checks run on every rank before any message, so all ranks skip together.
             log_info("  skipped: ", e.what());

@@ -1,0 +1,111 @@
+// The ICI model against hand computations with the TPUv4 calibration
+// (hardware/machines/tpuv4.yaml): AG 13 us launch, 5 us sync, 27.5 / 79.8 GB/s; RdS 26 us,
+// 5 us, 37.5 / 63.2 GB/s; SendRecv 13 us, 50 us, 38.8 / 35.2 GB/s; collectives use both link
+// directions (x2), shifts one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hardware/model.hpp"
+
+namespace meshslice::hw {
+namespace {
+
+const IciModel& ici() {
+  static const Machine m = load_machine(machine_path("tpuv4"));
+  static const IciModel model(m.ici);
+  return model;
+}
+
+constexpr double us = 1e-6;
+
+TEST(IciModel, AllGatherIsLaunchPlusStepsOfSyncAndShard) {
+  // P = 8 on dimension 1, 1 MB shards, half each way: 13 + 7 * (5 + 1e6 / (2 * 79.8e9) s).
+  const CommCost c = ici().all_gather(Ring::dim1, 8, 1e6);
+  EXPECT_NEAR(c.total(), 13 * us + 7 * (5 * us + 1e6 / (2 * 79.8e9)), 1e-12);
+  EXPECT_NEAR(c.launch, 13 * us, 1e-15);
+  EXPECT_NEAR(c.sync, 35 * us, 1e-15);
+  EXPECT_NEAR(c.transfer, 7 * 1e6 / (2 * 79.8e9), 1e-15);
+  EXPECT_EQ(c.steps, 7);
+  EXPECT_DOUBLE_EQ(c.hbm_bytes, 2 * 7 * 1e6);
+}
+
+TEST(IciModel, ReduceScatterUsesItsOwnCalibration) {
+  const CommCost c = ici().reduce_scatter(Ring::dim0, 4, 2e6);
+  EXPECT_NEAR(c.total(), 26 * us + 3 * (5 * us + 2e6 / (2 * 37.5e9)), 1e-12);
+}
+
+TEST(IciModel, AUnidirectionalRingHasTheFormulaOfThePaper) {
+  Machine m = load_machine(machine_path("tpuv4"));
+  m.ici.ring_directions = 1;
+  const IciModel one_way(m.ici);
+  EXPECT_NEAR(one_way.all_gather(Ring::dim1, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / 79.8e9),
+              1e-12);
+  // Broadcast: P + D - 1 stages (paper §2.3.3).
+  const LinkParams& ag = m.ici.link(CommKind::all_gather, Ring::dim0);
+  const int d = IciModel::pipeline_packets(15, 4e6, ag);
+  EXPECT_NEAR(one_way.broadcast(Ring::dim0, 16, 4e6).total(),
+              13 * us + (16 + d - 1) * (5 * us + 4e6 / d / 27.5e9), 1e-12);
+}
+
+TEST(IciModel, ARingOfOneChipCostsNothing) {
+  EXPECT_EQ(ici().all_gather(Ring::dim0, 1, 1e9).total(), 0.0);
+  EXPECT_EQ(ici().broadcast(Ring::dim1, 1, 1e9).total(), 0.0);
+  EXPECT_EQ(ici().shift(Ring::dim1, 1, 1, 1e9).total(), 0.0);
+}
+
+TEST(IciModel, ShiftTakesTheShorterWayRound) {
+  const double hop = 50 * us + 1e6 / 35.2e9;
+  EXPECT_NEAR(ici().shift(Ring::dim1, 8, 1, 1e6).total(), 13 * us + hop, 1e-12);
+  EXPECT_NEAR(ici().shift(Ring::dim1, 8, -1, 1e6).total(), 13 * us + hop, 1e-12);
+  EXPECT_NEAR(ici().shift(Ring::dim1, 8, 3, 1e6).total(), 13 * us + 3 * hop, 1e-12);
+  EXPECT_NEAR(ici().shift(Ring::dim1, 8, 5, 1e6).total(), 13 * us + 3 * hop, 1e-12);
+  EXPECT_NEAR(ici().shift(Ring::dim1, 8, 4, 1e6).total(), 13 * us + 4 * hop, 1e-12);
+  EXPECT_EQ(ici().shift(Ring::dim1, 8, 8, 1e6).total(), 0.0);
+}
+
+TEST(IciModel, BroadcastPipelinesTheOptimalPacketCount) {
+  // P = 16, 4 MB on dimension 0: each direction streams 2 MB along ceil(15 / 2) = 8 hops;
+  // x = 2e6 / 27.5e9 s; D* = sqrt(8 x / 5 us) = 10.8, and D = 11 is the better neighbour.
+  const double x = 2e6 / 27.5e9;
+  const LinkParams& ag = ici().params().link(CommKind::all_gather, Ring::dim0);
+  const int d = IciModel::pipeline_packets(8, 2e6, ag);
+  EXPECT_EQ(d, 11);
+  const CommCost c = ici().broadcast(Ring::dim0, 16, 4e6);
+  EXPECT_NEAR(c.total(), 13 * us + (8 + 11) * (5 * us + x / 11), 1e-12);
+  EXPECT_EQ(c.steps, 19);
+  // No other packet count is faster.
+  for (int D = 1; D <= 400; ++D)
+    EXPECT_GE(13 * us + (8 + D) * (5 * us + x / D) + 1e-15, c.total()) << "D=" << D;
+}
+
+TEST(IciModel, ReduceUsesTheReduceScatterCalibration) {
+  // P = 8: each direction streams 0.5 MB along 4 hops.
+  const LinkParams& rds = ici().params().link(CommKind::reduce_scatter, Ring::dim1);
+  const int d = IciModel::pipeline_packets(4, 0.5e6, rds);
+  EXPECT_NEAR(ici().reduce(Ring::dim1, 8, 1e6).total(),
+              26 * us + (4 + d) * (5 * us + 0.5e6 / d / 63.2e9), 1e-12);
+}
+
+TEST(IciModel, OneDimensionalRingBehavesLikeTheConfiguredDimension) {
+  EXPECT_DOUBLE_EQ(ici().all_gather(Ring::ring1d, 16, 1e6).total(),
+                   ici().all_gather(Ring::dim1, 16, 1e6).total());
+}
+
+TEST(IciModel, BroadcastsSynchronizeMoreThanAllGathersOfTheSameData) {
+  // The paper's point (§2.3.4): P broadcasts of the P shards vs one all-gather of them.
+  const int P = 16;
+  const double shard = 1e6;
+  const CommCost ag = ici().all_gather(Ring::dim0, P, shard);
+  double bcast_sync = 0, bcast_total = 0;
+  for (int root = 0; root < P; ++root) {
+    const CommCost b = ici().broadcast(Ring::dim0, P, shard);
+    bcast_sync += b.sync;
+    bcast_total += b.total();
+  }
+  EXPECT_GT(bcast_sync, 10 * ag.sync);
+  EXPECT_GT(bcast_total, ag.total());
+}
+
+}  // namespace
+}  // namespace meshslice::hw

@@ -1,0 +1,107 @@
+// Machine descriptions: the shipped TPUv4 file, and the errors a user gets for a bad one.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "hardware/machine.hpp"
+
+namespace meshslice::hw {
+namespace {
+
+std::string tpuv4_text() {
+  std::ifstream in(machine_path("tpuv4"));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The message of the MachineError that parsing `text` throws ("" if none).
+std::string error_of(const std::string& text) {
+  try {
+    parse_machine(text, "test.yaml");
+  } catch (const MachineError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(Machine, ShippedTpuv4HasThePapersParameters) {
+  const Machine m = load_machine(machine_path("tpuv4"));
+  EXPECT_EQ(m.name, "TPUv4");
+  EXPECT_EQ(m.chip.tensor_cores, 2);
+  EXPECT_EQ(m.chip.mxus_per_core, 4);
+  EXPECT_DOUBLE_EQ(m.chip.utilization_peak_flops, 272e12);
+  EXPECT_DOUBLE_EQ(m.chip.hbm_bandwidth, 1200e9);
+  EXPECT_DOUBLE_EQ(m.chip.scratchpad_bytes, 64.0 * 1024 * 1024);
+  const LinkParams& ag1 = m.ici.link(CommKind::all_gather, Ring::dim1);
+  EXPECT_DOUBLE_EQ(ag1.launch_s, 13e-6);
+  EXPECT_DOUBLE_EQ(ag1.sync_s, 5e-6);
+  EXPECT_DOUBLE_EQ(ag1.bandwidth, 79.8e9);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::reduce_scatter, Ring::dim0).bandwidth, 37.5e9);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::reduce_scatter, Ring::dim0).launch_s, 26e-6);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim0).sync_s, 50e-6);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim1).bandwidth, 35.2e9);
+  EXPECT_EQ(m.ici.ring_directions, 2);
+  EXPECT_TRUE(m.ici.nic_hbm_contention);
+}
+
+TEST(Machine, UnknownKeyIsNamedWithItsLine) {
+  const std::string err = error_of(tpuv4_text() + "extra_knob: 3\n");
+  EXPECT_NE(err.find("'extra_knob' unknown key"), std::string::npos) << err;
+  EXPECT_NE(err.find("test.yaml:"), std::string::npos) << err;
+}
+
+TEST(Machine, MissingKeyIsNamed) {
+  const std::string err = error_of(replaced(tpuv4_text(), "  clock_ghz: 1.05", ""));
+  EXPECT_NE(err.find("missing key 'chip.clock_ghz'"), std::string::npos) << err;
+}
+
+TEST(Machine, BadValuesAreNamed) {
+  std::string err = error_of(replaced(tpuv4_text(), "clock_ghz: 1.05", "clock_ghz: fast"));
+  EXPECT_NE(err.find("'chip.clock_ghz' must be a number"), std::string::npos) << err;
+  err = error_of(replaced(tpuv4_text(), "mxu_rows: 128", "mxu_rows: 0"));
+  EXPECT_NE(err.find("'chip.mxu_rows' must be a whole number >= 1"), std::string::npos) << err;
+  err = error_of(replaced(tpuv4_text(), "gb_per_s: [27.5, 79.8]", "gb_per_s: [27.5]"));
+  EXPECT_NE(err.find("'ici.all_gather.gb_per_s' must list 2 values"), std::string::npos) << err;
+  err = error_of(replaced(tpuv4_text(), "nic_hbm_contention: true", "nic_hbm_contention: maybe"));
+  EXPECT_NE(err.find("must be true or false"), std::string::npos) << err;
+}
+
+TEST(Machine, MalformedTextIsRejectedWithItsLine) {
+  EXPECT_NE(error_of("name: x\nname: y\n").find("test.yaml:2: duplicate key 'name'"),
+            std::string::npos);
+  EXPECT_NE(error_of("chip:\n\ttensor_cores: 2\n").find("tab"), std::string::npos);
+  EXPECT_NE(error_of("just words\n").find("expected 'key: value'"), std::string::npos);
+  EXPECT_NE(error_of("chip:\nname: x\n").find("section 'chip' is empty"), std::string::npos);
+}
+
+TEST(Machine, UnknownNameListsWhereItLooked) {
+  try {
+    machine_path("tpu99");
+    FAIL() << "no error";
+  } catch (const MachineError& e) {
+    EXPECT_NE(std::string(e.what()).find("tpu99"), std::string::npos);
+  }
+  EXPECT_EQ(machine_path("some/dir/x.yaml"), "some/dir/x.yaml");
+}
+
+TEST(KvYaml, FlattensSectionsIntoDottedKeys) {
+  const KvMap map = parse_kv_yaml("a: 1\nb:\n  c: [1, 2]  # comment\n  d:\n    e: x\n", "t");
+  ASSERT_EQ(map.size(), 3u);
+  EXPECT_EQ(map.at("a").value, "1");
+  EXPECT_EQ(map.at("b.c").value, "[1, 2]");
+  EXPECT_EQ(map.at("b.d.e").value, "x");
+  EXPECT_EQ(map.at("b.d.e").line, 5);
+  EXPECT_EQ(split_flow_list("[1, 2]"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_TRUE(split_flow_list("[]").empty());
+}
+
+}  // namespace
+}  // namespace meshslice::hw

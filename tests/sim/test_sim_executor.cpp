@@ -1,0 +1,180 @@
+// The emulating executor: its clocks against the hardware model's formulas, and the
+// properties of the algorithms it must reproduce (overlap where the dependencies allow it,
+// none where they do not).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/errors.hpp"
+#include "gemm/run_gemm.hpp"
+#include "sim/emulate.hpp"
+#include "sim/sim_executor.hpp"
+
+namespace meshslice::sim {
+namespace {
+
+const hw::MachineModel& tpuv4() {
+  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
+  return model;
+}
+
+// The same machine with NIC/HBM contention off, for exact hand computations.
+const hw::MachineModel& tpuv4_quiet() {
+  static const hw::MachineModel model = [] {
+    hw::Machine m = hw::load_machine(hw::machine_path("tpuv4"));
+    m.ici.nic_hbm_contention = false;
+    return hw::MachineModel(m);
+  }();
+  return model;
+}
+
+TEST(SimExecutor, CollectiveTakesTheIciModelsTime) {
+  SimExecutor ex(tpuv4_quiet(), 8, 4);
+  const SimMat local = ex.alloc(1024, 512, "a"), out = ex.alloc(1024, 2048, "b");
+  const auto op = ex.start_all_gather(Axis::col, local, out, MatrixDim::cols);
+  EXPECT_EQ(ex.now(), 0.0);  // starting does not block the thread
+  ex.wait(op);
+  const double expected = tpuv4().ici.all_gather(hw::Ring::dim1, 4, 1024.0 * 512 * 2).total();
+  EXPECT_DOUBLE_EQ(ex.now(), expected);
+  EXPECT_DOUBLE_EQ(out.ready(), expected);
+  const SimTotals t = ex.totals();
+  EXPECT_NEAR(t.launch + t.sync + t.transfer, expected, 1e-15);
+}
+
+TEST(SimExecutor, GemmOverlapsCommunicationOnAnotherEngine) {
+  SimExecutor ex(tpuv4_quiet(), 8, 4);
+  const SimMat a = ex.alloc(4096, 4096, "a"), b = ex.alloc(4096, 4096, "b"),
+               c = ex.alloc(4096, 4096, "c");
+  const SimMat x = ex.alloc(2048, 1024, "x"), y = ex.alloc(2048, 8192, "y");
+  const auto op = ex.start_all_gather(Axis::row, x, y, MatrixDim::cols);
+  ex.gemm(a, false, b, false, 0, c);
+  const double gemm = tpuv4().chip.gemm(4096, 4096, 4096, false).seconds;
+  EXPECT_DOUBLE_EQ(ex.now(), gemm);  // the GEMM did not wait for the collective
+  ex.wait(op);
+  const double comm = tpuv4().ici.all_gather(hw::Ring::dim0, 8, 2048.0 * 1024 * 2).total();
+  EXPECT_DOUBLE_EQ(ex.now(), std::max(gemm, comm));
+  EXPECT_DOUBLE_EQ(ex.totals().compute, gemm);
+}
+
+TEST(SimExecutor, OperationsOnOneRingRunInIssueOrderAndReadersWaitForData) {
+  SimExecutor ex(tpuv4_quiet(), 4, 4);
+  const SimMat x = ex.alloc(512, 512, "x"), y = ex.alloc(512, 2048, "y"),
+               z = ex.alloc(512, 2048, "z");
+  ex.start_all_gather(Axis::row, x, y, MatrixDim::cols);
+  ex.start_all_gather(Axis::row, x, z, MatrixDim::cols);
+  const double one = tpuv4().ici.all_gather(hw::Ring::dim0, 4, 512.0 * 512 * 2).total();
+  EXPECT_DOUBLE_EQ(y.ready(), one);
+  EXPECT_DOUBLE_EQ(z.ready(), 2 * one);
+  // A GEMM reading z starts when z has arrived, even without an explicit wait.
+  const SimMat w = ex.alloc(2048, 128, "w"), c = ex.alloc(512, 128, "c");
+  ex.gemm(z, false, w, false, 0, c);
+  EXPECT_DOUBLE_EQ(ex.now(), 2 * one + tpuv4().chip.gemm(512, 128, 2048, false).seconds);
+}
+
+TEST(SimExecutor, RingSizesAndCoordinatesOfTheEmulatedChip) {
+  SimExecutor ex(tpuv4(), 8, 4, 3, 2);
+  EXPECT_EQ(ex.size(Axis::row), 8);
+  EXPECT_EQ(ex.size(Axis::col), 4);
+  EXPECT_EQ(ex.size(Axis::tp), 32);
+  EXPECT_EQ(ex.coord(Axis::tp), 3 * 4 + 2);
+  EXPECT_THROW(SimExecutor(tpuv4(), 2, 2, 2, 0), UserError);
+}
+
+TEST(SimExecutor, ContentionSlowsHbmBoundGemmsUnderCommunication) {
+  // A thin accumulating GEMM is HBM-bound; the same GEMM under an all-gather gets less HBM.
+  auto run = [](bool overlapped) {
+    SimExecutor ex(tpuv4(), 16, 16);
+    const SimMat a = ex.alloc(8, 16384, "a"), b = ex.alloc(16384, 16384, "b"),
+                 c = ex.alloc(8, 16384, "c");
+    if (overlapped) {
+      const SimMat x = ex.alloc(8192, 4096, "x"), y = ex.alloc(8192, 65536, "y");
+      ex.start_all_gather(Axis::col, x, y, MatrixDim::cols);
+    }
+    ex.gemm(a, false, b, false, 1, c);
+    return ex.totals().compute;
+  };
+  EXPECT_GT(run(true), 1.02 * run(false));
+}
+
+// An FC-layer GEMM (tokens x hidden x hidden) large enough that compute dominates on 16 chips.
+GemmProblem problem(Dataflow flow) { return GemmProblem{flow, 65536, 12288, 12288}; }
+
+double hidden_fraction(Algorithm algorithm, Dataflow flow, int rows, int cols, int S) {
+  std::vector<TraceEvent> events;
+  emulate_gemm(tpuv4(), algorithm, problem(flow), rows, cols, GemmOptions{S, 8}, &events);
+  return summarize_overlap(events).hidden_fraction();
+}
+
+TEST(SimAlgorithms, CollectiveNeverOverlaps) {
+  for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS})
+    for (auto [rows, cols] : {std::pair{4, 4}, std::pair{8, 2}, std::pair{2, 16}})
+      EXPECT_EQ(hidden_fraction(Algorithm::collective, flow, rows, cols, 1), 0.0)
+          << dataflow_name(flow) << " " << rows << "x" << cols;
+}
+
+// Sliced, the collectives of one slice run under the GEMM of another: at least a third of the
+// communication is hidden, and the time the cores sit idle falls below half of Collective's.
+TEST(SimAlgorithms, MeshSliceOverlapsInEveryDataflow) {
+  for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
+    EXPECT_GT(hidden_fraction(Algorithm::meshslice, flow, 4, 4, 8), 0.33) << dataflow_name(flow);
+    const auto ms = emulate_gemm(tpuv4(), Algorithm::meshslice, problem(flow), 4, 4, {8, 8});
+    const auto co = emulate_gemm(tpuv4(), Algorithm::collective, problem(flow), 4, 4, {1, 8});
+    EXPECT_LT(ms.totals.exposed(), 0.5 * co.totals.exposed()) << dataflow_name(flow);
+  }
+}
+
+TEST(SimAlgorithms, MeshSliceWithOneSliceIsCollective) {
+  for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
+    const auto ms = emulate_gemm(tpuv4(), Algorithm::meshslice, problem(flow), 4, 8, {1, 8});
+    const auto co = emulate_gemm(tpuv4(), Algorithm::collective, problem(flow), 4, 8, {1, 8});
+    EXPECT_DOUBLE_EQ(ms.totals.seconds, co.totals.seconds) << dataflow_name(flow);
+  }
+}
+
+TEST(SimAlgorithms, EveryAlgorithmRunsDataFreeOnLargeTori) {
+  const GemmProblem p{Dataflow::OS, 65536, 12288, 12288};
+  for (Algorithm algorithm : all_algorithms()) {
+    const auto r = emulate_gemm(tpuv4(), algorithm, p, 16, 16, {2, 8});
+    EXPECT_GT(r.totals.seconds, 0) << algorithm_name(algorithm);
+    EXPECT_NEAR(r.totals.flops, 2.0 * p.M * p.N * p.K / 256, 1e-6 * r.totals.flops)
+        << algorithm_name(algorithm);
+  }
+  // 4096 chips (64 x 64) in one process.
+  const GemmProblem big{Dataflow::OS, 4096 * 1024, 12288, 12288};
+  EXPECT_GT(emulate_gemm(tpuv4(), Algorithm::meshslice, big, 64, 64, {4, 8}).totals.seconds, 0);
+}
+
+TEST(SimAlgorithms, CannonRunsOnlyOnSquareMeshes) {
+  EXPECT_NO_THROW(emulate_gemm(tpuv4(), Algorithm::cannon, problem(Dataflow::OS), 4, 4, {1, 8}));
+  EXPECT_THROW(emulate_gemm(tpuv4(), Algorithm::cannon, problem(Dataflow::OS), 4, 8, {1, 8}),
+               UserError);
+}
+
+TEST(SimAlgorithms, CannonIsTimedAtTheChipWithTheFarthestSkew) {
+  const auto r = emulate_gemm(tpuv4(), Algorithm::cannon, problem(Dataflow::OS), 8, 8, {1, 8});
+  EXPECT_EQ(r.chip_row, 4);
+  EXPECT_EQ(r.chip_col, 4);
+}
+
+// SUMMA broadcasts P = lcm(Pr, Pc) panels per operand, each pipelined over P + D - 1 stages
+// (paper §2.3.3): its synchronization grows about quadratically with the mesh side, MeshSlice's
+// (S partial all-gathers of P - 1 steps) linearly. Weak scaling, as in the paper: the shards
+// keep their size while the mesh grows.
+TEST(SimAlgorithms, SummaSynchronizationGrowsQuadraticallyWithTheMeshSide) {
+  auto sync = [](Algorithm algorithm, int side) {
+    const std::size_t extent = 1024 * side;
+    const GemmProblem p{Dataflow::OS, extent, extent, extent};
+    return emulate_gemm(tpuv4(), algorithm, p, side, side, {4, 8}).totals.sync;
+  };
+  for (int side : {8, 16, 32}) {
+    const double summa = sync(Algorithm::summa, 2 * side) / sync(Algorithm::summa, side);
+    const double meshslice = sync(Algorithm::meshslice, 2 * side) / sync(Algorithm::meshslice, side);
+    EXPECT_GT(summa, 3.2) << "side " << side;  // 4 would be exactly quadratic
+    EXPECT_LT(summa, 4.5) << "side " << side;
+    EXPECT_GT(meshslice, 1.8) << "side " << side;  // (2P - 1) / (P - 1): linear
+    EXPECT_LT(meshslice, 2.4) << "side " << side;
+  }
+}
+
+}  // namespace
+}  // namespace meshslice::sim
