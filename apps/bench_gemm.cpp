@@ -4,6 +4,7 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -162,11 +163,12 @@ Result run_one(const std::string& name, const GemmProblem& p, int slices, const 
   std::unique_ptr<ScalapackGrid> grid;
   if (scalapack) grid = std::make_unique<ScalapackGrid>(torus);
   Trace trace;
-  auto run = [&](Trace* t) {
+  auto run = [&](Trace* t, bool compute = true) {
     if (scalapack) {
       scalapack_gemm(*grid, p.flow, p.M, p.N, p.K, a, b, c);
     } else {
       RealExecutor<T> ex(torus, comm, s.gemm_chunks, t);  // tracing adds a fence per op
+      ex.set_compute_enabled(compute);
       run_gemm(ex, algorithm, p, a, b, c, GemmOptions{slices, s.block});
     }
     ExecSpace().fence();
@@ -175,27 +177,38 @@ Result run_one(const std::string& name, const GemmProblem& p, int slices, const 
     peak.run();
     run(nullptr);
   }
-  std::vector<double> seconds, peak_seconds, compute, hidden;
+  // Per repetition: the local peak, the algorithm (traced: compute time and the communication
+  // time no GEMM covered), and the algorithm's steps without arithmetic (communication alone).
+  std::vector<double> seconds, peak_seconds, compute, exposed, comm_alone;
   for (int i = 0; i < s.repetitions; ++i) {
+    // Communication alone first: it leaves C garbage, which the real run then overwrites.
+    if (!scalapack) comm_alone.push_back(timed(group, [&] { run(nullptr, false); }));
     peak_seconds.push_back(timed(group, [&] { peak.run(); }));
     trace.clear();
     seconds.push_back(timed(group, [&] { run(scalapack ? nullptr : &trace); }));
     const OverlapSummary summary = trace.summarize();
     compute.push_back(summary.compute);
-    hidden.push_back(summary.hidden_fraction());
+    exposed.push_back(summary.exposed);
   }
   Result r{name, p.flow, p, slices};
   r.seconds = median(seconds);
   r.gflops = 2.0 * p.M * p.N * p.K / r.seconds / 1e9;
   r.peak_gflops = peak.flops() / median(peak_seconds) / 1e9;
   if (!scalapack) {
-    r.hidden = mean_over(group, median(hidden));
+    // Hidden = the part of the communication-alone time that did not show up as exposed
+    // (waiting with no GEMM running) in the real run.
+    const double alone = median(comm_alone);
+    r.hidden = alone > 0 ? std::clamp(1.0 - mean_over(group, median(exposed)) / alone, 0.0, 1.0) : 0.0;
     r.local_gemm_efficiency = mean_over(group, median(peak_seconds) / median(compute));
-    if (s.trace)
-      write_chrome_trace(trace,
-                         concat(out_dir, "/trace-", name, "-", dataflow_name(p.flow), "-", rows,
-                                "x", cols, "-M", p.M, "N", p.N, "K", p.K, "-S", slices, ".json"),
-                         group);
+    if (s.trace) {
+      const std::string stem = concat(out_dir, "/trace-", name, "-", dataflow_name(p.flow), "-",
+                                      rows, "x", cols, "-M", p.M, "N", p.N, "K", p.K, "-S", slices);
+      write_chrome_trace(trace, stem + ".json", group);
+      if (torus.rank() == 0) {
+        std::ofstream timeline(stem + ".txt");
+        timeline << "# rank 0: start, end, lane, op, bytes\n" << trace.text_timeline();
+      }
+    }
   }
   if (s.verify) r.error = max_relative_error(algorithm, p, torus, c);
   return r;

@@ -10,6 +10,7 @@ packages=(
   libopenblas-dev        # the BLAS behind KokkosKernels (~20x the reference BLAS)
   libgtest-dev
   libscalapack-openmpi-dev   # ScaLAPACK PxGEMM baseline of meshslice-bench
+  gnuplot-nox                # PNG plots of meshslice-sim (without it the .gp scripts and data are still written)
 )
 
 missing=()

@@ -139,6 +139,9 @@ Machine parse_machine(const std::string& text, const std::string& source) {
     for (int dim = 0; dim < 2; ++dim)
       ici.kinds[static_cast<int>(kind)][dim] = LinkParams{launch, sync, gbps[dim] * 1e9};
   }
+  ici.ring_directions = r.integer("ici.ring_directions", 1);
+  if (ici.ring_directions > 2)
+    throw MachineError(source + ": 'ici.ring_directions' must be 1 or 2 (a ring has two directions)");
   ici.ring1d_like_dim = r.integer("ici.ring1d_like_dim", 0);
   if (ici.ring1d_like_dim > 1)
     throw MachineError(source + ": 'ici.ring1d_like_dim' must be 0 or 1 (a mesh dimension)");
@@ -153,6 +156,22 @@ Machine load_machine(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_machine(text.str(), path);
+}
+
+}  // namespace meshslice::hw
+
+namespace meshslice::hw {
+
+std::string machine_path(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 &&
+                        name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
+  if (is_path) return name_or_path;
+  const std::string path = std::string(MESHSLICE_MACHINES_DIR) + "/" + name_or_path + ".yaml";
+  if (!std::ifstream(path))
+    throw MachineError("no machine description named '" + name_or_path + "' (looked for " + path +
+                       "); give a shipped name such as 'tpuv4' or a path to a .yaml file");
+  return path;
 }
 
 }  // namespace meshslice::hw

@@ -89,6 +89,22 @@ OverlapSummary summarize_overlap(const std::vector<TraceEvent>& events) {
 
 OverlapSummary Trace::summarize() const { return summarize_overlap(events_); }
 
+std::string Trace::text_timeline() const {
+  std::vector<TraceEvent> sorted = events_;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.start < b.start; });
+  const double origin = sorted.empty() ? 0.0 : sorted.front().start;
+  std::string text;
+  char line[160];
+  for (const auto& e : sorted) {
+    std::snprintf(line, sizeof line, "%10.3f ms  %10.3f ms  %-13s %-24s %12.0f bytes\n",
+                  (e.start - origin) * 1e3, (e.end - origin) * 1e3, lane_name(e.lane),
+                  e.name.c_str(), e.bytes);
+    text += line;
+  }
+  return text;
+}
+
 std::string Trace::chrome_events_json(int rank) const {
   std::string json;
   char line[512];

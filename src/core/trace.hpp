@@ -44,6 +44,10 @@ class Trace {
   const std::vector<TraceEvent>& events() const { return events_; }
 
   OverlapSummary summarize() const;
+  // One line per event in start order, times in ms from the first event: the same timeline
+  // as the JSON, readable in a terminal or a log.
+  std::string text_timeline() const;
+
   // The events as Chrome trace JSON objects (no enclosing array), process id = `rank`.
   std::string chrome_events_json(int rank) const;
 

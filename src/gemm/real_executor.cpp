@@ -180,6 +180,7 @@ void RealExecutor<T>::progress() {
 template <class T>
 void RealExecutor<T>::gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta,
                            const Mat& c) {
+  if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
   traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner,
          [&] { chunked_gemm(a, transpose_a, b, transpose_b, beta, c); });

@@ -60,6 +60,11 @@ class RealExecutor {
   void wait(OpId op);
   void wait_all();
 
+  // Communication-only mode: gemm() skips the arithmetic (C is left unchanged) and only
+  // completes the steps' bookkeeping. The bench uses it to time the algorithm's communication
+  // alone, the yardstick for how much of it the real run hid behind GEMMs.
+  void set_compute_enabled(bool enabled) { compute_enabled_ = enabled; }
+
   // C = op(A) op(B) + beta C, progressing in-flight collectives between chunks.
   void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta, const Mat& c);
 
@@ -81,6 +86,7 @@ class RealExecutor {
   int gemm_chunks_;
   OpId next_op_ = 0;
   Trace* trace_;
+  bool compute_enabled_ = true;
   std::map<OpId, InFlight> in_flight_;
 };
 

@@ -35,11 +35,12 @@ struct ChipParams {
 enum class CommKind { all_gather = 0, reduce_scatter = 1, send_recv = 2 };
 const char* comm_kind_name(CommKind kind);  // "all_gather", "reduce_scatter", "send_recv"
 
-// One kind of operation on one ring direction: cost = launch + steps * (sync + bytes / bandwidth).
+// One kind of operation on the rings of one mesh dimension:
+// cost = launch + steps * (sync + bytes / (directions * bandwidth)).
 struct LinkParams {
   double launch_s = 0;   // per operation
   double sync_s = 0;     // per step (every step synchronizes neighbouring chips)
-  double bandwidth = 0;  // bytes/s as measured by this kind of operation on a ring
+  double bandwidth = 0;  // bytes/s of one link direction for this kind of operation
 };
 
 // Which ring an operation runs on: the rings along mesh dimension 0 (a mesh column; the
@@ -49,6 +50,9 @@ enum class Ring { dim0 = 0, dim1 = 1, ring1d = 2 };
 
 struct IciParams {
   std::array<std::array<LinkParams, 2>, 3> kinds{};  // [CommKind][mesh dimension]
+  // Link directions a ring collective streams over at once: 2 on full-duplex torus links (half
+  // of every shard travels each way round), 1 on a unidirectional ring.
+  int ring_directions = 2;
   int ring1d_like_dim = 1;         // the 1D ring's links behave like this mesh dimension's
   bool nic_hbm_contention = false;  // the NIC's HBM traffic slows HBM-bound GEMM phases
 
@@ -70,5 +74,8 @@ struct Machine {
 Machine parse_machine(const std::string& text, const std::string& source);
 // Reads and parses a machine description file.
 Machine load_machine(const std::string& path);
+// A shipped machine by name ("tpuv4" -> hardware/machines/tpuv4.yaml of the source tree this
+// library was built from), or any path (contains '/' or ends in .yaml) as given.
+std::string machine_path(const std::string& name_or_path);
 
 }  // namespace meshslice::hw

@@ -1,0 +1,127 @@
+#include "sim_sweep.hpp"
+
+#include <chrono>
+#include <limits>
+
+#include "core/errors.hpp"
+#include "gemm/gemm_problem.hpp"
+#include "sim/cost_model.hpp"
+
+namespace meshslice::simapp {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Point run_point(const hw::MachineModel& machine, const SimSettings& s, const sim::LlmSpec* llm,
+                sim::Scaling scaling, int chips, Algorithm algorithm) {
+  Point p{llm, scaling, chips, algorithm, sim::tokens(scaling, chips, s.workload), {}, -1};
+  const auto gemms = sim::block_gemms(*llm, p.tokens);
+  for (const auto& [rows, cols] : sim::mesh_shapes(algorithm, chips, s.sweep)) {
+    auto config = sim::evaluate_mesh(machine, algorithm, gemms, rows, cols, s.sweep);
+    if (!config) continue;
+    p.meshes.push_back(std::move(*config));
+    if (p.best < 0 || p.meshes.back().totals.seconds < p.meshes[p.best].totals.seconds)
+      p.best = static_cast<int>(p.meshes.size()) - 1;
+  }
+  return p;
+}
+
+// The cost model's estimate for a block's GEMMs on one mesh: each at `slices`, or at the S the
+// model itself finds best among `candidates` when slices == 0. Infinite if some GEMM cannot
+// be sliced.
+double cost_model_seconds(const hw::MachineModel& machine, const std::vector<sim::FcGemm>& gemms,
+                          int rows, int cols, int slices, const sim::SweepOptions& options) {
+  double total = 0;
+  for (const auto& g : gemms) {
+    double best = std::numeric_limits<double>::infinity();
+    for (int S : slices ? std::vector<int>{slices} : options.slices) {
+      try {
+        check_distributable(g.problem, rows, cols);
+        check_sliceable(g.problem, rows, cols, S, sim::gemm_options(S, options).block);
+      } catch (const UserError&) {
+        continue;
+      }
+      best = std::min(best, sim::meshslice_cost_model(machine, g.problem, rows, cols, S));
+    }
+    total += best;
+  }
+  return total;
+}
+
+double utilization(const hw::MachineModel& machine, double flops, int chips, double seconds) {
+  return flops / (chips * machine.machine.chip.utilization_peak_flops * seconds);
+}
+
+double block_flops(const std::vector<sim::FcGemm>& gemms) {
+  double f = 0;
+  for (const auto& g : gemms) f += g.flops();
+  return f;
+}
+
+// Fig. 13: MeshSlice on every mesh shape of `chips` chips, weak scaling.
+void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
+  const int chips = s.shape_study_chips;
+  for (const sim::LlmSpec* llm : s.models) {
+    const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
+    const Point* done = find_point(results, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
+    const Point point = done ? *done
+                             : run_point(machine, s, llm, sim::Scaling::weak, chips,
+                                         Algorithm::meshslice);
+    for (const auto& config : point.meshes) {
+      const double model =
+          cost_model_seconds(machine, gemms, config.rows, config.cols, 0, s.sweep);
+      results.shapes.push_back({llm, config.rows, config.cols, 0,
+                                config.flop_utilization(machine.machine),
+                                utilization(machine, block_flops(gemms), chips, model)});
+    }
+  }
+}
+
+// Fig. 14: MeshSlice at every S (the same for all GEMMs) on one mesh, weak scaling.
+void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
+  const int rows = s.slice_study_rows, cols = s.slice_study_cols, chips = rows * cols;
+  for (const sim::LlmSpec* llm : s.models) {
+    const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
+    for (int S : s.sweep.slices) {
+      sim::SweepOptions one = s.sweep;
+      one.slices = {S};
+      const auto config = sim::evaluate_mesh(machine, Algorithm::meshslice, gemms, rows, cols, one);
+      if (!config) continue;  // some GEMM cannot be cut into S slices on this mesh
+      const double model = cost_model_seconds(machine, gemms, rows, cols, S, s.sweep);
+      results.slices.push_back({llm, rows, cols, S, config->flop_utilization(machine.machine),
+                                utilization(machine, block_flops(gemms), chips, model)});
+    }
+  }
+}
+
+}  // namespace
+
+const Point* find_point(const SimResults& results, const sim::LlmSpec* llm, sim::Scaling scaling,
+                        int chips, Algorithm algorithm) {
+  for (const auto& p : results.points)
+    if (p.llm == llm && p.scaling == scaling && p.chips == chips && p.algorithm == algorithm)
+      return &p;
+  return nullptr;
+}
+
+SimResults run_simulations(const hw::MachineModel& machine, const SimSettings& s) {
+  SimResults results;
+  const auto start = std::chrono::steady_clock::now();
+  for (const sim::LlmSpec* llm : s.models)
+    for (sim::Scaling scaling : s.scalings)
+      for (int chips : s.chips)
+        for (Algorithm algorithm : s.algorithms)
+          if (sim::evaluated(algorithm, scaling))
+            results.points.push_back(run_point(machine, s, llm, scaling, chips, algorithm));
+  results.sweep_seconds = seconds_since(start);
+  const auto studies = std::chrono::steady_clock::now();
+  if (s.shape_study_chips > 0) shape_study(machine, s, results);
+  if (s.slice_study_rows > 0) slice_study(machine, s, results);
+  results.study_seconds = seconds_since(studies);
+  return results;
+}
+
+}  // namespace meshslice::simapp

@@ -1,0 +1,69 @@
+#pragma once
+// Timing of communication on the inter-chip interconnect (ICI) of a 2D torus: every chip has
+// four full-duplex links, and every row and column of the mesh is a ring. A ring of one mesh
+// dimension carries one operation at a time (the caller serializes them); the two dimensions
+// proceed in parallel. Each cost is split the way the MeshSlice paper's Fig. 10 breaks
+// communication down: launch, synchronization and transfer. With d = ring_directions (2 on the
+// TPUv4 torus) and a link direction's bandwidth bw for the operation's kind and dimension:
+//
+//  * AllGather / ReduceScatter on a ring of P chips (paper §3.2.2, Fig. 3 right): P-1 steps,
+//    each moving every chip's shard to a neighbour -- half of it each way round when d = 2 --
+//    and synchronizing neighbours:
+//        t_launch + (P-1) * (t_sync + shard_bytes / (d bw))
+//  * Broadcast / reduce (SUMMA, paper §2.3.3, Fig. 3 left): the buffer (half of it each way
+//    when d = 2) is streamed in D packets along a path of L = ceil((P-1)/d) hops, i.e. over
+//    L + D pipeline stages (P + D - 1 for d = 1, as the paper writes it), each a
+//    synchronization plus one packet time:
+//        t_launch + (L + D) * (t_sync + bytes / (d D bw))
+//    with the all-gather (broadcast) or reduce-scatter (reduce) parameters. D is the packet
+//    count that minimizes this time, as a tuned library would pick it, so SUMMA's
+//    synchronization cost is not overstated.
+//  * SendRecv shift (Cannon, Wang): every chip of the ring sends its buffer d chips along, all
+//    of it one way: h = min(d mod P, P - d mod P) hops the shorter way round, and since every
+//    chip sends at once each link carries h buffers:
+//        t_launch + h * (t_sync + bytes / bw)
+//
+// Each cost also reports the bytes the NIC moves through this chip's HBM (reads of what it
+// sends, writes of what it receives, plus reads of the local partial sums a reduction adds),
+// so that an executor can model the NIC contending with the cores for HBM bandwidth.
+#include "hardware/machine.hpp"
+
+namespace meshslice::hw {
+
+struct CommCost {
+  double launch = 0;
+  double sync = 0;
+  double transfer = 0;
+  double hbm_bytes = 0;  // NIC traffic through this chip's HBM
+  int steps = 0;         // synchronized steps (ring steps, pipeline stages or hops)
+  double total() const { return launch + sync + transfer; }
+};
+
+class IciModel {
+ public:
+  explicit IciModel(const IciParams& params) : p_(params) {}
+  const IciParams& params() const { return p_; }
+
+  // `shard_bytes`: one chip's piece (its input to an all-gather, its output of a
+  // reduce-scatter). A ring of one chip costs nothing.
+  CommCost all_gather(Ring ring, int chips, double shard_bytes) const;
+  CommCost reduce_scatter(Ring ring, int chips, double shard_bytes) const;
+  // `bytes`: the whole buffer broadcast from, or reduced to, one chip.
+  CommCost broadcast(Ring ring, int chips, double bytes) const;
+  CommCost reduce(Ring ring, int chips, double bytes) const;
+  // Every chip sends `bytes` to the chip `displacement` places along the ring.
+  CommCost shift(Ring ring, int chips, int displacement, double bytes) const;
+
+  // The packet count D minimizing (hops + D) * (t_sync + bytes / (D bw)) for streaming `bytes`
+  // one way along `hops` links.
+  static int pipeline_packets(int hops, double bytes, const LinkParams& link);
+
+ private:
+  CommCost ring_collective(const LinkParams& link, int chips, double shard_bytes,
+                           double hbm_per_step) const;
+  CommCost pipelined(const LinkParams& link, int chips, double bytes, double hbm_factor) const;
+
+  IciParams p_;
+};
+
+}  // namespace meshslice::hw

@@ -1,0 +1,129 @@
+#pragma once
+// Combined mode: run an algorithm for real and emulated at once. Every op goes both to a real
+// executor (RealExecutor: data, MPI) and to a SimExecutor emulating this rank's chip of the
+// same mesh on a machine description, so one run gives the real result and the emulated
+// target-machine time (e.g. TPUv4) of exactly the ops that ran:
+//
+//     RealExecutor<float> real(torus, comm);
+//     sim::CombinedExecutor<RealExecutor<float>> ex(real, machine);
+//     run_gemm(ex, algorithm, problem, ex.wrap(a), ex.wrap(b), ex.wrap(c), options);
+//     ex.wait_all();
+//     double tpuv4_seconds = ex.emulated().totals().seconds;
+//
+// The emulated clock never waits for the real one: it is the time the ops would take on the
+// emulated machine, whatever the host machine's speed.
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "sim/sim_executor.hpp"
+
+namespace meshslice::sim {
+
+template <class Real>
+class CombinedExecutor {
+ public:
+  // A matrix of both executors: the real data and its data-free twin.
+  struct Mat {
+    typename Real::Mat real;
+    SimMat sim;
+    std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
+  };
+  using OpId = std::size_t;
+
+  CombinedExecutor(Real& real, const hw::MachineModel& machine,
+                   std::vector<TraceEvent>* events = nullptr)
+      : real_(real),
+        sim_(machine, real.mesh_rows(), real.mesh_cols(), real.coord(Axis::row),
+             real.coord(Axis::col), events) {}
+
+  // The caller's shards, for passing to run_gemm.
+  Mat wrap(const typename Real::Mat& m) const { return {m, SimMat(m.extent(0), m.extent(1))}; }
+  const SimExecutor& emulated() const { return sim_; }
+  Real& real() { return real_; }
+
+  int mesh_rows() const { return real_.mesh_rows(); }
+  int mesh_cols() const { return real_.mesh_cols(); }
+  int coord(Axis axis) const { return real_.coord(axis); }
+  int size(Axis axis) const { return real_.size(axis); }
+
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label) const {
+    return {real_.alloc(rows, cols, label), sim_.alloc(rows, cols, label)};
+  }
+
+  void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec) {
+    real_.slice(x.real, sub.real, dim, spec);
+    sim_.slice(x.sim, sub.sim, dim, spec);
+  }
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec) {
+    real_.unslice(sub.real, x.real, dim, spec);
+    sim_.unslice(sub.sim, x.sim, dim, spec);
+  }
+  void copy(const Mat& from, const Mat& to) {
+    real_.copy(from.real, to.real);
+    sim_.copy(from.sim, to.sim);
+  }
+  void zero(const Mat& x) {
+    real_.zero(x.real);
+    sim_.zero(x.sim);
+  }
+
+  OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim) {
+    return track(real_.start_all_gather(axis, local.real, out.real, dim),
+                 sim_.start_all_gather(axis, local.sim, out.sim, dim));
+  }
+  OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim) {
+    return track(real_.start_reduce_scatter(axis, in.real, out.real, dim),
+                 sim_.start_reduce_scatter(axis, in.sim, out.sim, dim));
+  }
+  OpId start_broadcast(Axis axis, const Mat& buffer, int root) {
+    return track(real_.start_broadcast(axis, buffer.real, root),
+                 sim_.start_broadcast(axis, buffer.sim, root));
+  }
+  OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root) {
+    return track(real_.start_reduce(axis, in.real, out.real, root),
+                 sim_.start_reduce(axis, in.sim, out.sim, root));
+  }
+  OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement) {
+    return track(real_.start_shift(axis, in.real, out.real, displacement),
+                 sim_.start_shift(axis, in.sim, out.sim, displacement));
+  }
+  OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
+                                const SliceSpec& slice) {
+    return track(real_.start_partial_all_gather(axis, local.real, out.real, dim, slice),
+                 sim_.start_partial_all_gather(axis, local.sim, out.sim, dim, slice));
+  }
+  OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
+                                    MatrixDim dim, const SliceSpec& slice) {
+    return track(
+        real_.start_partial_reduce_scatter(axis, contribution.real, shard.real, dim, slice),
+        sim_.start_partial_reduce_scatter(axis, contribution.sim, shard.sim, dim, slice));
+  }
+  void wait(OpId op) {
+    real_.wait(ops_[op].first);
+    sim_.wait(ops_[op].second);
+  }
+  void wait_all() {
+    real_.wait_all();
+    sim_.wait_all();
+  }
+
+  template <class Beta>
+  void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, Beta beta,
+            const Mat& c) {
+    real_.gemm(a.real, transpose_a, b.real, transpose_b, beta, c.real);
+    sim_.gemm(a.sim, transpose_a, b.sim, transpose_b, static_cast<double>(beta), c.sim);
+  }
+
+ private:
+  OpId track(typename Real::OpId real, SimExecutor::OpId sim) {
+    ops_.emplace_back(real, sim);
+    return ops_.size() - 1;
+  }
+
+  Real& real_;
+  SimExecutor sim_;
+  std::vector<std::pair<typename Real::OpId, SimExecutor::OpId>> ops_;
+};
+
+}  // namespace meshslice::sim

@@ -1,0 +1,68 @@
+#pragma once
+// The fully-connected layers of one transformer block as distributed GEMMs (MeshSlice paper
+// §3.2.1, §4.4, Table 1): which matrix stays in place, whether the layer runs transposed, and
+// the forward, backward-data and backward-weight GEMMs that follow.
+//
+// A block has four FC layers Y = X W on T = batch * sequence tokens: the attention's input
+// projection (h -> 3h, Q, K and V together) and output projection (h -> h), and the
+// feed-forward network's two layers (h -> 4h -> h).
+//
+// Dataflow (the paper's autotuner, phase 1): the largest of X (T x I), W (I x O) and
+// Y (T x O) stays stationary, and the backward GEMMs take the same row of Table 1:
+//   Y-stn:  Y = OS(X, W)            X' = LS(Y', W)          W'   = RS(X, Y')
+//   X-stn:  Y = LS(X, W^T)          X' = OS(Y', W^T)        W'^T = RS(Y', X)
+//   W-stn:  Y = RS(X^T, W)          X'^T = LS(W, Y')        W'   = OS(X^T, Y')
+// Transposition: a W-stationary layer consumes its input transposed; rather than transposing
+// the activations, the autotuner runs such a layer's transposed dataflow (all matrices
+// transposed, OS -> OS, LS <-> RS, M <-> N), which consumes X as it is and yields Y^T. The flag
+// propagates along the block: input projection, attention (keeps it), output projection; the
+// residual add restores the untransposed layout; then the two feed-forward layers (the rule of
+// the MeshSlice reference implementation's autotuner).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm_problem.hpp"
+
+namespace meshslice::sim {
+
+struct LlmSpec {
+  std::string name;      // "gpt3", "megatron-nlg"
+  std::string label;     // "GPT-3 175B", for plots
+  std::size_t hidden;    // h
+  int heads;             // attention heads (h / heads is the head size)
+};
+
+const LlmSpec& gpt3();          // hidden 12288, 96 heads (Brown et al. 2020)
+const LlmSpec& megatron_nlg();  // hidden 20480, 128 heads (Smith et al. 2022)
+// "gpt3" or "megatron-nlg"; anything else is a UserError listing both.
+const LlmSpec& llm_by_name(const std::string& name);
+
+enum class Stationary { Y, X, W };
+const char* stationary_name(Stationary s);  // "Y-stn", "X-stn", "W-stn"
+
+struct FcLayer {
+  std::string name;  // "qkv", "attn_out", "ff1", "ff2"
+  std::size_t in;    // I
+  std::size_t out;   // O
+};
+
+std::vector<FcLayer> transformer_fc_layers(const LlmSpec& llm);
+
+// The stationary matrix of Y = X W for T tokens: the largest of X, W and Y.
+Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out);
+
+struct FcGemm {
+  std::string layer;  // FcLayer::name
+  std::string pass;   // "fwd", "bwd_data", "bwd_weight"
+  Stationary stationary;
+  bool transposed;
+  GemmProblem problem;
+  double flops() const { return 2.0 * problem.M * problem.N * problem.K; }
+  std::string label() const { return layer + "." + pass; }
+};
+
+// The 12 GEMMs (4 layers x 3 passes) of one block's training step for T tokens.
+std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens);
+
+}  // namespace meshslice::sim

@@ -1,0 +1,238 @@
+#include "sim/sim_executor.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+
+namespace meshslice::sim {
+
+SimTotals& SimTotals::operator+=(const SimTotals& o) {
+  seconds += o.seconds;
+  compute += o.compute;
+  local += o.local;
+  launch += o.launch;
+  sync += o.sync;
+  transfer += o.transfer;
+  flops += o.flops;
+  collectives += o.collectives;
+  return *this;
+}
+
+SimExecutor::SimExecutor(const hw::MachineModel& machine, int rows, int cols, int row, int col,
+                         std::vector<TraceEvent>* events)
+    : machine_(machine), rows_(rows), cols_(cols), row_(row), col_(col), events_(events) {
+  require(rows >= 1 && cols >= 1 && row >= 0 && row < rows && col >= 0 && col < cols,
+          "emulated chip (", row, ", ", col, ") is not on a ", rows, "x", cols, " mesh");
+}
+
+int SimExecutor::coord(Axis axis) const {
+  switch (axis) {
+    case Axis::row: return row_;
+    case Axis::col: return col_;
+    case Axis::tp: return row_ * cols_ + col_;
+    default: return 0;  // the emulated torus has no data- or pipeline-parallel extent
+  }
+}
+
+int SimExecutor::size(Axis axis) const {
+  switch (axis) {
+    case Axis::row: return rows_;
+    case Axis::col: return cols_;
+    case Axis::tp: return rows_ * cols_;
+    default: return 1;
+  }
+}
+
+SimExecutor::Engine SimExecutor::engine_of(Axis axis) const {
+  switch (axis) {
+    case Axis::row: return row_engine;
+    case Axis::col: return col_engine;
+    case Axis::tp: return tp_engine;
+    default: break;
+  }
+  throw UserError(concat("the emulated torus has no ", axis_name(axis),
+                         " ring; GEMM algorithms communicate on row, col or tp"));
+}
+
+hw::Ring SimExecutor::ring_of(Axis axis) const {
+  switch (engine_of(axis)) {
+    case row_engine: return hw::Ring::dim0;
+    case col_engine: return hw::Ring::dim1;
+    default: return hw::Ring::ring1d;
+  }
+}
+
+SimExecutor::Mat SimExecutor::alloc(std::size_t rows, std::size_t cols, const char*) const {
+  return Mat(rows, cols);
+}
+
+void SimExecutor::record(const char* name, TraceLane lane, double start, double end,
+                         double bytes, double flops) {
+  if (events_) events_->push_back(TraceEvent{name, lane, start, end, bytes, flops});
+}
+
+double SimExecutor::core_bandwidth(double start, double duration) {
+  const double full = machine_.machine.chip.hbm_bandwidth;
+  if (!machine_.machine.ici.nic_hbm_contention || duration <= 0) return full;
+  const double end = start + duration;
+  double bytes = 0;
+  for (auto& ring : nic_) {
+    // Activities that ended before the thread's clock cannot overlap anything issued from now
+    // on; the rest are in time order, so the scan stops at the first one starting after `end`.
+    while (!ring.empty() && ring.front().end <= clock_) ring.pop_front();
+    for (const NicActivity& a : ring) {
+      if (a.start >= end) break;
+      bytes += a.rate * std::max(0.0, std::min(end, a.end) - std::max(start, a.start));
+    }
+  }
+  // The NIC is served first; the cores always keep a tenth (a floor against a degenerate model,
+  // never reached with the calibrated links, whose rates are a fraction of HBM's).
+  return std::max(0.1 * full, full - bytes / duration);
+}
+
+SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw::CommCost& cost,
+                                           const Mat& in, const Mat& out, double bytes_sent) {
+  const Engine e = engine_of(axis);
+  const double start = std::max({clock_, engine_free_[e], in.ready()});
+  const double end = start + cost.total();
+  engine_free_[e] = end;
+  out.mark_written(end);
+  totals_.launch += cost.launch;
+  totals_.sync += cost.sync;
+  totals_.transfer += cost.transfer;
+  ++totals_.collectives;
+  if (cost.hbm_bytes > 0 && end > start)
+    nic_[e].push_back({start, end, cost.hbm_bytes / (end - start)});
+  static constexpr TraceLane lanes[] = {TraceLane::compute, TraceLane::row_links,
+                                        TraceLane::col_links, TraceLane::tp_links};
+  record(name, lanes[e], start, end, bytes_sent, 0.0);
+  op_end_.push_back(end);
+  return op_end_.size() - 1;
+}
+
+void SimExecutor::local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
+                             double bytes_written) {
+  double start = std::max({clock_, engine_free_[compute_engine], out.ready()});
+  if (in) start = std::max(start, in->ready());
+  const double guess = machine_.chip.copy_seconds(bytes_read, bytes_written);
+  const double seconds =
+      machine_.chip.copy_seconds(bytes_read, bytes_written, core_bandwidth(start, guess));
+  clock_ = engine_free_[compute_engine] = start + seconds;
+  out.mark_written(clock_);
+  totals_.local += seconds;
+  record(name, TraceLane::local, start, clock_, 0.0, 0.0);
+}
+
+void SimExecutor::slice(const Mat& x, const Mat& sub, MatrixDim, const SliceSpec&) {
+  const double bytes = sub.size() * element_bytes();
+  local_copy("slice", &x, sub, bytes, bytes);
+}
+
+void SimExecutor::unslice(const Mat& sub, const Mat& x, MatrixDim, const SliceSpec&) {
+  const double bytes = sub.size() * element_bytes();
+  local_copy("unslice", &sub, x, bytes, bytes);
+}
+
+void SimExecutor::copy(const Mat& from, const Mat& to) {
+  const double bytes = from.size() * element_bytes();
+  local_copy("copy", &from, to, bytes, bytes);
+}
+
+void SimExecutor::zero(const Mat& x) {
+  local_copy("zero", nullptr, x, 0.0, x.size() * element_bytes());
+}
+
+// The shard a chip contributes to an all-gather is its whole input.
+SimExecutor::OpId SimExecutor::start_all_gather(Axis axis, const Mat& local, const Mat& out,
+                                                MatrixDim) {
+  const int P = size(axis);
+  const double shard = local.size() * element_bytes();
+  return communicate("all_gather", axis, machine_.ici.all_gather(ring_of(axis), P, shard), local,
+                     out, (P - 1) * shard);
+}
+
+// The shard a chip keeps of a reduce-scatter is 1/P of its input.
+SimExecutor::OpId SimExecutor::start_reduce_scatter(Axis axis, const Mat& in, const Mat& out,
+                                                    MatrixDim) {
+  const int P = size(axis);
+  const double shard = in.size() * element_bytes() / P;
+  return communicate("reduce_scatter", axis, machine_.ici.reduce_scatter(ring_of(axis), P, shard),
+                     in, out, (P - 1) * shard);
+}
+
+SimExecutor::OpId SimExecutor::start_broadcast(Axis axis, const Mat& buffer, int) {
+  const double bytes = buffer.size() * element_bytes();
+  return communicate("broadcast", axis, machine_.ici.broadcast(ring_of(axis), size(axis), bytes),
+                     buffer, buffer, bytes);
+}
+
+SimExecutor::OpId SimExecutor::start_reduce(Axis axis, const Mat& in, const Mat& out, int) {
+  const double bytes = in.size() * element_bytes();
+  return communicate("reduce", axis, machine_.ici.reduce(ring_of(axis), size(axis), bytes), in,
+                     out, bytes);
+}
+
+SimExecutor::OpId SimExecutor::start_shift(Axis axis, const Mat& in, const Mat& out,
+                                           int displacement) {
+  const double bytes = in.size() * element_bytes();
+  return communicate("shift", axis,
+                     machine_.ici.shift(ring_of(axis), size(axis), displacement, bytes), in, out,
+                     bytes);
+}
+
+// A partial collective moves sub-shard s of the shard. Packing the sub-shard's blocks is left to
+// the NIC's DMA (strided reads of whole B-blocks), so it adds HBM traffic but no core time.
+SimExecutor::OpId SimExecutor::start_partial_all_gather(Axis axis, const Mat& local,
+                                                        const Mat& out, MatrixDim,
+                                                        const SliceSpec& slice) {
+  const int P = size(axis);
+  const double shard = local.size() * element_bytes() / slice.count;
+  return communicate("partial_all_gather", axis,
+                     machine_.ici.all_gather(ring_of(axis), P, shard), local, out,
+                     (P - 1) * shard);
+}
+
+SimExecutor::OpId SimExecutor::start_partial_reduce_scatter(Axis axis, const Mat& contribution,
+                                                            const Mat& shard, MatrixDim,
+                                                            const SliceSpec&) {
+  const int P = size(axis);
+  const double piece = contribution.size() * element_bytes() / P;
+  return communicate("partial_reduce_scatter", axis,
+                     machine_.ici.reduce_scatter(ring_of(axis), P, piece), contribution, shard,
+                     (P - 1) * piece);
+}
+
+void SimExecutor::wait(OpId op) {
+  require(op < op_end_.size(), "SimExecutor::wait: unknown operation ", op);
+  clock_ = std::max(clock_, op_end_[op]);
+}
+
+void SimExecutor::wait_all() {
+  for (double end : op_end_) clock_ = std::max(clock_, end);
+}
+
+void SimExecutor::gemm(const Mat& a, bool transpose_a, const Mat& b, bool, double beta,
+                       const Mat& c) {
+  const std::size_t m = c.extent(0), n = c.extent(1);
+  const std::size_t k = transpose_a ? a.extent(0) : a.extent(1);
+  const bool accumulate = beta != 0.0;
+  const double start =
+      std::max({clock_, engine_free_[compute_engine], a.ready(), b.ready(), c.ready()});
+  hw::GemmTiming t = machine_.chip.gemm(m, n, k, accumulate);
+  if (machine_.machine.ici.nic_hbm_contention)
+    t = machine_.chip.gemm(m, n, k, accumulate, core_bandwidth(start, t.seconds));
+  clock_ = engine_free_[compute_engine] = start + t.seconds;
+  c.mark_written(clock_);
+  totals_.compute += t.seconds;
+  totals_.flops += t.flops;
+  record("gemm", TraceLane::compute, start, clock_, 0.0, t.flops);
+}
+
+SimTotals SimExecutor::totals() const {
+  SimTotals t = totals_;
+  t.seconds = clock_;
+  for (double end : engine_free_) t.seconds = std::max(t.seconds, end);
+  return t;
+}
+
+}  // namespace meshslice::sim

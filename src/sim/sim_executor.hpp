@@ -1,0 +1,147 @@
+#pragma once
+// The emulating executor: runs a distributed GEMM algorithm (gemm/*.hpp, through run_gemm) on
+// data-free matrices and advances virtual clocks with the hardware model (hardware/), so one
+// process can time a 256- or 4096-chip torus.
+//
+// It emulates one chip of the mesh, the "representative": in a symmetric SPMD algorithm every
+// chip runs the same timeline (see sim/emulate.hpp for the asymmetric ones). The chip has
+// independent engines, each with its own clock:
+//   compute          the cores: GEMMs and local copies (slice, unslice, copy, zero)
+//   row, col links   the rings of mesh dimension 0 (Axis::row) and 1 (Axis::col); the two
+//                    directions of the mesh communicate in parallel
+//   tp links         the 1D ring through all chips (1D TP, FSDP)
+// and the issuing thread's clock. An operation starts when the thread issues it, its engine is
+// free (a ring carries one operation at a time, in issue order) and its inputs are ready; its
+// output becomes ready when it ends. GEMMs and local copies are synchronous for the thread, as
+// they are for RealExecutor; collectives are not: wait() moves the thread's clock to the op's
+// end. So communication overlaps computation exactly where the algorithm's dependencies allow.
+//
+// With the machine's nic_hbm_contention, a GEMM gets only the HBM bandwidth that the
+// communication overlapping it leaves over (the NIC reads and writes HBM directly).
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "comm/slicing.hpp"
+#include "core/trace.hpp"
+#include "hardware/model.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice::sim {
+
+// A matrix without data: its shape, and when its latest write completes. Copies share that
+// state, as copies of a Kokkos view share the data.
+class SimMat {
+ public:
+  SimMat() = default;
+  SimMat(std::size_t rows, std::size_t cols)
+      : state_(std::make_shared<State>(State{rows, cols, 0.0})) {}
+  std::size_t extent(std::size_t dim) const {
+    return state_ ? (dim == 0 ? state_->rows : state_->cols) : 0;
+  }
+  std::size_t size() const { return extent(0) * extent(1); }
+  double ready() const { return state_ ? state_->ready : 0.0; }
+  void mark_written(double time) const {
+    if (state_ && time > state_->ready) state_->ready = time;
+  }
+
+ private:
+  struct State {
+    std::size_t rows, cols;
+    double ready;
+  };
+  std::shared_ptr<State> state_;
+};
+
+// What the emulated chip did, in seconds. Communication times are totals over all operations,
+// overlapped or not (paper Fig. 10 puts them next to the compute time).
+struct SimTotals {
+  double seconds = 0;   // wall time: from the first op's issue to the last op's end
+  double compute = 0;   // GEMMs
+  double local = 0;     // local copies through HBM
+  double launch = 0;    // communication: operation launch overheads
+  double sync = 0;      //                per-step synchronizations
+  double transfer = 0;  //                shard transfers
+  double flops = 0;     // useful GEMM flops on this chip
+  int collectives = 0;  // communication operations started
+  double communication() const { return launch + sync + transfer; }
+  // Time the cores were idle: communication (or its dependencies) not hidden behind work.
+  double exposed() const { return seconds - compute - local; }
+  SimTotals& operator+=(const SimTotals& o);
+};
+
+class SimExecutor {
+ public:
+  using Mat = SimMat;
+  using OpId = std::size_t;
+
+  // Emulates chip (row, col) of a rows x cols torus of `machine`'s chips. With `events`, every
+  // op is also recorded there (lanes and names as RealExecutor's trace).
+  SimExecutor(const hw::MachineModel& machine, int rows, int cols, int row = 0, int col = 0,
+              std::vector<TraceEvent>* events = nullptr);
+
+  int mesh_rows() const { return rows_; }
+  int mesh_cols() const { return cols_; }
+  int coord(Axis axis) const;
+  int size(Axis axis) const;
+
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label) const;
+
+  void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec);
+  void copy(const Mat& from, const Mat& to);
+  void zero(const Mat& x);
+
+  OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
+  OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);
+  OpId start_broadcast(Axis axis, const Mat& buffer, int root);
+  OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
+  OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
+  OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
+                                const SliceSpec& slice);
+  OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
+                                    MatrixDim dim, const SliceSpec& slice);
+  void wait(OpId op);
+  void wait_all();
+
+  void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, double beta,
+            const Mat& c);
+
+  double now() const { return clock_; }  // the issuing thread's clock
+  // Totals so far; `seconds` is the latest end of anything issued (call wait_all() first to
+  // include the thread waiting for it).
+  SimTotals totals() const;
+
+ private:
+  enum Engine { compute_engine = 0, row_engine, col_engine, tp_engine, engine_count };
+  struct NicActivity {
+    double start, end;
+    double rate;  // HBM bytes/s the NIC moves meanwhile
+  };
+
+  Engine engine_of(Axis axis) const;
+  hw::Ring ring_of(Axis axis) const;
+  double element_bytes() const { return machine_.machine.chip.element_bytes; }
+  OpId communicate(const char* name, Axis axis, const hw::CommCost& cost, const Mat& in,
+                   const Mat& out, double bytes_sent);
+  // A synchronous copy on the cores from `in` (if any) into `out`.
+  void local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
+                  double bytes_written);
+  // HBM bandwidth left to the cores over [start, start + duration).
+  double core_bandwidth(double start, double duration);
+  void record(const char* name, TraceLane lane, double start, double end, double bytes,
+              double flops);
+
+  const hw::MachineModel& machine_;
+  int rows_, cols_, row_, col_;
+  std::vector<TraceEvent>* events_;
+  double clock_ = 0;
+  double engine_free_[engine_count] = {0, 0, 0, 0};
+  std::vector<double> op_end_;
+  // Per ring engine, its operations' NIC activity in time order (a ring runs one at a time).
+  std::deque<NicActivity> nic_[engine_count];
+  SimTotals totals_;
+};
+
+}  // namespace meshslice::sim

@@ -1,0 +1,95 @@
+#pragma once
+// The paper's evaluation (§5.1) as a search over emulated runs: for each algorithm, the FC
+// GEMMs of a transformer block on every mesh shape the algorithm supports, each GEMM at its
+// best slice count S, and the mesh shape with the shortest total ("for fairness, we compare
+// the performance with optimal mesh shapes for each algorithm", §4.2).
+//
+// S per algorithm: MeshSlice's slice count; SUMMA's and Wang's unrolled loop iteration counts
+// (§4.2); 1D TP's and FSDP's slice count of their (sliced) collectives. Every algorithm gets the
+// S that is best for it on each GEMM, a choice that can only favour the baselines. S means
+// nothing to Collective and Cannon, which run with S = 1.
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "gemm/algorithm.hpp"
+#include "hardware/model.hpp"
+#include "sim/fc_layers.hpp"
+#include "sim/sim_executor.hpp"
+
+namespace meshslice::sim {
+
+struct SweepOptions {
+  std::vector<int> slices = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};  // S candidates
+  int block = 8;          // B of the blocked slicing: TPUs read 128x8 tiles (paper §3.1.2)
+  int min_mesh_side = 2;  // 2D algorithms on meshes with at least this many rows and columns
+};
+
+struct GemmResult {
+  FcGemm gemm;
+  int slices = 1;
+  SimTotals totals;  // of the representative chip
+};
+
+struct Configuration {
+  Algorithm algorithm = Algorithm::meshslice;
+  int rows = 0;
+  int cols = 0;
+  std::vector<GemmResult> gemms;
+  SimTotals totals;  // the GEMMs one after another: their sum
+  double flops = 0;  // useful flops of the whole cluster
+
+  int chips() const { return rows * cols; }
+  // Achieved flops over the cluster's peak as the paper measures it (272 TFLOP/s per TPUv4).
+  double flop_utilization(const hw::Machine& machine) const {
+    return flops / (chips() * machine.chip.utilization_peak_flops * totals.seconds);
+  }
+};
+
+// FLOP utilization of one GEMM of a configuration.
+double flop_utilization(const GemmResult& r, int chips, const hw::Machine& machine);
+
+// The options of one run at S slices. One slice cuts nothing, so its block size is 1: a shard
+// need not split into B-blocks to be gathered whole.
+GemmOptions gemm_options(int slices, const SweepOptions& options);
+
+// The S values worth trying for `algorithm` (see the header comment).
+std::vector<int> slice_candidates(Algorithm algorithm, const SweepOptions& options);
+
+// Mesh shapes (rows, cols) of `chips` chips for `algorithm`: every factorization with both
+// sides >= min_mesh_side for the 2D algorithms, the square one for Cannon (none if `chips` is
+// not a square), and the single ring 1 x chips for 1D TP and FSDP.
+std::vector<std::pair<int, int>> mesh_shapes(Algorithm algorithm, int chips,
+                                             const SweepOptions& options);
+
+// Every GEMM at its best S on one mesh; nullopt when some GEMM has no valid S there (shapes
+// that do not split, S the algorithm rejects).
+std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algorithm algorithm,
+                                           const std::vector<FcGemm>& gemms, int rows, int cols,
+                                           const SweepOptions& options);
+
+// The best mesh shape for `algorithm` on `chips` chips; nullopt when none is valid.
+std::optional<Configuration> best_configuration(const hw::MachineModel& machine,
+                                                Algorithm algorithm,
+                                                const std::vector<FcGemm>& gemms, int chips,
+                                                const SweepOptions& options);
+
+// The paper's two scenarios (§5.1.1, §5.1.3): weak scaling grows the batch with the chips
+// (batch = chips / 2, sequence 2048), strong scaling keeps batch 32.
+enum class Scaling { weak, strong };
+const char* scaling_name(Scaling scaling);  // "weak", "strong"
+
+struct WorkloadOptions {
+  double weak_batch_per_chip = 0.5;
+  int strong_batch = 32;
+  int sequence = 2048;
+};
+
+// Tokens T = batch * sequence of one training step on `chips` chips.
+std::size_t tokens(Scaling scaling, int chips, const WorkloadOptions& workload);
+
+// Whether the paper evaluates `algorithm` in this scenario: FSDP "cannot support strong
+// scaling because DP assumes the batch size increases with the chip count" (§5.1.3).
+bool evaluated(Algorithm algorithm, Scaling scaling);
+
+}  // namespace meshslice::sim
