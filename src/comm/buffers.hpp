@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
@@ -85,33 +86,34 @@ class MpiBuffer {
 };
 
 // blocks[p][i][j] = m(i, p*c + j) for a matrix of P column blocks of width c: turns a gather or
-// scatter along columns into one along contiguous blocks.
-template <class T, class Space>
-void pack_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks) {
-  const std::size_t rows = m.extent(0);
-  const std::size_t width = m.extent(1) / parts;
+// scatter along columns into one along contiguous blocks. (p, i, j) iteration with j innermost
+// keeps both sides contiguous and needs no index division (these kernels move every byte of a
+// column collective once more, so they are on the critical path).
+template <class T, class Space, bool kPack>
+void move_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks) {
+  const std::int64_t rows = m.extent(0);
+  const std::int64_t width = m.extent(1) / parts;
+  using Policy = Kokkos::MDRangePolicy<SpaceExec<Space>, Kokkos::Rank<3>>;
   Kokkos::parallel_for(
-      "meshslice::pack_col_blocks", Kokkos::RangePolicy<SpaceExec<Space>>(0, m.size()),
-      KOKKOS_LAMBDA(const std::size_t index) {
-        const std::size_t p = index / (rows * width);
-        const std::size_t i = (index / width) % rows;
-        const std::size_t j = index % width;
-        blocks(index) = m(i, p * width + j);
+      kPack ? "meshslice::pack_col_blocks" : "meshslice::unpack_col_blocks",
+      Policy({0, 0, 0}, {std::int64_t(parts), rows, width}),
+      KOKKOS_LAMBDA(const std::int64_t p, const std::int64_t i, const std::int64_t j) {
+        const std::size_t index = (p * rows + i) * width + j;
+        if (kPack)
+          blocks(index) = m(i, p * width + j);
+        else
+          m(i, p * width + j) = blocks(index);
       });
 }
 
 template <class T, class Space>
+void pack_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks) {
+  move_col_blocks<T, Space, true>(m, parts, blocks);
+}
+
+template <class T, class Space>
 void unpack_col_blocks(const Buffer<T, Space>& blocks, int parts, const Matrix<T, Space>& m) {
-  const std::size_t rows = m.extent(0);
-  const std::size_t width = m.extent(1) / parts;
-  Kokkos::parallel_for(
-      "meshslice::unpack_col_blocks", Kokkos::RangePolicy<SpaceExec<Space>>(0, m.size()),
-      KOKKOS_LAMBDA(const std::size_t index) {
-        const std::size_t p = index / (rows * width);
-        const std::size_t i = (index / width) % rows;
-        const std::size_t j = index % width;
-        m(i, p * width + j) = blocks(index);
-      });
+  move_col_blocks<T, Space, false>(m, parts, blocks);
 }
 
 template <class T, class Space>

@@ -69,17 +69,21 @@ Request make_request(std::vector<CommStep> steps, std::function<void()> on_compl
 }  // namespace
 
 template <class T, class Space>
-Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
-                    const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options) {
-  check_stacked("all_gather", ring, local, out, dim, "local shard", "output");
+Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t cols,
+                             const std::function<void(const Matrix<T, Space>&)>& produce,
+                             const Matrix<T, Space>& out, MatrixDim dim,
+                             const CommOptions& options) {
+  const Matrix<T, Space> shape_only(nullptr, rows, cols);
+  check_stacked("all_gather", ring, shape_only, out, dim, "local shard", "output");
   const int parts = ring.size();
-  const std::size_t n = local.size();
+  const std::size_t n = rows * cols;
   const std::size_t mine = ring.rank() * n;
   // Row blocks of `out` are already the P contiguous blocks; column blocks need a buffer.
   const bool in_place_blocks = dim == MatrixDim::rows;
   const Buffer<T, Space> blocks =
       in_place_blocks ? flat(out) : scratch_buffer<T, Space>("all_gather_blocks", parts * n);
-  copy_range(blocks, mine, flat(local), 0, n);
+  produce(Matrix<T, Space>(blocks.data() + mine, rows, cols));
+  SpaceExec<Space>().fence();
   const MpiBuffer<T, Space> mpi(blocks, options.gpu_aware_mpi);
   mpi.push(mine, n);
 
@@ -99,6 +103,17 @@ Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
     if (!in_place_blocks) unpack_col_blocks(blocks, parts, keep);
     SpaceExec<Space>().fence();
   });
+}
+
+template <class T, class Space>
+Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
+                    const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options) {
+  return iall_gather_produced<T, Space>(
+      ring, local.extent(0), local.extent(1),
+      [&](const Matrix<T, Space>& block) {
+        if (block.data() != local.data()) Kokkos::deep_copy(block, local);
+      },
+      out, dim, options);
 }
 
 template <class T, class Space>
@@ -285,6 +300,10 @@ Request ishift(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T,
 }
 
 #define MESHSLICE_INSTANTIATE_COLLECTIVES(T, Space)                                               \
+  template Request iall_gather_produced<T, Space>(                                              \
+      const AxisComm&, std::size_t, std::size_t,                                                \
+      const std::function<void(const Matrix<T, Space>&)>&, const Matrix<T, Space>&, MatrixDim,  \
+      const CommOptions&);                                                                      \
   template Request iall_gather<T, Space>(const AxisComm&, const Matrix<T, Space>&,              \
                                          const Matrix<T, Space>&, MatrixDim, const CommOptions&); \
   template Request ireduce_scatter<T, Space>(const AxisComm&, const Matrix<T, Space>&,          \

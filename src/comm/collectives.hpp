@@ -6,6 +6,8 @@
 // dimension is gathered/scattered: the i-th block of rows (MatrixDim::rows) or of columns
 // (MatrixDim::cols) of a gathered matrix belongs to ring rank i. Sums use MPI_SUM.
 // Shapes are checked and a mismatch is a UserError naming the sizes.
+#include <functional>
+
 #include "comm/comm_options.hpp"
 #include "comm/request.hpp"
 #include "core/kokkos_types.hpp"
@@ -17,6 +19,15 @@ namespace meshslice {
 template <class T, class Space>
 Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
                     const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options = {});
+
+// The same all-gather for a local shard that is produced rather than given: produce(block)
+// writes this rank's rows x cols shard straight into its place in the gather buffer, which
+// saves a full copy when the shard is computed anyway (MeshSlice's sliced sub-shards).
+template <class T, class Space>
+Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t cols,
+                             const std::function<void(const Matrix<T, Space>&)>& produce,
+                             const Matrix<T, Space>& out, MatrixDim dim,
+                             const CommOptions& options = {});
 
 // out (r x c) = sum over ring ranks of block rank() of their input (P*r x c or r x P*c).
 template <class T, class Space>

@@ -19,9 +19,15 @@ template <class T, class Space>
 Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
                             const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
                             const CommOptions& options) {
-  const auto sub = sub_shard_like(local, dim, slice, "partial_all_gather_sub");
-  slice_into(local, sub, dim, slice);
-  return iall_gather(ring, sub, out, dim, options);  // copies `sub` before returning
+  const bool cols = dim == MatrixDim::cols;
+  check_slice(cols ? local.extent(1) : local.extent(0), dim, slice, "shard");
+  const std::size_t rows = cols ? local.extent(0) : local.extent(0) / slice.count;
+  const std::size_t width = cols ? local.extent(1) / slice.count : local.extent(1);
+  // The sub-shard is sliced straight into its block of the gather buffer.
+  return iall_gather_produced<T, Space>(
+      ring, rows, width,
+      [&](const Matrix<T, Space>& block) { slice_into(local, block, dim, slice); }, out, dim,
+      options);
 }
 
 template <class T, class Space>
