@@ -31,30 +31,6 @@
 
 namespace meshslice {
 
-namespace fsdp_detail {
-
-// UserError unless every row split over the P chips divides evenly and the sliced dimension
-// splits into S sub-shards of B-blocks on every chip.
-inline void check(const GemmProblem& p, int P, const GemmOptions& o) {
-  require(o.slices >= 1 && o.block >= 1, "FSDP: slice count S=", o.slices, " and block size B=",
-          o.block, " must both be >= 1");
-  require(p.M > 0 && p.N > 0 && p.K > 0, "GEMM shapes must be positive, got ", p.str());
-  for (const MatrixShape& shape : {p.global_a(), p.global_b(), p.global_c()})
-    require(shape.rows % P == 0, "FSDP ", dataflow_name(p.flow),
-            " splits every matrix by rows over the ", P,
-            " chips of the tensor-parallel ring, but ", p.str(), " has a ", shape.rows, "x",
-            shape.cols, " matrix; ", P, " must divide ", shape.rows);
-  const char* name = p.flow == Dataflow::OS ? "K" : p.flow == Dataflow::LS ? "N" : "M";
-  const std::size_t extent = p.flow == Dataflow::OS ? p.K : p.flow == Dataflow::LS ? p.N : p.M;
-  const std::size_t local = extent / P, unit = static_cast<std::size_t>(o.slices) * o.block;
-  require(local % unit == 0, "FSDP ", dataflow_name(p.flow), " slices ", name, "=", extent,
-          ", which is ", local, " per chip of the ", P, "-chip tensor-parallel ring; S*B = ",
-          o.slices, "*", o.block, " = ", unit, " must divide ", local,
-          ". Choose S and B with S*B dividing ", local);
-}
-
-}  // namespace fsdp_detail
-
 // OS: C_t = sum_s slice_col(A_t, s) AG_tp(slice_row(B_t, s)).
 template <class Exec>
 void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
@@ -147,7 +123,9 @@ void fsdp_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 template <class Exec>
 void fsdp_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
-  fsdp_detail::check(p, ex.size(Axis::tp), o);
+  // run_gemm checked the row splits (check_layout); the sliced dimension is the one the weight
+  // all-gather / gradient reduce-scatter runs over: K in OS, N in LS, M in RS.
+  check_slice_split("FSDP", p, sliced_dimension(p), ex.size(Axis::tp), o.slices, o.block);
   switch (p.flow) {
     case Dataflow::OS: return fsdp_os(ex, p, a, b, c, o);
     case Dataflow::LS: return fsdp_ls(ex, p, a, b, c, o);

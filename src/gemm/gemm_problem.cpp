@@ -42,22 +42,31 @@ void check_distributable(const GemmProblem& problem, int mesh_rows, int mesh_col
   check_split("C", problem.global_c(), mesh_rows, mesh_cols);
 }
 
+SlicedDimension sliced_dimension(const GemmProblem& problem) {
+  switch (problem.flow) {
+    case Dataflow::OS: return {"K", problem.K};
+    case Dataflow::LS: return {"N", problem.N};
+    case Dataflow::RS: return {"M", problem.M};
+  }
+  return {"?", 0};
+}
+
+void check_slice_split(const std::string& who, const GemmProblem& problem, SlicedDimension dim,
+                       int parts, int slices, int block) {
+  require(slices >= 1 && block >= 1, who, ": slice count S=", slices, " and block size B=", block,
+          " must both be >= 1");
+  const std::size_t local = dim.extent / parts;
+  const std::size_t unit = static_cast<std::size_t>(slices) * block;
+  require(local % unit == 0, who, " ", dataflow_name(problem.flow), " slices ", dim.name, "=",
+          dim.extent, ", which is ", local, " per chip when split ", parts, " ways; S*B = ",
+          slices, "*", block, " = ", unit, " must divide ", local,
+          ". Choose S and B with S*B dividing ", local);
+}
+
 void check_sliceable(const GemmProblem& problem, int mesh_rows, int mesh_cols, int slices,
                      int block) {
-  require(slices >= 1 && block >= 1, "slice count S=", slices, " and block size B=", block,
-          " must both be >= 1");
-  const char* name = problem.flow == Dataflow::OS ? "K" : problem.flow == Dataflow::LS ? "N" : "M";
-  const std::size_t extent = problem.flow == Dataflow::OS   ? problem.K
-                             : problem.flow == Dataflow::LS ? problem.N
-                                                            : problem.M;
-  const std::size_t unit = static_cast<std::size_t>(slices) * block;
-  for (int parts : {mesh_rows, mesh_cols}) {
-    const std::size_t local = extent / parts;
-    require(local % unit == 0, "MeshSlice ", dataflow_name(problem.flow), " slices ", name, "=",
-            extent, ", which is ", local, " per shard on a mesh axis of ", parts,
-            "; S*B = ", slices, "*", block, " = ", unit, " must divide ", local,
-            ". Choose S and B with S*B dividing ", local);
-  }
+  for (int parts : {mesh_rows, mesh_cols})
+    check_slice_split("MeshSlice", problem, sliced_dimension(problem), parts, slices, block);
 }
 
 }  // namespace meshslice

@@ -33,6 +33,18 @@ struct GemmProblem {
 // UserError naming the sizes unless every matrix splits evenly over the mesh.
 void check_distributable(const GemmProblem& problem, int mesh_rows, int mesh_cols);
 
+// The dimension MeshSlice cuts into S sub-shards for a dataflow: K for OS, N for LS, M for RS.
+struct SlicedDimension {
+  const char* name;
+  std::size_t extent;
+};
+SlicedDimension sliced_dimension(const GemmProblem& problem);
+
+// UserError naming the sizes unless S, B >= 1 and S*B divides the per-chip share of `dim` when
+// it is split `parts` ways. `who` names the algorithm in the message.
+void check_slice_split(const std::string& who, const GemmProblem& problem, SlicedDimension dim,
+                       int parts, int slices, int block);
+
 // UserError naming the sizes unless MeshSlice can slice this problem into S sub-shards of
 // B-blocks: the sliced dimension (K for OS, N for LS, M for RS) must be divisible by S*B in
 // the shards on both mesh axes.

@@ -1,5 +1,7 @@
 #pragma once
 // One entry point for every distributed GEMM algorithm, over any executor.
+#include <stdexcept>
+
 #include "core/errors.hpp"
 #include "gemm/algorithm.hpp"
 #include "gemm/cannon.hpp"
@@ -34,18 +36,20 @@ template <class Exec>
 void run_gemm(Exec& ex, Algorithm algorithm, const GemmProblem& p, const typename Exec::Mat& a,
               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
   check_shards(ex, algorithm, p, a, b, c);
+  require(o.slices >= 1 && o.block >= 1, "slice count S=", o.slices, " and block size B=",
+          o.block, " must both be >= 1");
+  // A single slice has no blocks to interleave: B only matters for S > 1.
+  const GemmOptions options{o.slices, o.slices == 1 ? 1 : o.block};
   switch (algorithm) {
-    case Algorithm::meshslice: return meshslice_gemm(ex, p, a, b, c, o);
-    case Algorithm::collective: return meshslice_gemm(ex, p, a, b, c, GemmOptions{1, o.block});
-    case Algorithm::summa: return summa_gemm(ex, p, a, b, c, o);
-    case Algorithm::cannon: return cannon_gemm(ex, p, a, b, c, o);
-    case Algorithm::wang: return wang_gemm(ex, p, a, b, c, o);
-    case Algorithm::tp1d: return tp1d_gemm(ex, p, a, b, c, o);
-    case Algorithm::fsdp: return fsdp_gemm(ex, p, a, b, c, o);
-    default: break;
+    case Algorithm::meshslice: return meshslice_gemm(ex, p, a, b, c, options);
+    case Algorithm::collective: return meshslice_gemm(ex, p, a, b, c, GemmOptions{1, 1});
+    case Algorithm::summa: return summa_gemm(ex, p, a, b, c, options);
+    case Algorithm::cannon: return cannon_gemm(ex, p, a, b, c, options);
+    case Algorithm::wang: return wang_gemm(ex, p, a, b, c, options);
+    case Algorithm::tp1d: return tp1d_gemm(ex, p, a, b, c, options);
+    case Algorithm::fsdp: return fsdp_gemm(ex, p, a, b, c, options);
   }
-  throw UserError(concat("GEMM algorithm '", algorithm_name(algorithm),
-                         "' is not available in this build"));
+  throw std::logic_error("run_gemm: unknown algorithm");
 }
 
 }  // namespace meshslice

@@ -31,33 +31,6 @@
 
 namespace meshslice {
 
-namespace tp1d_detail {
-
-// UserError unless the dimensions 1D TP splits over the P chips of the tp ring divide evenly and
-// the sliced one splits into S sub-shards of B-blocks on every chip.
-inline void check(const GemmProblem& p, int P, const GemmOptions& o) {
-  require(o.slices >= 1 && o.block >= 1, "1D TP: slice count S=", o.slices, " and block size B=",
-          o.block, " must both be >= 1");
-  require(p.M > 0 && p.N > 0 && p.K > 0, "GEMM shapes must be positive, got ", p.str());
-  // OS and RS split N (B and C columns); LS splits K (A and B columns). The gathered/scattered
-  // dimension (M in OS/LS, K in RS) is sliced.
-  const bool ls = p.flow == Dataflow::LS, rs = p.flow == Dataflow::RS;
-  const char* split_name = ls ? "K" : "N";
-  const std::size_t split = ls ? p.K : p.N;
-  const char* sliced_name = rs ? "K" : "M";
-  const std::size_t sliced = rs ? p.K : p.M;
-  for (auto [name, extent] : {std::pair{split_name, split}, std::pair{sliced_name, sliced}})
-    require(extent % P == 0, "1D TP ", dataflow_name(p.flow), " splits ", name, "=", extent,
-            " over the ", P, " chips of the tensor-parallel ring; ", P, " must divide ", extent);
-  const std::size_t local = sliced / P, unit = static_cast<std::size_t>(o.slices) * o.block;
-  require(local % unit == 0, "1D TP ", dataflow_name(p.flow), " slices ", sliced_name, "=", sliced,
-          ", which is ", local, " per chip of the ", P, "-chip tensor-parallel ring; S*B = ",
-          o.slices, "*", o.block, " = ", unit, " must divide ", local,
-          ". Choose S and B with S*B dividing ", local);
-}
-
-}  // namespace tp1d_detail
-
 // OS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (M/S x K); C rows of slice s = Ag_s B_t.
 template <class Exec>
 void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
@@ -150,7 +123,11 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 template <class Exec>
 void tp1d_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
-  tp1d_detail::check(p, ex.size(Axis::tp), o);
+  // run_gemm checked the splits (check_layout); the gathered/scattered dimension is sliced:
+  // M in OS and LS (the sequence, as Megatron chunks it), K in RS.
+  const SlicedDimension sliced = p.flow == Dataflow::RS ? SlicedDimension{"K", p.K}
+                                                        : SlicedDimension{"M", p.M};
+  check_slice_split("1D TP", p, sliced, ex.size(Axis::tp), o.slices, o.block);
   switch (p.flow) {
     case Dataflow::OS: return tp1d_os(ex, p, a, b, c, o);
     case Dataflow::LS: return tp1d_ls(ex, p, a, b, c, o);

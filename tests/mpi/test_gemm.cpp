@@ -65,13 +65,14 @@ std::size_t sliced_extent(const GemmProblem& p) {
 }
 
 // Whether `algorithm` must accept this configuration (else it must raise a UserError). Written
-// from the algorithms' definitions, independently of the code under test.
+// from the algorithms' definitions, independently of the code under test. With S = 1 nothing
+// is sliced, so the block size never matters.
 bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int cols, int s,
                         int b) {
   const std::size_t extent = sliced_extent(p);
   switch (algorithm) {
     case Algorithm::meshslice:
-      return (extent / rows) % (s * b) == 0 && (extent / cols) % (s * b) == 0;
+      return s == 1 || ((extent / rows) % (s * b) == 0 && (extent / cols) % (s * b) == 0);
     case Algorithm::collective:
       return true;
     case Algorithm::summa:
@@ -86,11 +87,11 @@ bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int
     case Algorithm::tp1d:
       // S*B divides the per-chip share (of P = rows*cols) of the gathered/scattered dimension:
       // M in OS/LS, K in RS.
-      return ((p.flow == Dataflow::RS ? p.K : p.M) / (rows * cols)) % (s * b) == 0;
+      return s == 1 || ((p.flow == Dataflow::RS ? p.K : p.M) / (rows * cols)) % (s * b) == 0;
     case Algorithm::fsdp:
       // S*B divides the per-chip share (of P = rows*cols) of the dimension the weight
       // all-gather / gradient reduce-scatter runs over: K in OS, N in LS, M in RS.
-      return (extent / (rows * cols)) % (s * b) == 0;
+      return s == 1 || (extent / (rows * cols)) % (s * b) == 0;
   }
   return false;
 }
