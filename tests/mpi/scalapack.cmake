@@ -11,10 +11,4 @@ target_link_libraries(meshslice-test-scalapack PRIVATE meshslice_mpi_test_main m
 # "ranks dp,pp,rows,cols"; 2,1,2,2 runs two independent grids side by side (one per dp group).
 set(MESHSLICE_SCALAPACK_MESHES "1 1,1,1,1" "4 1,1,1,4" "4 1,1,4,1" "4 1,1,2,2" "6 1,1,2,3"
     "6 1,1,3,2" "8 1,1,2,4" "8 2,1,2,2")
-foreach(mesh IN LISTS MESHSLICE_SCALAPACK_MESHES)
-  separate_arguments(parts UNIX_COMMAND "${mesh}")
-  list(GET parts 0 ranks)
-  list(GET parts 1 shape)
-  string(REPLACE "," "_" tag "${shape}")
-  meshslice_mpi_test(scalapack_${tag} meshslice-test-scalapack ${ranks} --mesh ${shape})
-endforeach()
+meshslice_mpi_test_on_meshes(scalapack meshslice-test-scalapack ${MESHSLICE_SCALAPACK_MESHES})
