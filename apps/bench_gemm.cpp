@@ -22,6 +22,8 @@
 #include "gemm/scalapack_gemm.hpp"
 #include "gemm/verify.hpp"
 #include "mesh/mesh_parameters.hpp"
+#include "sim/combined_executor.hpp"
+#include "sim/machine_loader.hpp"
 
 namespace meshslice::bench {
 
@@ -41,6 +43,7 @@ struct GemmSettings {
   int gemm_chunks;
   bool verify;
   bool trace;
+  std::unique_ptr<hw::MachineModel> machine;  // combined mode: also emulate this machine
 };
 
 GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
@@ -67,6 +70,9 @@ GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
   s.gemm_chunks = get_param<int>(deck, "gemm.gemm_chunks");
   s.verify = get_param<bool>(deck, "gemm.verify");
   s.trace = get_param<bool>(deck, "gemm.trace");
+  const std::string hardware = get_param<std::string>(deck, "gemm.hardware");
+  if (hardware != "none")
+    s.machine = std::make_unique<hw::MachineModel>(sim::load_machine_model(hardware));
   require(s.block >= 1, "gemm.block must be >= 1, got ", s.block);
   require(s.repetitions >= 1 && s.warmups >= 0, "gemm.repetitions must be >= 1 and gemm.warmups >= 0");
   require(s.gemm_chunks >= 1, "gemm.gemm_chunks must be >= 1, got ", s.gemm_chunks);
@@ -210,6 +216,16 @@ Result run_one(const std::string& name, const GemmProblem& p, int slices, const 
       }
     }
   }
+  if (s.machine && !scalapack) {
+    // Combined mode: the same ops once more, each also timed on the emulated machine.
+    RealExecutor<T> real(torus, comm, s.gemm_chunks);
+    sim::CombinedExecutor<RealExecutor<T>> ex(real, *s.machine);
+    run_gemm(ex, algorithm, p, ex.wrap(a), ex.wrap(b), ex.wrap(c), GemmOptions{slices, s.block});
+    ex.wait_all();
+    double emulated = ex.emulated().totals().seconds;
+    MPI_Allreduce(MPI_IN_PLACE, &emulated, 1, MPI_DOUBLE, MPI_MAX, group);
+    r.emulated_seconds = emulated;
+  }
   if (s.verify) r.error = max_relative_error(algorithm, p, torus, c);
   return r;
 }
@@ -251,6 +267,9 @@ void add_gemm_parameters(Teuchos::ParameterList& valid) {
   g.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress MPI during it");
   g.set("verify", true, "check every result against a serial GEMM of the same global data");
   g.set("trace", true, "write a Chrome trace (Perfetto) of each configuration to --out");
+  g.set("hardware", std::string("none"),
+        "combined mode: also time every configuration's ops on an emulated machine, a name "
+        "under hardware/machines/ (tpuv4) or a path; none = off");
 }
 
 int run_gemm_bench(AppContext& context) {
@@ -271,7 +290,7 @@ int run_gemm_bench(AppContext& context) {
         std::vector<std::string>{"algorithm", "dataflow", "rows", "cols", "M", "N", "K", "S",
                                  "seconds", "gflops", "local_peak_gflops", "efficiency",
                                  "hidden_comm_fraction", "local_gemm_efficiency",
-                                 "max_rel_error"});
+                                 "max_rel_error", "emulated_seconds"});
   std::vector<Result> results;
   for (Dataflow flow : s.flows)
     for (GemmProblem shape : s.shapes) {
@@ -294,7 +313,7 @@ int run_gemm_bench(AppContext& context) {
             csv->row(r.algorithm, dataflow_name(flow), rows, cols, shape.M, shape.N, shape.K,
                      r.slices, r.seconds, r.gflops, r.peak_gflops,
                      r.gflops / (r.peak_gflops * rows * cols), r.hidden, r.local_gemm_efficiency,
-                     r.error);
+                     r.error, r.emulated_seconds);
         }
       }
     }

@@ -15,16 +15,16 @@ std::string optional(double value, const char* format) {
 }  // namespace
 
 void print_gemm_report(const std::vector<Result>& results, int rows, int cols) {
-  std::printf("\n%-11s %-4s %5s %6s %6s %6s %3s %10s %9s %9s %6s %7s %9s %9s\n", "algorithm",
-              "flow", "mesh", "M", "N", "K", "S", "seconds", "GFLOP/s", "peak/chip", "eff",
-              "hidden", "localgemm", "rel_err");
+  std::printf("\n%-11s %-4s %5s %6s %6s %6s %3s %10s %9s %9s %6s %7s %9s %9s %11s\n",
+              "algorithm", "flow", "mesh", "M", "N", "K", "S", "seconds", "GFLOP/s", "peak/chip",
+              "eff", "hidden", "localgemm", "rel_err", "emulated_s");
   for (const auto& r : results)
-    std::printf("%-11s %-4s %2dx%-2d %6zu %6zu %6zu %3d %10.4f %9.1f %9.1f %6.3f %7s %9s %9s\n",
+    std::printf("%-11s %-4s %2dx%-2d %6zu %6zu %6zu %3d %10.4f %9.1f %9.1f %6.3f %7s %9s %9s %11s\n",
                 r.algorithm.c_str(), dataflow_name(r.flow), rows, cols, r.problem.M, r.problem.N,
                 r.problem.K, r.slices, r.seconds, r.gflops, r.peak_gflops,
                 r.gflops / (r.peak_gflops * rows * cols), optional(r.hidden, "%.2f").c_str(),
                 optional(r.local_gemm_efficiency, "%.3f").c_str(),
-                optional(r.error, "%.1e").c_str());
+                optional(r.error, "%.1e").c_str(), optional(r.emulated_seconds, "%.3e").c_str());
 
   // Ratios per (dataflow, shape): MeshSlice at its best S against everything else.
   std::map<std::string, std::vector<const Result*>> groups;

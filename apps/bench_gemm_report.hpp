@@ -18,6 +18,7 @@ struct Result {
   double hidden = -1;      // fraction of communication hidden (-1: not traced)
   double local_gemm_efficiency = -1;  // local peak time / time the algorithm spent in GEMMs
   double error = -1;
+  double emulated_seconds = -1;  // combined mode: the same ops on the emulated machine
 };
 
 // Prints every result and, per dataflow and shape, MeshSlice's best S against the others as

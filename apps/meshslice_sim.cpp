@@ -12,6 +12,7 @@
 #include "sim_plots.hpp"
 #include "sim_report.hpp"
 #include "sim_settings.hpp"
+#include "sim/machine_loader.hpp"
 #include "sim_sweep.hpp"
 
 namespace {
@@ -20,14 +21,6 @@ Teuchos::ParameterList valid_parameters() {
   Teuchos::ParameterList valid("meshslice-sim");
   meshslice::simapp::add_sim_parameters(valid);
   return valid;
-}
-
-meshslice::hw::Machine load(const std::string& name) {
-  try {
-    return meshslice::hw::load_machine(meshslice::hw::machine_path(name));
-  } catch (const meshslice::hw::MachineError& e) {
-    throw meshslice::UserError(std::string("machine: ") + e.what());
-  }
 }
 
 }  // namespace
@@ -48,7 +41,7 @@ int main(int argc, char** argv) {
     // Every rank checks the input (a bad deck fails on all ranks alike); one process then
     // emulates the whole torus.
     const SimSettings settings = sim_settings_from(context.deck);
-    const hw::MachineModel machine(load(settings.machine));
+    const hw::MachineModel machine = sim::load_machine_model(settings.machine);
     if (context.rank != 0) return 0;
     log_info("emulating ", machine.machine.name, " (", machine.machine.source, ")");
     const SimResults results = run_simulations(machine, settings);

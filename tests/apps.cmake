@@ -33,16 +33,19 @@ meshslice_app_test(error_bad_operation 2 ${EXPECT_ERROR} "unknown entry 'gossip'
 meshslice_app_test(error_missing_deck 2 ${EXPECT_ERROR} "no-such-deck\\.yaml"
   ${MPI2} ${BENCH} ${CMAKE_CURRENT_SOURCE_DIR}/no-such-deck.yaml --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
 
-# GEMM mode: small shapes, every algorithm of the default deck, verified, traced, on 1x2 and 2x1.
+# GEMM mode: small shapes, every algorithm of the default deck, verified, traced, on 1x2 (with
+# the TPUv4 emulation of the same ops: combined mode) and 2x1.
 set(GEMM_DECK ${PROJECT_SOURCE_DIR}/inputs/bench/gemm.yaml)
 set(SMALL_GEMM --set gemm.M=256,512 --set gemm.N=192,384 --set gemm.K=128,256 --set gemm.repetitions=1)
 meshslice_app_test(bench_gemm_1x2 2
-  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-gemm-1x2 12
-  ${MPI2} ${BENCH} ${GEMM_DECK} ${SMALL_GEMM})
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-gemm-1x2 12 yes
+  ${MPI2} ${BENCH} ${GEMM_DECK} ${SMALL_GEMM} --set gemm.hardware=tpuv4)
 meshslice_app_test(bench_gemm_2x1 2
-  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-gemm-2x1 12
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-gemm-2x1 12 no
   ${MPI2} ${BENCH} ${GEMM_DECK} ${SMALL_GEMM} --set mesh.rows=2)
 meshslice_app_test(error_gemm_shape_lengths 2 ${EXPECT_ERROR} "must have the same length"
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.M=256 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
 meshslice_app_test(error_gemm_unknown_algorithm 2 ${EXPECT_ERROR} "unknown GEMM algorithm 'fox'"
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.algorithms=meshslice,fox --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_app_test(error_gemm_unknown_machine 2 ${EXPECT_ERROR} "machine: "
+  ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.hardware=tpu99 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)

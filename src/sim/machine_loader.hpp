@@ -1,0 +1,12 @@
+#pragma once
+// Loads a machine description for an app: a name under hardware/machines/ ("tpuv4") or a path.
+// A missing or malformed description is a UserError naming the problem (the apps' error policy).
+#include <string>
+
+#include "hardware/model.hpp"
+
+namespace meshslice::sim {
+
+hw::MachineModel load_machine_model(const std::string& name_or_path);
+
+}  // namespace meshslice::sim
