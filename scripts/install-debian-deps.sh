@@ -10,6 +10,7 @@ packages=(
   libopenblas-dev        # the BLAS behind KokkosKernels (~20x the reference BLAS)
   libgtest-dev
   libscalapack-openmpi-dev   # ScaLAPACK PxGEMM baseline of meshslice-bench
+  python3                    # the test scripts check that the Chrome traces are valid JSON
   gnuplot-nox                # PNG plots of meshslice-sim (without it the .gp scripts and data are still written)
 )
 
