@@ -203,15 +203,15 @@ void RealExecutor<T>::chunked_gemm(const Mat& a, bool transpose_a, const Mat& b,
   }
   for (std::size_t begin = 0; begin < extent; begin += step) {
     const std::size_t end = std::min(extent, begin + step);
+    const double start = MPI_Wtime();
     if (split_k)
       KokkosBlas::gemm(ta, tb, T(1), rows_of(a, begin, end), rows_of(b, begin, end),
                        begin == 0 ? beta : T(1), c);
     else
       KokkosBlas::gemm(ta, tb, T(1), rows_of(a, begin, end), b, beta, rows_of(c, begin, end));
-    if (!in_flight_.empty()) {
-      ExecSpace().fence();  // the chunk is done before MPI gets the core
-      progress();
-    }
+    ExecSpace().fence();  // the chunk is done before MPI gets the core (and before the clock)
+    blas_seconds_ += MPI_Wtime() - start;
+    if (!in_flight_.empty()) progress();
   }
 }
 

@@ -65,6 +65,10 @@ class RealExecutor {
   // alone, the yardstick for how much of it the real run hid behind GEMMs.
   void set_compute_enabled(bool enabled) { compute_enabled_ = enabled; }
 
+  // Seconds spent inside the local BLAS calls alone, without the MPI progress work done between
+  // chunks: the measure of how efficient the sliced local GEMMs themselves are.
+  double blas_seconds() const { return blas_seconds_; }
+
   // C = op(A) op(B) + beta C, progressing in-flight collectives between chunks.
   void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta, const Mat& c);
 
@@ -87,6 +91,7 @@ class RealExecutor {
   OpId next_op_ = 0;
   Trace* trace_;
   bool compute_enabled_ = true;
+  double blas_seconds_ = 0;
   std::map<OpId, InFlight> in_flight_;
 };
 
