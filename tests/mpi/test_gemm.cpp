@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "gemm/real_executor.hpp"
 #include "gemm/run_gemm.hpp"
+#include "gemm_reference.hpp"
 #include "mpi_test_env.hpp"
 
 namespace meshslice::testing {
@@ -18,45 +19,15 @@ namespace {
 // M != N != K, divisible by every mesh side and tensor-parallel group size tested.
 constexpr std::size_t kM = 48, kN = 72, kK = 96;
 
-struct Global {
-  std::vector<double> values;
-  std::size_t rows, cols;
-  double operator()(std::size_t i, std::size_t j) const { return values[i * cols + j]; }
-};
-
-Global global_matrix(MatrixShape e, int salt) {
-  Global g{std::vector<double>(e.rows * e.cols), e.rows, e.cols};
-  for (std::size_t i = 0; i < e.rows; ++i)
-    for (std::size_t j = 0; j < e.cols; ++j)
-      g.values[i * e.cols + j] = global_value(salt, i, j, 0) / 16.0;
-  return g;
-}
-
 ShardRegion my_region(Algorithm algorithm, const GemmProblem& p, char matrix) {
   return shard_region(algorithm, p, matrix, torus().size(Axis::row), torus().size(Axis::col),
                       torus().coord(Axis::row), torus().coord(Axis::col));
 }
 
 template <class T>
-Matrix<T> shard_of(const Global& g, const ShardRegion& r) {
+Matrix<T> shard_of(const GlobalMatrix& g, const ShardRegion& r) {
   return make_matrix<T>(r.rows, r.cols,
                         [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
-}
-
-// Serial reference: C = op(A) op(B) in double with plain loops.
-Global reference(const GemmProblem& p, const Global& a, const Global& b) {
-  Global c{std::vector<double>(p.M * p.N, 0.0), p.M, p.N};
-  for (std::size_t m = 0; m < p.M; ++m)
-    for (std::size_t n = 0; n < p.N; ++n) {
-      double sum = 0;
-      for (std::size_t k = 0; k < p.K; ++k) {
-        const double av = p.flow == Dataflow::RS ? a(k, m) : a(m, k);
-        const double bv = p.flow == Dataflow::LS ? b(n, k) : b(k, n);
-        sum += av * bv;
-      }
-      c.values[m * p.N + n] = sum;
-    }
-  return c;
 }
 
 // The dimension MeshSlice slices: K for OS, N for LS, M for RS.
@@ -113,8 +84,9 @@ void check_algorithm(Algorithm algorithm) {
   int ran = 0;
   for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
     const GemmProblem p{flow, kM, kN, kK};
-    const Global a = global_matrix(p.global_a(), 1), b = global_matrix(p.global_b(), 2);
-    const Global want = reference(p, a, b);
+    const GlobalMatrix a = global_matrix(p.global_a(), 1, 0, 1.0 / 16);
+    const GlobalMatrix b = global_matrix(p.global_b(), 2, 0, 1.0 / 16);
+    const GlobalMatrix want = serial_gemm(p, a, b);
     double scale = 0;
     for (double v : want.values) scale = std::max(scale, std::abs(v));
     const ShardRegion c_region = my_region(algorithm, p, 'C');

@@ -14,6 +14,7 @@
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
 #include "gemm/scalapack_gemm.hpp"
+#include "gemm_reference.hpp"
 #include "mpi_test_env.hpp"
 
 namespace meshslice::testing {
@@ -27,41 +28,15 @@ const GemmProblem kShapes[] = {{Dataflow::OS, 24, 36, 48}, {Dataflow::OS, 48, 36
 int mesh_rows() { return torus().size(Axis::row); }
 int mesh_cols() { return torus().size(Axis::col); }
 
-// Global matrix `which` (0 = A, 1 = B) of this rank's (dp, pp) group, row-major, in double.
-struct Global {
-  MatrixShape shape;
-  std::vector<double> v;
-  double operator()(std::size_t r, std::size_t c) const { return v[r * shape.cols + c]; }
-};
-
-Global global_matrix(int which, MatrixShape shape) {
+// Global matrix `which` (0 = A, 1 = B) of this rank's (dp, pp) group.
+GlobalMatrix group_matrix(int which, MatrixShape shape) {
   const std::uint64_t group = torus().coord(Axis::dp) * 131 + torus().coord(Axis::pp);
-  Global g{shape, std::vector<double>(shape.rows * shape.cols)};
-  for (std::size_t r = 0; r < shape.rows; ++r)
-    for (std::size_t c = 0; c < shape.cols; ++c)
-      g.v[r * shape.cols + c] = global_value(group, which, r, c);
-  return g;
-}
-
-// Serial C = op(A) op(B).
-Global reference(const GemmProblem& p, const Global& a, const Global& b) {
-  Global c{p.global_c(), std::vector<double>(p.M * p.N, 0.0)};
-  for (std::size_t m = 0; m < p.M; ++m)
-    for (std::size_t n = 0; n < p.N; ++n) {
-      double sum = 0.0;
-      for (std::size_t k = 0; k < p.K; ++k) {
-        const double av = p.flow == Dataflow::RS ? a(k, m) : a(m, k);
-        const double bv = p.flow == Dataflow::LS ? b(n, k) : b(k, n);
-        sum += av * bv;
-      }
-      c.v[m * p.N + n] = sum;
-    }
-  return c;
+  return global_matrix(shape, group, which);
 }
 
 // This chip's block (row, col) of a global matrix.
 template <class T>
-Matrix<T> shard_of(const Global& g) {
+Matrix<T> shard_of(const GlobalMatrix& g) {
   const std::size_t rows = g.shape.rows / mesh_rows(), cols = g.shape.cols / mesh_cols();
   const std::size_t r0 = torus().coord(Axis::row) * rows, c0 = torus().coord(Axis::col) * cols;
   return make_matrix<T>(rows, cols, [&](std::size_t i, std::size_t j) { return g(r0 + i, c0 + j); });
@@ -70,9 +45,9 @@ Matrix<T> shard_of(const Global& g) {
 // max |C - reference| over this chip's block, relative to max |reference| over the whole matrix;
 // NaN (an element never written) counts as infinite error.
 template <class T>
-double max_rel_error(const Matrix<T>& c, const Global& want) {
+double max_rel_error(const Matrix<T>& c, const GlobalMatrix& want) {
   double scale = 0.0;
-  for (double x : want.v) scale = std::max(scale, std::abs(x));
+  for (double x : want.values) scale = std::max(scale, std::abs(x));
   auto host = to_host(c);
   const std::size_t r0 = torus().coord(Axis::row) * host.extent(0);
   const std::size_t c0 = torus().coord(Axis::col) * host.extent(1);
@@ -93,15 +68,15 @@ template <class T>
 struct Case {
   explicit Case(const GemmProblem& problem)
       : p(problem),
-        a_global(global_matrix(0, p.global_a())),
-        b_global(global_matrix(1, p.global_b())),
-        want(reference(p, a_global, b_global)),
+        a_global(group_matrix(0, p.global_a())),
+        b_global(group_matrix(1, p.global_b())),
+        want(serial_gemm(p, a_global, b_global)),
         a(shard_of<T>(a_global)),
         b(shard_of<T>(b_global)),
         c(make_matrix<T>(p.M / mesh_rows(), p.N / mesh_cols(),
                          [](std::size_t, std::size_t) { return std::nan(""); })) {}
   GemmProblem p;
-  Global a_global, b_global, want;
+  GlobalMatrix a_global, b_global, want;
   Matrix<T> a, b, c;
 };
 
