@@ -12,6 +12,7 @@
 
 #include "bench_gemm_report.hpp"
 #include "bench_modes.hpp"
+#include "bench_timing.hpp"
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"
@@ -124,22 +125,6 @@ class LocalPeak {
   LocalWork w_;
   Matrix<T> a_, b_, c_;
 };
-
-// Seconds `op` takes on the slowest rank of `group`, started together.
-template <class Op>
-double timed(MPI_Comm group, const Op& op) {
-  MPI_Barrier(group);
-  const double start = MPI_Wtime();
-  op();
-  double elapsed = MPI_Wtime() - start;
-  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, group);
-  return elapsed;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 double mean_over(MPI_Comm comm, double value) {
   int size = 1;
