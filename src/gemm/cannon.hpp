@@ -187,7 +187,6 @@ void cannon_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   require(rows == cols, "Cannon needs a square mesh; this one is ", rows, "x", cols,
           "; use summa, meshslice or collective, which run on any mesh shape, or run Cannon on "
           "a square mesh");
-  check_distributable(p, rows, cols);
   switch (p.flow) {
     case Dataflow::OS: return cannon_os(ex, a, b, c);
     case Dataflow::LS: return cannon_ls(ex, a, b, c);

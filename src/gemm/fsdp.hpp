@@ -45,9 +45,8 @@ void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   Mat a_slice;
   if (S > 1) a_slice = ex.alloc(m_local, p.K / S, "fsdp_a_slice");
   auto start = [&](int s) {
-    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, b, b_gathered[0], MatrixDim::rows)
-                        : ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2],
-                                                      MatrixDim::rows, {S, s, o.block});
+    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2], MatrixDim::rows,
+                                             {S, s, o.block});
   };
   start(0);
   for (int s = 0; s < S; ++s) {
@@ -74,9 +73,8 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   Mat c_slice;
   if (S > 1) c_slice = ex.alloc(m_local, p.N / S, "fsdp_c_slice");
   auto start = [&](int s) {
-    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, b, b_gathered[0], MatrixDim::rows)
-                        : ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2],
-                                                      MatrixDim::rows, {S, s, o.block});
+    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2], MatrixDim::rows,
+                                             {S, s, o.block});
   };
   start(0);
   for (int s = 0; s < S; ++s) {

@@ -103,12 +103,12 @@ void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   ex.wait_all();
 }
 
-// Checks that the problem can be sliced and runs the dataflow's MeshSlice.
+// Checks that the problem can be sliced and runs the dataflow's MeshSlice (called by run_gemm,
+// which has checked the layout).
 template <class Exec>
 void meshslice_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                     const typename Exec::Mat& b, const typename Exec::Mat& c,
                     const GemmOptions& o) {
-  check_distributable(p, ex.mesh_rows(), ex.mesh_cols());
   check_sliceable(p, ex.mesh_rows(), ex.mesh_cols(), o.slices, o.block);
   switch (p.flow) {
     case Dataflow::OS: return meshslice_os(ex, p, a, b, c, o);

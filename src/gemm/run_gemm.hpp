@@ -31,7 +31,9 @@ void check_shards(const Exec& ex, Algorithm algorithm, const GemmProblem& p,
   }
 }
 
-// C = op(A) op(B) with `algorithm`, each operand sharded as shard_region() says.
+// C = op(A) op(B) with `algorithm`, each operand sharded as shard_region() says. The only
+// entry point: it checks the layout and shard shapes once, so the algorithms check only what
+// is their own (slice counts, mesh squareness).
 template <class Exec>
 void run_gemm(Exec& ex, Algorithm algorithm, const GemmProblem& p, const typename Exec::Mat& a,
               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {

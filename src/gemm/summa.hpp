@@ -271,7 +271,6 @@ void summa_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b
 template <class Exec>
 void summa_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                 const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
-  check_distributable(p, ex.mesh_rows(), ex.mesh_cols());
   const summa_detail::Panels panels =
       summa_detail::plan_panels(p, ex.mesh_rows(), ex.mesh_cols(), o.slices, o.block);
   switch (p.flow) {

@@ -47,9 +47,8 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   Mat c_slice;
   if (S > 1) c_slice = ex.alloc(p.M / S, n_local, "tp1d_c_slice");
   auto start = [&](int s) {
-    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, a, a_gathered[0], MatrixDim::rows)
-                        : ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2],
-                                                      MatrixDim::rows, {S, s, o.block});
+    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2], MatrixDim::rows,
+                                             {S, s, o.block});
   };
   start(0);
   for (int s = 0; s < S; ++s) {
@@ -106,9 +105,8 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   Mat b_slice;
   if (S > 1) b_slice = ex.alloc(p.K / S, n_local, "tp1d_b_slice");
   auto start = [&](int s) {
-    ops[s % 2] = S == 1 ? ex.start_all_gather(Axis::tp, a, a_gathered[0], MatrixDim::rows)
-                        : ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2],
-                                                      MatrixDim::rows, {S, s, o.block});
+    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2], MatrixDim::rows,
+                                             {S, s, o.block});
   };
   start(0);
   for (int s = 0; s < S; ++s) {

@@ -227,7 +227,6 @@ void wang_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 template <class Exec>
 void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
-  check_distributable(p, ex.mesh_rows(), ex.mesh_cols());
   const bool row_ring = p.flow == Dataflow::LS;
   const int ring = row_ring ? ex.mesh_rows() : ex.mesh_cols();
   require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow),
