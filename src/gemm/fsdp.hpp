@@ -27,6 +27,7 @@
 #include "gemm/algorithm.hpp"
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
+#include "gemm/slice_gathers.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -38,22 +39,15 @@ void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t m_local = p.M / ex.size(Axis::tp);
-  std::array<Mat, 2> b_gathered;
-  std::array<typename Exec::OpId, 2> ops{};
-  for (int i = 0; i < std::min(S, 2); ++i)
-    b_gathered[i] = ex.alloc(p.K / S, p.N, "fsdp_b_gathered");
+  SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, p.K / S, p.N, o,
+                                "fsdp_b_gathered");
   Mat a_slice;
   if (S > 1) a_slice = ex.alloc(m_local, p.K / S, "fsdp_a_slice");
-  auto start = [&](int s) {
-    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2], MatrixDim::rows,
-                                             {S, s, o.block});
-  };
-  start(0);
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start(s + 1);
+    b_gathered.start_next(s);
     if (S > 1) ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});  // while the AG flies
-    ex.wait(ops[s % 2]);
-    ex.gemm(S == 1 ? a : a_slice, false, b_gathered[s % 2], false, s == 0 ? 0 : 1, c);
+    const Mat& b_s = b_gathered.wait(s);
+    ex.gemm(S == 1 ? a : a_slice, false, b_s, false, s == 0 ? 0 : 1, c);
   }
 }
 
@@ -64,26 +58,19 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t m_local = p.M / ex.size(Axis::tp);
-  std::array<Mat, 2> b_gathered;
-  std::array<typename Exec::OpId, 2> ops{};
-  for (int i = 0; i < std::min(S, 2); ++i)
-    b_gathered[i] = ex.alloc(p.N / S, p.K, "fsdp_b_gathered");
+  SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, p.N / S, p.K, o,
+                                "fsdp_b_gathered");
   // With S = 1 the GEMM writes C directly; otherwise slice s lands in `c_slice` first and is
   // scattered to its (blocked, non-contiguous) columns of C.
   Mat c_slice;
   if (S > 1) c_slice = ex.alloc(m_local, p.N / S, "fsdp_c_slice");
-  auto start = [&](int s) {
-    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, b, b_gathered[s % 2], MatrixDim::rows,
-                                             {S, s, o.block});
-  };
-  start(0);
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start(s + 1);
-    ex.wait(ops[s % 2]);
+    b_gathered.start_next(s);
+    const Mat& b_s = b_gathered.wait(s);
     if (S == 1) {
-      ex.gemm(a, false, b_gathered[0], true, 0, c);
+      ex.gemm(a, false, b_s, true, 0, c);
     } else {
-      ex.gemm(a, false, b_gathered[s % 2], true, 0, c_slice);
+      ex.gemm(a, false, b_s, true, 0, c_slice);
       ex.unslice(c_slice, c, MatrixDim::cols, {S, s, o.block});
     }
   }

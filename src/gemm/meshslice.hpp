@@ -5,8 +5,8 @@
 // data with MPI; the hardware model's executor times the same steps). With S = 1 there is
 // nothing to overlap and the algorithm is the Collective 2D GEMM (paper Fig. 2b).
 //
-// Buffers are double-buffered: slice s uses buffer s % 2, so the collective filling buffer
-// (s+1) % 2 never touches what the GEMM of slice s reads.
+// Buffers are double-buffered (gemm/slice_gathers.hpp): slice s uses buffer s % 2, so the
+// collective filling buffer (s+1) % 2 never touches what the GEMM of slice s reads.
 #include <array>
 
 #include "core/errors.hpp"
@@ -14,6 +14,7 @@
 #include "comm/slicing.hpp"
 #include "gemm/algorithm.hpp"
 #include "gemm/gemm_problem.hpp"
+#include "gemm/slice_gathers.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -25,23 +26,16 @@ void meshslice_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                   const GemmOptions& o) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols(), S = o.slices;
   const std::size_t k_slice = p.K / S;
-  std::array<typename Exec::Mat, 2> a_gathered, b_gathered;
-  std::array<std::array<typename Exec::OpId, 2>, 2> ops;
-  for (int i = 0; i < std::min(S, 2); ++i) {
-    a_gathered[i] = ex.alloc(p.M / rows, k_slice, "meshslice_a_gathered");
-    b_gathered[i] = ex.alloc(k_slice, p.N / cols, "meshslice_b_gathered");
-  }
-  auto start = [&](int s) {
-    const SliceSpec spec{S, s, o.block};
-    ops[s % 2] = {ex.start_partial_all_gather(Axis::col, a, a_gathered[s % 2], MatrixDim::cols, spec),
-                  ex.start_partial_all_gather(Axis::row, b, b_gathered[s % 2], MatrixDim::rows, spec)};
-  };
-  start(0);
+  SliceGathers<Exec> a_gathered(ex, Axis::col, a, MatrixDim::cols, p.M / rows, k_slice, o,
+                                "meshslice_a_gathered");
+  SliceGathers<Exec> b_gathered(ex, Axis::row, b, MatrixDim::rows, k_slice, p.N / cols, o,
+                                "meshslice_b_gathered");
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start(s + 1);
-    ex.wait(ops[s % 2][0]);
-    ex.wait(ops[s % 2][1]);
-    ex.gemm(a_gathered[s % 2], false, b_gathered[s % 2], false, s == 0 ? 0 : 1, c);
+    a_gathered.start_next(s);
+    b_gathered.start_next(s);
+    const auto& a_s = a_gathered.wait(s);
+    const auto& b_s = b_gathered.wait(s);
+    ex.gemm(a_s, false, b_s, false, s == 0 ? 0 : 1, c);
   }
 }
 
@@ -52,22 +46,17 @@ void meshslice_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                   const GemmOptions& o) {
   const int rows = ex.mesh_rows(), S = o.slices;
   const std::size_t n_slice = p.N / S;
-  std::array<typename Exec::Mat, 2> b_gathered, partial;
-  std::array<typename Exec::OpId, 2> gather_ops{}, scatter_ops{};
-  for (int i = 0; i < std::min(S, 2); ++i) {
-    b_gathered[i] = ex.alloc(n_slice, p.K / ex.mesh_cols(), "meshslice_b_gathered");
+  std::array<typename Exec::Mat, 2> partial;
+  std::array<typename Exec::OpId, 2> scatter_ops{};
+  SliceGathers<Exec> b_gathered(ex, Axis::row, b, MatrixDim::rows, n_slice, p.K / ex.mesh_cols(),
+                                o, "meshslice_b_gathered");
+  for (int i = 0; i < std::min(S, 2); ++i)
     partial[i] = ex.alloc(p.M / rows, n_slice, "meshslice_c_partial");
-  }
-  auto start_gather = [&](int s) {
-    gather_ops[s % 2] = ex.start_partial_all_gather(Axis::row, b, b_gathered[s % 2],
-                                                    MatrixDim::rows, {S, s, o.block});
-  };
-  start_gather(0);
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start_gather(s + 1);
-    ex.wait(gather_ops[s % 2]);
+    b_gathered.start_next(s);
+    const auto& b_s = b_gathered.wait(s);
     if (s >= 2) ex.wait(scatter_ops[s % 2]);  // partial[s % 2] is free again
-    ex.gemm(a, false, b_gathered[s % 2], true, 0, partial[s % 2]);
+    ex.gemm(a, false, b_s, true, 0, partial[s % 2]);
     scatter_ops[s % 2] = ex.start_partial_reduce_scatter(Axis::col, partial[s % 2], c,
                                                          MatrixDim::cols, {S, s, o.block});
   }
@@ -81,22 +70,17 @@ void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                   const GemmOptions& o) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols(), S = o.slices;
   const std::size_t m_slice = p.M / S;
-  std::array<typename Exec::Mat, 2> a_gathered, partial;
-  std::array<typename Exec::OpId, 2> gather_ops{}, scatter_ops{};
-  for (int i = 0; i < std::min(S, 2); ++i) {
-    a_gathered[i] = ex.alloc(p.K / rows, m_slice, "meshslice_a_gathered");
+  std::array<typename Exec::Mat, 2> partial;
+  std::array<typename Exec::OpId, 2> scatter_ops{};
+  SliceGathers<Exec> a_gathered(ex, Axis::col, a, MatrixDim::cols, p.K / rows, m_slice, o,
+                                "meshslice_a_gathered");
+  for (int i = 0; i < std::min(S, 2); ++i)
     partial[i] = ex.alloc(m_slice, p.N / cols, "meshslice_c_partial");
-  }
-  auto start_gather = [&](int s) {
-    gather_ops[s % 2] = ex.start_partial_all_gather(Axis::col, a, a_gathered[s % 2],
-                                                    MatrixDim::cols, {S, s, o.block});
-  };
-  start_gather(0);
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start_gather(s + 1);
-    ex.wait(gather_ops[s % 2]);
+    a_gathered.start_next(s);
+    const auto& a_s = a_gathered.wait(s);
     if (s >= 2) ex.wait(scatter_ops[s % 2]);
-    ex.gemm(a_gathered[s % 2], true, b, false, 0, partial[s % 2]);
+    ex.gemm(a_s, true, b, false, 0, partial[s % 2]);
     scatter_ops[s % 2] = ex.start_partial_reduce_scatter(Axis::row, partial[s % 2], c,
                                                          MatrixDim::rows, {S, s, o.block});
   }

@@ -27,6 +27,7 @@
 #include "gemm/algorithm.hpp"
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
+#include "gemm/slice_gathers.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -38,26 +39,19 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t n_local = p.N / ex.size(Axis::tp);
-  std::array<Mat, 2> a_gathered;
-  std::array<typename Exec::OpId, 2> ops{};
-  for (int i = 0; i < std::min(S, 2); ++i)
-    a_gathered[i] = ex.alloc(p.M / S, p.K, "tp1d_a_gathered");
+  SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, p.M / S, p.K, o,
+                                "tp1d_a_gathered");
   // With S = 1 the GEMM writes C directly; otherwise slice s lands in `c_slice` first and is
   // scattered to its (blocked, non-contiguous) rows of C.
   Mat c_slice;
   if (S > 1) c_slice = ex.alloc(p.M / S, n_local, "tp1d_c_slice");
-  auto start = [&](int s) {
-    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2], MatrixDim::rows,
-                                             {S, s, o.block});
-  };
-  start(0);
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start(s + 1);
-    ex.wait(ops[s % 2]);
+    a_gathered.start_next(s);
+    const Mat& a_s = a_gathered.wait(s);
     if (S == 1) {
-      ex.gemm(a_gathered[0], false, b, false, 0, c);
+      ex.gemm(a_s, false, b, false, 0, c);
     } else {
-      ex.gemm(a_gathered[s % 2], false, b, false, 0, c_slice);
+      ex.gemm(a_s, false, b, false, 0, c_slice);
       ex.unslice(c_slice, c, MatrixDim::rows, {S, s, o.block});
     }
   }
@@ -98,22 +92,15 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t n_local = p.N / ex.size(Axis::tp);
-  std::array<Mat, 2> a_gathered;
-  std::array<typename Exec::OpId, 2> ops{};
-  for (int i = 0; i < std::min(S, 2); ++i)
-    a_gathered[i] = ex.alloc(p.K / S, p.M, "tp1d_a_gathered");
+  SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, p.K / S, p.M, o,
+                                "tp1d_a_gathered");
   Mat b_slice;
   if (S > 1) b_slice = ex.alloc(p.K / S, n_local, "tp1d_b_slice");
-  auto start = [&](int s) {
-    ops[s % 2] = ex.start_partial_all_gather(Axis::tp, a, a_gathered[s % 2], MatrixDim::rows,
-                                             {S, s, o.block});
-  };
-  start(0);
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) start(s + 1);
+    a_gathered.start_next(s);
     if (S > 1) ex.slice(b, b_slice, MatrixDim::rows, {S, s, o.block});  // while the AG flies
-    ex.wait(ops[s % 2]);
-    ex.gemm(a_gathered[s % 2], true, S == 1 ? b : b_slice, false, s == 0 ? 0 : 1, c);
+    const Mat& a_s = a_gathered.wait(s);
+    ex.gemm(a_s, true, S == 1 ? b : b_slice, false, s == 0 ? 0 : 1, c);
   }
 }
 

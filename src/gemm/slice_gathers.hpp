@@ -1,0 +1,62 @@
+#pragma once
+// The software pipeline shared by the sliced algorithms (MeshSlice, sliced 1D TP and FSDP):
+// the partial all-gather of sub-shard s+1 is in flight while step s computes. Two buffers
+// alternate, so the gather filling buffer (s+1) % 2 never touches what step s reads.
+//
+//     SliceGathers<Exec> gathered(ex, Axis::col, a, MatrixDim::cols, rows, cols, o, "label");
+//     for (int s = 0; s < S; ++s) {
+//       gathered.start_next(s);            // sub-shard s+1 starts travelling
+//       ...work that does not need it...
+//       ex.gemm(gathered.wait(s), ...);    // sub-shard s has arrived
+//     }
+#include <algorithm>
+#include <array>
+#include <cstddef>
+
+#include "comm/slicing.hpp"
+#include "gemm/algorithm.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+template <class Exec>
+class SliceGathers {
+ public:
+  using Mat = typename Exec::Mat;
+
+  // Gathers along `dim` on `axis` the sub-shards of `local` (sliced along `dim` in
+  // o.slices pieces of o.block-blocks) into rows x cols buffers; starts sub-shard 0.
+  SliceGathers(Exec& ex, Axis axis, const Mat& local, MatrixDim dim, std::size_t rows,
+               std::size_t cols, const GemmOptions& o, const char* label)
+      : ex_(ex), axis_(axis), local_(local), dim_(dim), options_(o) {
+    for (int i = 0; i < std::min(o.slices, 2); ++i) buffers_[i] = ex.alloc(rows, cols, label);
+    start(0);
+  }
+
+  // Starts sub-shard s+1, if there is one.
+  void start_next(int s) {
+    if (s + 1 < options_.slices) start(s + 1);
+  }
+
+  // Waits for sub-shard s and returns its gathered buffer.
+  const Mat& wait(int s) {
+    ex_.wait(ops_[s % 2]);
+    return buffers_[s % 2];
+  }
+
+ private:
+  void start(int s) {
+    ops_[s % 2] = ex_.start_partial_all_gather(axis_, local_, buffers_[s % 2], dim_,
+                                               {options_.slices, s, options_.block});
+  }
+
+  Exec& ex_;
+  Axis axis_;
+  Mat local_;
+  MatrixDim dim_;
+  GemmOptions options_;
+  std::array<Mat, 2> buffers_;
+  std::array<typename Exec::OpId, 2> ops_{};
+};
+
+}  // namespace meshslice
