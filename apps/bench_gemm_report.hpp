@@ -12,7 +12,8 @@ struct Result {
   Dataflow flow;
   GemmProblem problem;
   int slices = 1;
-  double seconds = 0;
+  double seconds = 0;      // median over repetitions
+  double min_seconds = 0;  // fastest repetition
   double gflops = 0;
   double peak_gflops = 0;  // per chip, local GEMM alone
   double hidden = -1;      // fraction of communication hidden (-1: not traced)

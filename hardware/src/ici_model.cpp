@@ -80,4 +80,30 @@ CommCost IciModel::shift(Ring ring, int chips, int displacement, double bytes) c
   return c;
 }
 
+CommCost IciModel::all_reduce(Ring ring, int chips, double bytes) const {
+  CommCost c;
+  if (chips <= 1) return c;
+  const double shard = bytes / chips;
+  const CommCost rs = reduce_scatter(ring, chips, shard);
+  const CommCost ag = all_gather(ring, chips, shard);
+  c.launch = rs.launch + ag.launch;
+  c.sync = rs.sync + ag.sync;
+  c.transfer = rs.transfer + ag.transfer;
+  c.hbm_bytes = rs.hbm_bytes + ag.hbm_bytes;
+  c.steps = rs.steps + ag.steps;
+  return c;
+}
+
+CommCost IciModel::send_recv(Ring ring, double bytes) const {
+  const LinkParams& link = p_.link(CommKind::send_recv, ring);
+  CommCost c;
+  c.steps = 1;
+  c.launch = link.launch_s;
+  c.sync = link.sync_s;
+  c.transfer = bytes / link.bandwidth;
+  // As in shift(): the NIC reads what it sends from this chip's HBM and writes what it receives.
+  c.hbm_bytes = 2.0 * bytes;
+  return c;
+}
+
 }  // namespace meshslice::hw

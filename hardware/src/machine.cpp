@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 namespace meshslice::hw {
 
@@ -138,6 +139,17 @@ Machine parse_machine(const std::string& text, const std::string& source) {
     const auto gbps = r.numbers(prefix + "gb_per_s", 2);
     for (int dim = 0; dim < 2; ++dim)
       ici.kinds[static_cast<int>(kind)][dim] = LinkParams{launch, sync, gbps[dim] * 1e9};
+  }
+  // The data- and pipeline-parallel links: a full calibration of their own per kind.
+  for (const auto& [section, set] : {std::pair{"dp_links", IciParams::dp_links},
+                                     std::pair{"pp_links", IciParams::pp_links}}) {
+    for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv}) {
+      const std::string prefix = std::string("ici.") + section + "." + comm_kind_name(kind) + ".";
+      LinkParams& link = ici.kinds[static_cast<int>(kind)][set];
+      link.launch_s = r.number(prefix + "launch_us", true) * 1e-6;
+      link.sync_s = r.number(prefix + "sync_us", true) * 1e-6;
+      link.bandwidth = r.number(prefix + "gb_per_s") * 1e9;
+    }
   }
   ici.ring_directions = r.integer("ici.ring_directions", 1);
   if (ici.ring_directions > 2)

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "comm/comm_scratch.hpp"
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
@@ -15,13 +16,6 @@ namespace meshslice {
 
 template <class Space>
 using SpaceExec = typename Space::execution_space;
-
-// Scratch buffers are overwritten before they are read, so they skip Kokkos' zero fill (for a
-// 64 MiB message that fill alone costs as much as the transfer).
-template <class T, class Space>
-Buffer<T, Space> scratch_buffer(const std::string& label, std::size_t n) {
-  return Buffer<T, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), n);
-}
 
 // A shard seen as one flat array. Matrix views are LayoutRight and, unlike column subviews
 // (LayoutStride), contiguous; that is checked here once for every collective.
@@ -44,17 +38,15 @@ void accumulate_in(T* dst, const T* src, std::size_t count) {
 }
 
 // The memory MPI reads and writes for a device buffer: the buffer itself when the host can touch
-// it or MPI is GPU-aware; otherwise a host mirror that push()/pull() keep in step.
+// it or MPI is GPU-aware; otherwise a host mirror, carved from the collective's scratch, that
+// push()/pull() keep in step.
 template <class T, class Space>
 class MpiBuffer {
  public:
   MpiBuffer() = default;
-  MpiBuffer(const Buffer<T, Space>& device, bool gpu_aware) : device_(device) {
-    constexpr bool host_reachable =
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible;
-    staged_ = !host_reachable && !gpu_aware;
-    if (staged_) host_ = Kokkos::View<T*, Kokkos::HostSpace>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("mpi_stage")), device.extent(0));
+  MpiBuffer(const Buffer<T, Space>& device, bool staged, ScratchCarver<T, Space>& carver)
+      : device_(device), staged_(staged) {
+    if (staged_) host_ = carver.host(device.extent(0), "mpi_stage");
   }
   T* data() const { return staged_ ? host_.data() : device_.data(); }
   bool staged() const { return staged_; }

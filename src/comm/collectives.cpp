@@ -1,4 +1,5 @@
-// Implementation of comm/collectives.hpp. Every collective reduces to the same recipe:
+// Implementation of comm/collectives.hpp and comm/partial_collectives.hpp. Every collective
+// reduces to the same recipe:
 //   1. move the shard into a contiguous buffer laid out as P blocks (a no-op for row gathers),
 //   2. hand MPI either one native non-blocking collective or the ring's step list,
 //   3. on completion copy/unpack into the output.
@@ -9,8 +10,10 @@
 #include <memory>
 
 #include "comm/buffers.hpp"
+#include "comm/partial_collectives.hpp"
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
 
 namespace meshslice {
 
@@ -62,6 +65,13 @@ std::vector<Chunk> packets_of(std::size_t n, const CommOptions& options) {
   return balanced_chunks(static_cast<int>(count), n);
 }
 
+// MPI reads a caller's buffer as soon as the collective starts: kernels still writing it on the
+// space's default instance finish first. (Executors fence their own instances before calling.)
+template <class Space>
+void fence_before_mpi(const char* label) {
+  fence(SpaceExec<Space>(), label);
+}
+
 Request make_request(std::vector<CommStep> steps, std::function<void()> on_complete) {
   return Request(std::make_unique<StepEngine>(std::move(steps), std::move(on_complete)));
 }
@@ -72,19 +82,20 @@ template <class T, class Space>
 Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t cols,
                              const std::function<void(const Matrix<T, Space>&)>& produce,
                              const Matrix<T, Space>& out, MatrixDim dim,
-                             const CommOptions& options) {
+                             const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const Matrix<T, Space> shape_only(nullptr, rows, cols);
   check_stacked("all_gather", ring, shape_only, out, dim, "local shard", "output");
+  ScratchCarver<T, Space> carve(scratch);
   const int parts = ring.size();
   const std::size_t n = rows * cols;
   const std::size_t mine = ring.rank() * n;
   // Row blocks of `out` are already the P contiguous blocks; column blocks need a buffer.
   const bool in_place_blocks = dim == MatrixDim::rows;
   const Buffer<T, Space> blocks =
-      in_place_blocks ? flat(out) : scratch_buffer<T, Space>("all_gather_blocks", parts * n);
+      in_place_blocks ? flat(out) : carve.device(parts * n, "all_gather_blocks");
   produce(Matrix<T, Space>(blocks.data() + mine, rows, cols));
   SpaceExec<Space>().fence();
-  const MpiBuffer<T, Space> mpi(blocks, options.gpu_aware_mpi);
+  const MpiBuffer<T, Space> mpi(blocks, mpi_staged<Space>(options), carve);
   mpi.push(mine, n);
 
   std::vector<CommStep> steps;
@@ -107,42 +118,68 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
 
 template <class T, class Space>
 Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
-                    const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options) {
+                    const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options,
+                    const CommScratch<T, Space>& scratch) {
   return iall_gather_produced<T, Space>(
       ring, local.extent(0), local.extent(1),
       [&](const Matrix<T, Space>& block) {
         if (block.data() != local.data()) Kokkos::deep_copy(block, local);
       },
-      out, dim, options);
+      out, dim, options, scratch);
 }
 
+ScratchNeed all_gather_scratch(int parts, std::size_t n, MatrixDim dim, bool staged) {
+  const std::size_t all = parts * n;
+  return {dim == MatrixDim::cols ? all : 0, staged ? all : 0};
+}
+
+// The partial collectives of comm/partial_collectives.hpp.
 template <class T, class Space>
-Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
-                        const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options) {
+Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
+                            const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
+                            const CommOptions& options, const CommScratch<T, Space>& scratch) {
+  const bool cols = dim == MatrixDim::cols;
+  check_slice(cols ? local.extent(1) : local.extent(0), dim, slice, "shard");
+  const std::size_t rows = cols ? local.extent(0) : local.extent(0) / slice.count;
+  const std::size_t width = cols ? local.extent(1) / slice.count : local.extent(1);
+  // The sub-shard is sliced straight into its block of the gather buffer.
+  return iall_gather_produced<T, Space>(
+      ring, rows, width,
+      [&](const Matrix<T, Space>& block) { slice_into(local, block, dim, slice); }, out, dim,
+      options, scratch);
+}
+
+namespace {
+
+template <class T, class Space>
+Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
+                              const Matrix<T, Space>& out, MatrixDim dim,
+                              const CommOptions& options, ScratchCarver<T, Space>& carve) {
   check_stacked("reduce_scatter", ring, out, in, dim, "output shard", "input");
   const int parts = ring.size();
   const std::size_t n = out.size();
   const std::size_t mine = ring.rank() * n;
   const bool native = options.impl == CollectiveImpl::native;
+  const bool staged = mpi_staged<Space>(options);
   // The ring adds into its input blocks, so it always works on a copy; native MPI reads the
   // input in place when it is already blocked (rows).
   Buffer<T, Space> blocks;
   if (dim == MatrixDim::cols) {
-    blocks = scratch_buffer<T, Space>("reduce_scatter_blocks", parts * n);
+    blocks = carve.device(parts * n, "reduce_scatter_blocks");
     pack_col_blocks(in, parts, blocks);
   } else if (native) {
     blocks = flat(in);
   } else {
-    blocks = scratch_buffer<T, Space>("reduce_scatter_blocks", parts * n);
+    blocks = carve.device(parts * n, "reduce_scatter_blocks");
     Kokkos::deep_copy(blocks, flat(in));
   }
   SpaceExec<Space>().fence();
-  const MpiBuffer<T, Space> mpi(blocks, options.gpu_aware_mpi);
+  const MpiBuffer<T, Space> mpi(blocks, staged, carve);
   mpi.push_all();
 
   std::vector<CommStep> steps;
   if (native) {
-    const MpiBuffer<T, Space> result(flat(out), options.gpu_aware_mpi);
+    const MpiBuffer<T, Space> result(flat(out), staged, carve);
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
                        MPI_Ireduce_scatter_block(mpi.data(), result.data(), mpi_count(n),
@@ -156,30 +193,81 @@ Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
       (void)keep;
     });
   }
-  const auto scratch = scratch_buffer<T, Space>("reduce_scatter_scratch", n);
-  const MpiBuffer<T, Space> mpi_scratch(scratch, options.gpu_aware_mpi);
+  const auto received = carve.device(n, "reduce_scatter_received");
+  const MpiBuffer<T, Space> mpi_received(received, staged, carve);
   append_ring_reduce_scatter(steps, ring_context<T>(ring), mpi.data(), equal_blocks(parts, n),
-                             mpi_scratch.data(), mpi.accumulate());
+                             mpi_received.data(), mpi.accumulate());
   return make_request(std::move(steps), [=] {
     mpi.pull(mine, n);
     copy_range(flat(out), 0, blocks, mine, n);
-    (void)scratch;  // captured: MPI receives into it
+    (void)received;  // captured: MPI receives into it
     SpaceExec<Space>().fence();
   });
 }
 
+}  // namespace
+
+template <class T, class Space>
+Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
+                        const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options,
+                        const CommScratch<T, Space>& scratch) {
+  ScratchCarver<T, Space> carve(scratch);
+  return reduce_scatter_carved(ring, in, out, dim, options, carve);
+}
+
+ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
+                                   const CommOptions& options, bool staged) {
+  const bool ring = options.impl == CollectiveImpl::ring;
+  const std::size_t all = parts * n;
+  ScratchNeed need;
+  if (dim == MatrixDim::cols || ring) need.device += all;  // blocks
+  if (ring) need.device += n;                              // received
+  if (staged) need.host += all + n;                        // blocks + result or received
+  return need;
+}
+
+template <class T, class Space>
+Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& contribution,
+                                const Matrix<T, Space>& shard, MatrixDim dim,
+                                const SliceSpec& slice, const CommOptions& options,
+                                double beta, const CommScratch<T, Space>& scratch) {
+  const bool cols = dim == MatrixDim::cols;
+  check_slice(cols ? shard.extent(1) : shard.extent(0), dim, slice, "shard");
+  const std::size_t rows = cols ? shard.extent(0) : shard.extent(0) / slice.count;
+  const std::size_t width = cols ? shard.extent(1) / slice.count : shard.extent(1);
+  ScratchCarver<T, Space> carve(scratch);
+  const Matrix<T, Space> sub(carve.device(rows * width, "partial_reduce_scatter_sub").data(),
+                             rows, width);
+  Request request = reduce_scatter_carved(ring, contribution, sub, dim, options, carve);
+  request.and_then([=] {
+    unslice_into(sub, shard, dim, slice, static_cast<T>(beta));
+    SpaceExec<Space>().fence();
+  });
+  return request;
+}
+
+ScratchNeed partial_reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
+                                           const CommOptions& options, bool staged) {
+  ScratchNeed need{n, 0};
+  need += reduce_scatter_scratch(parts, n, dim, options, staged);
+  return need;
+}
+
 template <class T, class Space>
 Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T, Space>& out,
-                    const CommOptions& options) {
+                    const CommOptions& options, const CommScratch<T, Space>& scratch) {
   check_same_shape("all_reduce", in, out);
+  ScratchCarver<T, Space> carve(scratch);
+  const bool staged = mpi_staged<Space>(options);
   const std::size_t n = out.size();
   const Buffer<T, Space> buffer = flat(out);
   copy_range(buffer, 0, flat(in), 0, n);
-  const MpiBuffer<T, Space> mpi(buffer, options.gpu_aware_mpi);
+  SpaceExec<Space>().fence();
+  const MpiBuffer<T, Space> mpi(buffer, staged, carve);
   mpi.push_all();
 
   std::vector<CommStep> steps;
-  Buffer<T, Space> scratch;
+  Buffer<T, Space> received;
   if (options.impl == CollectiveImpl::native) {
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
@@ -190,27 +278,35 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   } else {
     // Ring all-reduce = reduce-scatter then all-gather of P balanced chunks (bandwidth optimal).
     const auto chunks = balanced_chunks(ring.size(), n);
-    scratch = scratch_buffer<T, Space>("all_reduce_scratch", chunks.front().length);
-    const MpiBuffer<T, Space> mpi_scratch(scratch, options.gpu_aware_mpi);
+    received = carve.device(chunks.front().length, "all_reduce_received");
+    const MpiBuffer<T, Space> mpi_received(received, staged, carve);
     const auto ctx = ring_context<T>(ring);
-    append_ring_reduce_scatter(steps, ctx, mpi.data(), chunks, mpi_scratch.data(),
+    append_ring_reduce_scatter(steps, ctx, mpi.data(), chunks, mpi_received.data(),
                                mpi.accumulate());
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
   return make_request(std::move(steps), [=, keep = out] {
     mpi.pull_all();
-    (void)scratch;
+    (void)received;
     (void)keep;
     SpaceExec<Space>().fence();
   });
 }
 
+ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options,
+                               bool staged) {
+  const std::size_t chunk = options.impl == CollectiveImpl::ring ? (n + parts - 1) / parts : 0;
+  return {chunk, staged ? n + chunk : 0};
+}
+
 template <class T, class Space>
 Request ibroadcast(const AxisComm& ring, const Matrix<T, Space>& buffer, int root,
-                   const CommOptions& options) {
+                   const CommOptions& options, const CommScratch<T, Space>& scratch) {
   check_root("broadcast", ring, root);
+  ScratchCarver<T, Space> carve(scratch);
   const std::size_t n = buffer.size();
-  const MpiBuffer<T, Space> mpi(flat(buffer), options.gpu_aware_mpi);
+  fence_before_mpi<Space>("meshslice::broadcast");
+  const MpiBuffer<T, Space> mpi(flat(buffer), mpi_staged<Space>(options), carve);
   if (ring.rank() == root) mpi.push_all();
 
   std::vector<CommStep> steps;
@@ -232,18 +328,23 @@ Request ibroadcast(const AxisComm& ring, const Matrix<T, Space>& buffer, int roo
   });
 }
 
+ScratchNeed broadcast_scratch(std::size_t n, bool staged) { return {0, staged ? n : 0}; }
+
 template <class T, class Space>
 Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T, Space>& out,
-                int root, const CommOptions& options) {
+                int root, const CommOptions& options, const CommScratch<T, Space>& scratch) {
   check_root("reduce", ring, root);
   check_same_shape("reduce", in, out);
+  ScratchCarver<T, Space> carve(scratch);
+  const bool staged = mpi_staged<Space>(options);
   const std::size_t n = in.size();
   const bool is_root = ring.rank() == root;
   std::vector<CommStep> steps;
 
   if (options.impl == CollectiveImpl::native) {
-    const MpiBuffer<T, Space> send(flat(in), options.gpu_aware_mpi);
-    const MpiBuffer<T, Space> result(flat(out), options.gpu_aware_mpi);
+    fence_before_mpi<Space>("meshslice::reduce");
+    const MpiBuffer<T, Space> send(flat(in), staged, carve);
+    const MpiBuffer<T, Space> result(flat(out), staged, carve);
     send.push_all();
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
@@ -259,64 +360,135 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   // Ring: partial sums accumulate in the output at the root and in a copy elsewhere, so the
   // input is never modified and non-root outputs stay untouched.
   const Buffer<T, Space> accumulator =
-      is_root ? flat(out) : scratch_buffer<T, Space>("reduce_accumulator", n);
+      is_root ? flat(out) : carve.device(n, "reduce_accumulator");
   copy_range(accumulator, 0, flat(in), 0, n);
-  const auto scratch = scratch_buffer<T, Space>("reduce_scratch", n);
-  const MpiBuffer<T, Space> mpi(accumulator, options.gpu_aware_mpi);
-  const MpiBuffer<T, Space> mpi_scratch(scratch, options.gpu_aware_mpi);
+  const auto received = carve.device(n, "reduce_received");
+  SpaceExec<Space>().fence();
+  const MpiBuffer<T, Space> mpi(accumulator, staged, carve);
+  const MpiBuffer<T, Space> mpi_received(received, staged, carve);
   mpi.push_all();
   append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets_of<T>(n, options),
-                     mpi_scratch.data(), mpi.accumulate(), root);
+                     mpi_received.data(), mpi.accumulate(), root);
   return make_request(std::move(steps), [=, keep = out] {
     if (is_root) mpi.pull_all();
-    (void)scratch;
+    (void)received;
     (void)keep;
   });
 }
+
+ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged) {
+  const bool ring = options.impl == CollectiveImpl::ring;
+  return {ring ? 2 * n : 0, staged ? 2 * n : 0};
+}
+
+namespace {
+
+// One Isend and/or Irecv: the whole of a shift, a send or a receive.
+template <class T, class Space>
+Request point_to_point(const AxisComm& axis, int tag, const Matrix<T, Space>* in, int dest,
+                       const Matrix<T, Space>* out, int source, const CommOptions& options,
+                       const CommScratch<T, Space>& scratch) {
+  ScratchCarver<T, Space> carve(scratch);
+  const bool staged = mpi_staged<Space>(options);
+  fence_before_mpi<Space>("meshslice::point_to_point");
+  MpiBuffer<T, Space> send, recv;
+  if (in) {
+    send = MpiBuffer<T, Space>(flat(*in), staged, carve);
+    send.push_all();
+  }
+  if (out) recv = MpiBuffer<T, Space>(flat(*out), staged, carve);
+  const RingContext<T> ctx{axis, tag};
+  const std::size_t n_in = in ? in->size() : 0, n_out = out ? out->size() : 0;
+  std::vector<CommStep> steps;
+  steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                     if (n_out || source >= 0) ctx.irecv(recv.data(), n_out, source, reqs);
+                     if (n_in || dest >= 0) ctx.isend(send.data(), n_in, dest, reqs);
+                   },
+                   {}});
+  const Matrix<T, Space> keep_in = in ? *in : Matrix<T, Space>();
+  const Matrix<T, Space> keep_out = out ? *out : Matrix<T, Space>();
+  return make_request(std::move(steps), [=] {
+    if (keep_out.data()) recv.pull_all();
+    (void)keep_in;
+  });
+}
+
+}  // namespace
 
 template <class T, class Space>
 Request ishift(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T, Space>& out,
-               int displacement, const CommOptions& options) {
+               int displacement, const CommOptions& options, const CommScratch<T, Space>& scratch) {
   check_same_shape("shift", in, out);
   require(in.data() != out.data(), "shift: input and output must be different buffers");
-  const std::size_t n = in.size();
-  const MpiBuffer<T, Space> send(flat(in), options.gpu_aware_mpi);
-  const MpiBuffer<T, Space> recv(flat(out), options.gpu_aware_mpi);
-  send.push_all();
   // A shift is point-to-point in either implementation: one Isend/Irecv pair on the ring.
-  const auto ctx = ring_context<T>(ring);
-  const int dest = ring.neighbour(displacement);
-  const int source = ring.neighbour(-displacement);
-  std::vector<CommStep> steps;
-  steps.push_back({[=](std::vector<MPI_Request>& reqs) {
-                     ctx.irecv(recv.data(), n, source, reqs);
-                     ctx.isend(send.data(), n, dest, reqs);
-                   },
-                   {}});
-  return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
-    recv.pull_all();
-    (void)keep;
-  });
+  return point_to_point(ring, ring.next_tag(), &in, ring.neighbour(displacement), &out,
+                        ring.neighbour(-displacement), options, scratch);
 }
 
-#define MESHSLICE_INSTANTIATE_COLLECTIVES(T, Space)                                               \
-  template Request iall_gather_produced<T, Space>(                                              \
-      const AxisComm&, std::size_t, std::size_t,                                                \
-      const std::function<void(const Matrix<T, Space>&)>&, const Matrix<T, Space>&, MatrixDim,  \
-      const CommOptions&);                                                                      \
-  template Request iall_gather<T, Space>(const AxisComm&, const Matrix<T, Space>&,              \
-                                         const Matrix<T, Space>&, MatrixDim, const CommOptions&); \
-  template Request ireduce_scatter<T, Space>(const AxisComm&, const Matrix<T, Space>&,          \
-                                             const Matrix<T, Space>&, MatrixDim,                  \
-                                             const CommOptions&);                                 \
-  template Request iall_reduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,              \
-                                         const Matrix<T, Space>&, const CommOptions&);            \
-  template Request ibroadcast<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,          \
-                                        const CommOptions&);                                      \
-  template Request ireduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,                  \
-                                     const Matrix<T, Space>&, int, const CommOptions&);           \
-  template Request ishift<T, Space>(const AxisComm&, const Matrix<T, Space>&,                   \
-                                    const Matrix<T, Space>&, int, const CommOptions&);
+ScratchNeed shift_scratch(std::size_t n, bool staged) { return {0, staged ? 2 * n : 0}; }
+
+namespace {
+
+int stage_peer(const char* op, const AxisComm& axis, int displacement) {
+  const int peer = axis.rank() + displacement;
+  require(displacement != 0 && peer >= 0 && peer < axis.size(), op, " on the '", axis.name(),
+          "' axis from position ", axis.rank(), " by ", displacement, ": there is no position ",
+          peer, " (the axis has ", axis.size(), " positions and does not wrap around)");
+  return peer;
+}
+
+}  // namespace
+
+template <class T, class Space>
+Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
+              const CommOptions& options, const CommScratch<T, Space>& scratch) {
+  const int dest = stage_peer("send", axis, displacement);
+  return point_to_point<T, Space>(axis, AxisComm::kPointToPointTag, &buffer, dest, nullptr, -1,
+                                  options, scratch);
+}
+
+template <class T, class Space>
+Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
+              const CommOptions& options, const CommScratch<T, Space>& scratch) {
+  const int source = stage_peer("receive", axis, displacement);
+  return point_to_point<T, Space>(axis, AxisComm::kPointToPointTag, nullptr, -1, &buffer, source,
+                                  options, scratch);
+}
+
+ScratchNeed point_to_point_scratch(std::size_t n, bool staged) { return {0, staged ? n : 0}; }
+
+#define MESHSLICE_INSTANTIATE_COLLECTIVES(T, Space)                                              \
+  template Request iall_gather_produced<T, Space>(                                             \
+      const AxisComm&, std::size_t, std::size_t,                                               \
+      const std::function<void(const Matrix<T, Space>&)>&, const Matrix<T, Space>&, MatrixDim, \
+      const CommOptions&, const CommScratch<T, Space>&);                                       \
+  template Request iall_gather<T, Space>(const AxisComm&, const Matrix<T, Space>&,             \
+                                         const Matrix<T, Space>&, MatrixDim, const CommOptions&, \
+                                         const CommScratch<T, Space>&);                        \
+  template Request ireduce_scatter<T, Space>(const AxisComm&, const Matrix<T, Space>&,         \
+                                             const Matrix<T, Space>&, MatrixDim,                 \
+                                             const CommOptions&, const CommScratch<T, Space>&);  \
+  template Request ipartial_all_gather<T, Space>(                                              \
+      const AxisComm&, const Matrix<T, Space>&, const Matrix<T, Space>&, MatrixDim,            \
+      const SliceSpec&, const CommOptions&, const CommScratch<T, Space>&);                     \
+  template Request ipartial_reduce_scatter<T, Space>(                                     \
+      const AxisComm&, const Matrix<T, Space>&, const Matrix<T, Space>&, MatrixDim,            \
+      const SliceSpec&, const CommOptions&, double, const CommScratch<T, Space>&);             \
+  template Request iall_reduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,             \
+                                         const Matrix<T, Space>&, const CommOptions&,            \
+                                         const CommScratch<T, Space>&);                        \
+  template Request ibroadcast<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,         \
+                                        const CommOptions&, const CommScratch<T, Space>&);     \
+  template Request ireduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,                 \
+                                     const Matrix<T, Space>&, int, const CommOptions&,           \
+                                     const CommScratch<T, Space>&);                            \
+  template Request ishift<T, Space>(const AxisComm&, const Matrix<T, Space>&,                  \
+                                    const Matrix<T, Space>&, int, const CommOptions&,            \
+                                    const CommScratch<T, Space>&);                             \
+  template Request isend<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,              \
+                                   const CommOptions&, const CommScratch<T, Space>&);          \
+  template Request irecv<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,              \
+                                   const CommOptions&, const CommScratch<T, Space>&);
 
 MESHSLICE_INSTANTIATE_COLLECTIVES(float, MemSpace)
 MESHSLICE_INSTANTIATE_COLLECTIVES(double, MemSpace)

@@ -16,15 +16,18 @@ namespace meshslice {
 template <class T, class Space>
 Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
                             const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
-                            const CommOptions& options = {});
+                            const CommOptions& options = {},
+                            const CommScratch<T, Space>& scratch = {});
 
 // contribution: the partial product, shape of `shard` with the sliced dim divided by S and
-// multiplied by the ring size. On completion slice s of `shard` holds the reduced sub-shard;
-// the other slices are untouched.
+// multiplied by the ring size. On completion slice s of `shard` holds the reduced sub-shard plus
+// beta times what it held (beta = 0: overwritten, never read); the other slices are untouched.
+// Scratch: partial_reduce_scatter_scratch() of the sub-shard's element count.
 template <class T, class Space>
 Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& contribution,
                                 const Matrix<T, Space>& shard, MatrixDim dim,
-                                const SliceSpec& slice, const CommOptions& options = {});
+                                const SliceSpec& slice, const CommOptions& options = {},
+                                double beta = 0.0, const CommScratch<T, Space>& scratch = {});
 
 template <class T, class Space>
 void partial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,

@@ -25,9 +25,11 @@ std::size_t sliced_extent(std::size_t extent, const SliceSpec& spec) {
 
 namespace detail {
 
-template <class T, class Space, bool kToSub>
+// kToSub: x -> sub (slice). Otherwise sub -> x (unslice), adding beta times what x held when
+// kAdd (x is never read when not).
+template <class T, class Space, bool kToSub, bool kAdd = false>
 void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
-                const SliceSpec& spec) {
+                const SliceSpec& spec, const typename Space::execution_space& space, T beta = 0) {
   const bool cols = dim == MatrixDim::cols;
   check_slice(cols ? x.extent(1) : x.extent(0), dim, spec, "shard");
   const std::size_t want_rows = cols ? x.extent(0) : x.extent(0) / spec.count;
@@ -41,19 +43,22 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
   const int block = spec.block;
   using Exec = typename Space::execution_space;
   using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
-  const char* label = kToSub ? "meshslice::slice" : "meshslice::unslice";
+  const char* label = kToSub ? "meshslice::slice" : kAdd ? "meshslice::unslice_add"
+                                                         : "meshslice::unslice";
   if (cols) {
     // One work item per (row, block): B contiguous elements in and out, no index division in
     // the inner loop (this kernel sits on the critical path of every MeshSlice step).
     const std::int64_t groups = sub.extent(1) / block;
     Kokkos::parallel_for(
-        label, Policy({0, 0}, {std::int64_t(sub.extent(0)), groups}),
+        label, Policy(space, {0, 0}, {std::int64_t(sub.extent(0)), groups}),
         KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t g) {
           const std::size_t from = (g * count + index) * block;
           const std::size_t to = g * block;
           for (int b = 0; b < block; ++b) {
             if (kToSub)
               sub(i, to + b) = x(i, from + b);
+            else if (kAdd)
+              x(i, from + b) = sub(i, to + b) + beta * x(i, from + b);
             else
               x(i, from + b) = sub(i, to + b);
           }
@@ -61,11 +66,13 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
   } else {
     // Whole rows move: (sub row, column) items with contiguous inner runs.
     Kokkos::parallel_for(
-        label, Policy({0, 0}, {std::int64_t(sub.extent(0)), std::int64_t(sub.extent(1))}),
+        label, Policy(space, {0, 0}, {std::int64_t(sub.extent(0)), std::int64_t(sub.extent(1))}),
         KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
           const std::size_t xi = (i / block * count + index) * block + i % block;
           if (kToSub)
             sub(i, j) = x(xi, j);
+          else if (kAdd)
+            x(xi, j) = sub(i, j) + beta * x(xi, j);
           else
             x(xi, j) = sub(i, j);
         });
@@ -76,22 +83,25 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
 
 template <class T, class Space>
 void slice_into(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
-                const SliceSpec& spec) {
-  detail::move_slice<T, Space, true>(x, sub, dim, spec);
+                const SliceSpec& spec, const typename Space::execution_space& space) {
+  detail::move_slice<T, Space, true>(x, sub, dim, spec, space);
 }
 
 template <class T, class Space>
 void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, MatrixDim dim,
-                  const SliceSpec& spec) {
-  detail::move_slice<T, Space, false>(x, sub, dim, spec);
+                  const SliceSpec& spec, T beta, const typename Space::execution_space& space) {
+  if (beta == T(0))
+    detail::move_slice<T, Space, false, false>(x, sub, dim, spec, space);
+  else
+    detail::move_slice<T, Space, false, true>(x, sub, dim, spec, space, beta);
 }
 
 #define MESHSLICE_INSTANTIATE_SLICING(T)                                                      \
   template void slice_into<T, MemSpace>(const Matrix<T, MemSpace>&, const Matrix<T, MemSpace>&, \
-                                        MatrixDim, const SliceSpec&);                          \
+                                        MatrixDim, const SliceSpec&, const ExecSpace&);        \
   template void unslice_into<T, MemSpace>(const Matrix<T, MemSpace>&,                          \
                                           const Matrix<T, MemSpace>&, MatrixDim,               \
-                                          const SliceSpec&);
+                                          const SliceSpec&, T, const ExecSpace&);
 
 MESHSLICE_INSTANTIATE_SLICING(float)
 MESHSLICE_INSTANTIATE_SLICING(double)

@@ -26,13 +26,18 @@ void check_slice(std::size_t extent, MatrixDim dim, const SliceSpec& spec, const
 // Shape of sub-shard of a rows x cols shard.
 std::size_t sliced_extent(std::size_t extent, const SliceSpec& spec);
 
+// sub = slice spec.index of x, as a kernel on `space` (not fenced: the caller fences before
+// anything else reads sub).
 template <class T, class Space>
 void slice_into(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
-                const SliceSpec& spec);
+                const SliceSpec& spec,
+                const typename Space::execution_space& space = typename Space::execution_space());
 
+// slice spec.index of x = sub + beta * (slice spec.index of x); with beta = 0, x is not read.
 template <class T, class Space>
 void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, MatrixDim dim,
-                  const SliceSpec& spec);
+                  const SliceSpec& spec, T beta = T(0),
+                  const typename Space::execution_space& space = typename Space::execution_space());
 
 // Allocating forms with the paper's names.
 template <class T, class Space>

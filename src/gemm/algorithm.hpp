@@ -29,6 +29,12 @@ struct GemmOptions {
   int block = 1;   // B of the blocked slicing (paper Alg. 2)
 };
 
+// The scalars of C = alpha op(A) op(B) + beta C, given per run (a plan is for any of them).
+struct Scale {
+  double alpha = 1;
+  double beta = 0;
+};
+
 // Which part of global matrix 'A', 'B' or 'C' the chip at mesh (row i, col j) holds.
 struct ShardRegion {
   std::size_t row0 = 0;

@@ -77,10 +77,11 @@ struct MovingOutput {
 };
 
 // Runs the q systolic steps of LS or RS. `product(input_stream, accumulate, partial)` computes
-// partial (+)= the stationary input times one stream of the moving input.
+// partial (+)= alpha times the stationary input times one stream of the moving input; the
+// partials land in C as C = partials + beta C.
 template <class Exec, class Product>
 void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typename Exec::Mat& c,
-                         const MovingOutput& plan, Product product) {
+                         const MovingOutput& plan, double beta, Product product) {
   using Mat = typename Exec::Mat;
   using Move = std::optional<typename Exec::OpId>;
   const int q = ex.size(plan.partial_axis);
@@ -119,7 +120,7 @@ void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typen
   }
   for (int h = 0; h < streams; ++h) {
     finish_move(ex, partial_move[h]);
-    ex.unslice(partial[h][q % 2], c, plan.c_dim, {streams, h, stream_width});
+    ex.unslice(partial[h][q % 2], c, plan.c_dim, {streams, h, stream_width}, beta);
   }
 }
 
@@ -128,7 +129,7 @@ void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typen
 // OS: A and B move, C stays.
 template <class Exec>
 void cannon_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
-               const typename Exec::Mat& c) {
+               const typename Exec::Mat& c, const Scale& k) {
   using Move = std::optional<typename Exec::OpId>;
   const int q = ex.size(Axis::row), i = ex.coord(Axis::row), j = ex.coord(Axis::col);
   std::array<typename Exec::Mat, 2> a_buf, b_buf;
@@ -147,50 +148,51 @@ void cannon_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& 
       a_move = cannon_detail::start_move(ex, Axis::col, a_buf[cur], a_buf[next], -1);
       b_move = cannon_detail::start_move(ex, Axis::row, b_buf[cur], b_buf[next], -1);
     }
-    ex.gemm(a_buf[cur], false, b_buf[cur], false, t == 0 ? 0 : 1, c);
+    ex.gemm(k.alpha, a_buf[cur], false, b_buf[cur], false, t == 0 ? k.beta : 1, c);
   }
 }
 
 // LS: A stays; B moves up its mesh column, C's partials move left along the mesh row.
 template <class Exec>
 void cannon_ls(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
-               const typename Exec::Mat& c) {
+               const typename Exec::Mat& c, const Scale& k) {
   const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
   const cannon_detail::MovingOutput plan{Axis::row, MatrixDim::rows, Axis::col,
                                          MatrixDim::cols, -j,        i - 1};
   cannon_detail::moving_output_steps(
-      ex, b, c, plan, [&](const typename Exec::Mat& b_stream, bool accumulate,
-                          const typename Exec::Mat& partial) {
-        ex.gemm(a, false, b_stream, true, accumulate ? 1 : 0, partial);
+      ex, b, c, plan, k.beta, [&](const typename Exec::Mat& b_stream, bool accumulate,
+                                  const typename Exec::Mat& partial) {
+        ex.gemm(k.alpha, a, false, b_stream, true, accumulate ? 1 : 0, partial);
       });
 }
 
 // RS: B stays; A moves left along its mesh row, C's partials move up the mesh column.
 template <class Exec>
 void cannon_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
-               const typename Exec::Mat& c) {
+               const typename Exec::Mat& c, const Scale& k) {
   const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
   const cannon_detail::MovingOutput plan{Axis::col, MatrixDim::cols, Axis::row,
                                          MatrixDim::rows, -i,        j - 1};
   cannon_detail::moving_output_steps(
-      ex, a, c, plan, [&](const typename Exec::Mat& a_stream, bool accumulate,
-                          const typename Exec::Mat& partial) {
-        ex.gemm(a_stream, true, b, false, accumulate ? 1 : 0, partial);
+      ex, a, c, plan, k.beta, [&](const typename Exec::Mat& a_stream, bool accumulate,
+                                  const typename Exec::Mat& partial) {
+        ex.gemm(k.alpha, a_stream, true, b, false, accumulate ? 1 : 0, partial);
       });
 }
 
 // Checks the mesh on every rank before any communication, then runs the dataflow.
 template <class Exec>
 void cannon_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                 const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions&) {
+                 const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions&,
+                 const Scale& k) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols();
   require(rows == cols, "Cannon needs a square mesh; this one is ", rows, "x", cols,
           "; use summa, meshslice or collective, which run on any mesh shape, or run Cannon on "
           "a square mesh");
   switch (p.flow) {
-    case Dataflow::OS: return cannon_os(ex, a, b, c);
-    case Dataflow::LS: return cannon_ls(ex, a, b, c);
-    case Dataflow::RS: return cannon_rs(ex, a, b, c);
+    case Dataflow::OS: return cannon_os(ex, a, b, c, k);
+    case Dataflow::LS: return cannon_ls(ex, a, b, c, k);
+    case Dataflow::RS: return cannon_rs(ex, a, b, c, k);
   }
 }
 

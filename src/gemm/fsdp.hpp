@@ -28,6 +28,7 @@
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
 #include "gemm/slice_gathers.hpp"
+#include "gemm/slice_scatters.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -35,7 +36,8 @@ namespace meshslice {
 // OS: C_t = sum_s slice_col(A_t, s) AG_tp(slice_row(B_t, s)).
 template <class Exec>
 void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t m_local = p.M / ex.size(Axis::tp);
@@ -47,14 +49,15 @@ void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
     b_gathered.start_next(s);
     if (S > 1) ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});  // while the AG flies
     const Mat& b_s = b_gathered.wait(s);
-    ex.gemm(S == 1 ? a : a_slice, false, b_s, false, s == 0 ? 0 : 1, c);
+    ex.gemm(k.alpha, S == 1 ? a : a_slice, false, b_s, false, s == 0 ? k.beta : 1, c);
   }
 }
 
 // LS: column slice s of C_t = A_t AG_tp(slice_row(B_t, s))^T.
 template <class Exec>
 void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t m_local = p.M / ex.size(Axis::tp);
@@ -68,10 +71,10 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
     b_gathered.start_next(s);
     const Mat& b_s = b_gathered.wait(s);
     if (S == 1) {
-      ex.gemm(a, false, b_s, true, 0, c);
+      ex.gemm(k.alpha, a, false, b_s, true, k.beta, c);
     } else {
-      ex.gemm(a, false, b_s, true, 0, c_slice);
-      ex.unslice(c_slice, c, MatrixDim::cols, {S, s, o.block});
+      ex.gemm(k.alpha, a, false, b_s, true, 0, c_slice);
+      ex.unslice(c_slice, c, MatrixDim::cols, {S, s, o.block}, k.beta);
     }
   }
 }
@@ -80,41 +83,35 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 // C_t. The RdS of slice s drains while slice s+1 computes.
 template <class Exec>
 void fsdp_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t k_local = p.K / ex.size(Axis::tp);
-  std::array<Mat, 2> partial;
-  std::array<typename Exec::OpId, 2> ops{};
-  for (int i = 0; i < std::min(S, 2); ++i) partial[i] = ex.alloc(p.M / S, p.N, "fsdp_c_partial");
+  SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, p.M / S, p.N, o,
+                                  "fsdp_c_partial");
   Mat a_slice;
   if (S > 1) a_slice = ex.alloc(k_local, p.M / S, "fsdp_a_slice");
   for (int s = 0; s < S; ++s) {
-    if (s >= 2) ex.wait(ops[s % 2]);  // partial[s % 2] is free again
-    if (S == 1) {
-      ex.gemm(a, true, b, false, 0, partial[0]);
-      ops[0] = ex.start_reduce_scatter(Axis::tp, partial[0], c, MatrixDim::rows);
-    } else {
-      ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});
-      ex.gemm(a_slice, true, b, false, 0, partial[s % 2]);
-      ops[s % 2] = ex.start_partial_reduce_scatter(Axis::tp, partial[s % 2], c, MatrixDim::rows,
-                                                   {S, s, o.block});
-    }
+    if (S > 1) ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});
+    ex.gemm(k.alpha, S == 1 ? a : a_slice, true, b, false, 0, c_scattered.partial(s));
+    c_scattered.start(s, k.beta);
   }
-  for (int i = 0; i < std::min(S, 2); ++i) ex.wait(ops[i]);
+  c_scattered.finish();
 }
 
 // Checks the row split and slicing, and runs the dataflow's FSDP GEMM.
 template <class Exec>
 void fsdp_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+               const Scale& k) {
   // run_gemm checked the row splits (check_layout); the sliced dimension is the one the weight
   // all-gather / gradient reduce-scatter runs over: K in OS, N in LS, M in RS.
   check_slice_split("FSDP", p, sliced_dimension(p), ex.size(Axis::tp), o.slices, o.block);
   switch (p.flow) {
-    case Dataflow::OS: return fsdp_os(ex, p, a, b, c, o);
-    case Dataflow::LS: return fsdp_ls(ex, p, a, b, c, o);
-    case Dataflow::RS: return fsdp_rs(ex, p, a, b, c, o);
+    case Dataflow::OS: return fsdp_os(ex, p, a, b, c, o, k);
+    case Dataflow::LS: return fsdp_ls(ex, p, a, b, c, o, k);
+    case Dataflow::RS: return fsdp_rs(ex, p, a, b, c, o, k);
   }
 }
 

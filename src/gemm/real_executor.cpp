@@ -1,9 +1,11 @@
 #include "gemm/real_executor.hpp"
 
-#include <KokkosBlas3_gemm.hpp>
 #include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "comm/partial_collectives.hpp"
+#include "core/kokkos_compat.hpp"
 
 namespace meshslice {
 
@@ -34,7 +36,9 @@ auto rows_of(const V& m, std::size_t begin, std::size_t end) {
 template <class T>
 RealExecutor<T>::RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks,
                               Trace* trace)
-    : torus_(torus), comm_(comm), gemm_chunks_(std::max(1, gemm_chunks)), trace_(trace) {}
+    : torus_(torus), comm_(comm), gemm_chunks_(std::max(1, gemm_chunks)), trace_(trace) {
+  std::tie(compute_, comm_space_) = two_instances<ExecSpace>();
+}
 
 template <class T>
 RealExecutor<T>::~RealExecutor() {
@@ -43,16 +47,31 @@ RealExecutor<T>::~RealExecutor() {
 
 template <class T>
 typename RealExecutor<T>::Mat RealExecutor<T>::alloc(std::size_t rows, std::size_t cols,
-                                                     const char* label) const {
-  return Mat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, cols);
+                                                     const char* label) {
+  auto make = [&] {
+    return Mat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, cols);
+  };
+  return workspace_ ? workspace_->buffer(rows, cols, make) : make();
 }
 
 template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::track(Request request, const char* name,
-                                                      Axis axis, double bytes) {
+template <class Need>
+CommScratch<T, MemSpace> RealExecutor<T>::scratch(Need&& need) {
+  if (!workspace_) return {};
+  return workspace_->scratch(
+      [&] { return make_scratch<T, MemSpace>(need(), "meshslice_collective_scratch"); });
+}
+
+template <class T>
+template <class Need, class Start>
+typename RealExecutor<T>::OpId RealExecutor<T>::launch(const char* name, Axis axis, double bytes,
+                                                       Need&& need, Start&& start) {
+  const CommScratch<T, MemSpace> s = scratch(need);
   const OpId id = next_op_++;
+  if (rehearsing()) return id;  // untracked: already complete
+  fence(compute_, "meshslice::before_mpi");  // MPI may read what local kernels just wrote
   TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
-  in_flight_.emplace(id, InFlight{std::move(request), std::move(event)});
+  in_flight_.emplace(id, InFlight{start(s), std::move(event)});
   return id;
 }
 
@@ -66,10 +85,12 @@ void RealExecutor<T>::finish(InFlight& op) {
 template <class T>
 template <class F>
 void RealExecutor<T>::traced(const char* name, TraceLane lane, double flops, F&& work) {
+  if (rehearsing()) return;
+  const ProfilingRegion region(std::string("meshslice::") + name);
   const double start = trace_ ? trace_->now() : 0.0;
   work();
   if (trace_) {
-    ExecSpace().fence();  // time the work, not its launch
+    fence(compute_, "meshslice::trace");  // time the work, not its launch
     trace_->add(TraceEvent{name, lane, start, trace_->now(), 0.0, flops});
   }
 }
@@ -77,73 +98,147 @@ void RealExecutor<T>::traced(const char* name, TraceLane lane, double flops, F&&
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
     Axis axis, const Mat& local, const Mat& out, MatrixDim dim, const SliceSpec& slice) {
-  const double bytes = (torus_.size(axis) - 1) * bytes_of(local) / slice.count;
-  return track(ipartial_all_gather(torus_.axis(axis), local, out, dim, slice, comm_),
-               "partial_all_gather", axis, bytes);
+  const auto& ring = torus_.axis(axis);
+  const std::size_t n = local.size() / slice.count;
+  return launch(
+      "partial_all_gather", axis, (ring.size() - 1) * bytes_of(local) / slice.count,
+      [&] { return all_gather_scratch(ring.size(), n, dim, mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return ipartial_all_gather(ring, local, out, dim, slice, comm_, s);
+      });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_reduce_scatter(
-    Axis axis, const Mat& contribution, const Mat& shard, MatrixDim dim, const SliceSpec& slice) {
-  const double bytes = (torus_.size(axis) - 1) * bytes_of(shard) / slice.count;
-  return track(ipartial_reduce_scatter(torus_.axis(axis), contribution, shard, dim, slice, comm_),
-               "partial_reduce_scatter", axis, bytes);
+    Axis axis, const Mat& contribution, const Mat& shard, MatrixDim dim, const SliceSpec& slice,
+    double beta) {
+  const auto& ring = torus_.axis(axis);
+  const std::size_t n = shard.size() / slice.count;
+  return launch(
+      "partial_reduce_scatter", axis, (ring.size() - 1) * bytes_of(shard) / slice.count,
+      [&] {
+        return partial_reduce_scatter_scratch(ring.size(), n, dim, comm_,
+                                              mpi_staged<MemSpace>(comm_));
+      },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return ipartial_reduce_scatter(ring, contribution, shard, dim, slice, comm_, beta, s);
+      });
 }
 
 template <class T>
 void RealExecutor<T>::slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec) {
-  traced("slice", TraceLane::local, 0, [&] { slice_into(x, sub, dim, spec); });
+  traced("slice", TraceLane::local, 0, [&] { slice_into(x, sub, dim, spec, compute_); });
 }
 
 template <class T>
-void RealExecutor<T>::unslice(const Mat& sub, const Mat& x, MatrixDim dim,
-                              const SliceSpec& spec) {
-  traced("unslice", TraceLane::local, 0, [&] { unslice_into(sub, x, dim, spec); });
+void RealExecutor<T>::unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
+                              double beta) {
+  traced("unslice", TraceLane::local, 0,
+         [&] { unslice_into(sub, x, dim, spec, static_cast<T>(beta), compute_); });
 }
 
 template <class T>
 void RealExecutor<T>::copy(const Mat& from, const Mat& to) {
-  traced("copy", TraceLane::local, 0, [&] { Kokkos::deep_copy(to, from); });
+  traced("copy", TraceLane::local, 0, [&] { Kokkos::deep_copy(compute_, to, from); });
 }
 
 template <class T>
 void RealExecutor<T>::zero(const Mat& x) {
-  traced("zero", TraceLane::local, 0, [&] { Kokkos::deep_copy(x, T(0)); });
+  traced("zero", TraceLane::local, 0, [&] { Kokkos::deep_copy(compute_, x, T(0)); });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_all_gather(Axis axis, const Mat& local,
                                                                  const Mat& out, MatrixDim dim) {
-  return track(iall_gather(torus_.axis(axis), local, out, dim, comm_), "all_gather", axis,
-               (torus_.size(axis) - 1) * bytes_of(local));
+  const auto& ring = torus_.axis(axis);
+  return launch(
+      "all_gather", axis, (ring.size() - 1) * bytes_of(local),
+      [&] { return all_gather_scratch(ring.size(), local.size(), dim, mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) { return iall_gather(ring, local, out, dim, comm_, s); });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce_scatter(Axis axis, const Mat& in,
                                                                      const Mat& out,
                                                                      MatrixDim dim) {
-  return track(ireduce_scatter(torus_.axis(axis), in, out, dim, comm_), "reduce_scatter", axis,
-               (torus_.size(axis) - 1) * bytes_of(out));
+  const auto& ring = torus_.axis(axis);
+  return launch(
+      "reduce_scatter", axis, (ring.size() - 1) * bytes_of(out),
+      [&] {
+        return reduce_scatter_scratch(ring.size(), out.size(), dim, comm_,
+                                      mpi_staged<MemSpace>(comm_));
+      },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return ireduce_scatter(ring, in, out, dim, comm_, s);
+      });
+}
+
+template <class T>
+typename RealExecutor<T>::OpId RealExecutor<T>::start_all_reduce(Axis axis, const Mat& in,
+                                                                 const Mat& out) {
+  const auto& ring = torus_.axis(axis);
+  const double bytes = 2.0 * (ring.size() - 1) * bytes_of(out) / ring.size();
+  return launch(
+      "all_reduce", axis, bytes,
+      [&] {
+        return all_reduce_scratch(ring.size(), out.size(), comm_, mpi_staged<MemSpace>(comm_));
+      },
+      [&](const CommScratch<T, MemSpace>& s) { return iall_reduce(ring, in, out, comm_, s); });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_broadcast(Axis axis, const Mat& buffer,
                                                                 int root) {
-  return track(ibroadcast(torus_.axis(axis), buffer, root, comm_), "broadcast", axis,
-               bytes_of(buffer));
+  return launch(
+      "broadcast", axis, bytes_of(buffer),
+      [&] { return broadcast_scratch(buffer.size(), mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return ibroadcast(torus_.axis(axis), buffer, root, comm_, s);
+      });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce(Axis axis, const Mat& in,
                                                              const Mat& out, int root) {
-  return track(ireduce(torus_.axis(axis), in, out, root, comm_), "reduce", axis, bytes_of(in));
+  return launch(
+      "reduce", axis, bytes_of(in),
+      [&] { return reduce_scratch(in.size(), comm_, mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return ireduce(torus_.axis(axis), in, out, root, comm_, s);
+      });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_shift(Axis axis, const Mat& in,
                                                             const Mat& out, int displacement) {
-  return track(ishift(torus_.axis(axis), in, out, displacement, comm_), "shift", axis,
-               bytes_of(in));
+  return launch(
+      "shift", axis, bytes_of(in),
+      [&] { return shift_scratch(in.size(), mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return ishift(torus_.axis(axis), in, out, displacement, comm_, s);
+      });
+}
+
+template <class T>
+typename RealExecutor<T>::OpId RealExecutor<T>::start_send(Axis axis, const Mat& buffer,
+                                                           int displacement) {
+  return launch(
+      "send", axis, bytes_of(buffer),
+      [&] { return point_to_point_scratch(buffer.size(), mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return isend(torus_.axis(axis), buffer, displacement, comm_, s);
+      });
+}
+
+template <class T>
+typename RealExecutor<T>::OpId RealExecutor<T>::start_recv(Axis axis, const Mat& buffer,
+                                                           int displacement) {
+  return launch(
+      "recv", axis, bytes_of(buffer),
+      [&] { return point_to_point_scratch(buffer.size(), mpi_staged<MemSpace>(comm_)); },
+      [&](const CommScratch<T, MemSpace>& s) {
+        return irecv(torus_.axis(axis), buffer, displacement, comm_, s);
+      });
 }
 
 template <class T>
@@ -178,16 +273,17 @@ void RealExecutor<T>::progress() {
 }
 
 template <class T>
-void RealExecutor<T>::gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta,
-                           const Mat& c) {
+void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b,
+                           bool transpose_b, double beta, const Mat& c) {
   if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
-  traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner,
-         [&] { chunked_gemm(a, transpose_a, b, transpose_b, beta, c); });
+  traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner, [&] {
+    chunked_gemm(static_cast<T>(alpha), a, transpose_a, b, transpose_b, static_cast<T>(beta), c);
+  });
 }
 
 template <class T>
-void RealExecutor<T>::chunked_gemm(const Mat& a, bool transpose_a, const Mat& b,
+void RealExecutor<T>::chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b,
                                    bool transpose_b, T beta, const Mat& c) {
   const char* ta = transpose_a ? "T" : "N";
   const char* tb = transpose_b ? "T" : "N";
@@ -198,18 +294,19 @@ void RealExecutor<T>::chunked_gemm(const Mat& a, bool transpose_a, const Mat& b,
   const std::size_t chunks = in_flight_.empty() ? 1 : static_cast<std::size_t>(gemm_chunks_);
   const std::size_t step = std::max(kMinChunkRows, (extent + chunks - 1) / chunks);
   if (split_k && transpose_b) {  // no contiguous split; never used by the algorithms
-    KokkosBlas::gemm(ta, tb, T(1), a, b, beta, c);
+    blas_gemm(compute_, ta, tb, alpha, a, b, beta, c);
     return;
   }
   for (std::size_t begin = 0; begin < extent; begin += step) {
     const std::size_t end = std::min(extent, begin + step);
     const double start = MPI_Wtime();
     if (split_k)
-      KokkosBlas::gemm(ta, tb, T(1), rows_of(a, begin, end), rows_of(b, begin, end),
-                       begin == 0 ? beta : T(1), c);
+      blas_gemm(compute_, ta, tb, alpha, rows_of(a, begin, end), rows_of(b, begin, end),
+                begin == 0 ? beta : T(1), c);
     else
-      KokkosBlas::gemm(ta, tb, T(1), rows_of(a, begin, end), b, beta, rows_of(c, begin, end));
-    ExecSpace().fence();  // the chunk is done before MPI gets the core (and before the clock)
+      blas_gemm(compute_, ta, tb, alpha, rows_of(a, begin, end), b, beta, rows_of(c, begin, end));
+    // The chunk is done before MPI gets the core (and before the clock).
+    fence(compute_, "meshslice::gemm_chunk");
     blas_seconds_ += MPI_Wtime() - start;
     if (!in_flight_.empty()) progress();
   }

@@ -10,10 +10,13 @@
 #include <map>
 
 #include "comm/comm_options.hpp"
+#include "comm/comm_scratch.hpp"
 #include "comm/request.hpp"
 #include "comm/slicing.hpp"
 #include "core/kokkos_types.hpp"
 #include "core/trace.hpp"
+#include "gemm/executor_interface.hpp"
+#include "gemm/workspace.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -23,6 +26,7 @@ class RealExecutor {
  public:
   using Mat = Matrix<T>;
   using OpId = std::size_t;
+  using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
 
   // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication (1 turns
   // the progress calls off; the local GEMM then runs as one BLAS call). `trace`, when given,
@@ -30,35 +34,48 @@ class RealExecutor {
   RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks = 8,
                Trace* trace = nullptr);
   ~RealExecutor();
+  RealExecutor(const RealExecutor&) = delete;
+  RealExecutor& operator=(const RealExecutor&) = delete;
 
   int mesh_rows() const { return torus_.size(Axis::row); }
   int mesh_cols() const { return torus_.size(Axis::col); }
   int coord(Axis axis) const { return torus_.coord(axis); }
   int size(Axis axis) const { return torus_.size(axis); }
 
-  Mat alloc(std::size_t rows, std::size_t cols, const char* label) const;
+  // Buffers (see gemm/executor_interface.hpp for the workspace protocol).
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label);
+  Mat placeholder(std::size_t rows, std::size_t cols) const {
+    return Mat(static_cast<T*>(nullptr), rows, cols);
+  }
+  void use_workspace(Workspace* workspace) { workspace_ = workspace; }
 
   // Local data movement (the hardware model times these as HBM traffic).
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
-  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
+               double beta = 0);
   void copy(const Mat& from, const Mat& to);
   void zero(const Mat& x);
 
-  // Whole-shard collectives (see comm/collectives.hpp for shapes and semantics).
+  // Collectives (see comm/collectives.hpp for shapes and semantics).
   OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
   OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);
+  OpId start_all_reduce(Axis axis, const Mat& in, const Mat& out);
   OpId start_broadcast(Axis axis, const Mat& buffer, int root);
   OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
   OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
-
+  OpId start_send(Axis axis, const Mat& buffer, int displacement);
+  OpId start_recv(Axis axis, const Mat& buffer, int displacement);
   // Starts the partial all-gather of sub-shard `slice` of `local` along `dim` on `axis`.
   OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
                                 const SliceSpec& slice);
-  // Starts the partial reduce-scatter of `contribution` into slice `slice` of `shard`.
+  // Starts the partial reduce-scatter of `contribution` into slice `slice` of `shard`
+  // (slice = reduced + beta * slice).
   OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
-                                    MatrixDim dim, const SliceSpec& slice);
-  void wait(OpId op);
-  void wait_all();
+                                    MatrixDim dim, const SliceSpec& slice, double beta = 0);
+  void wait(OpId op);  // that op only; an unknown or finished op returns at once
+  void wait_all();     // everything in flight, including what the caller started
+  // Whether `op` was started and its completion has not been observed yet.
+  bool pending(OpId op) const { return in_flight_.count(op) != 0; }
 
   // Communication-only mode: gemm() skips the arithmetic (C is left unchanged) and only
   // completes the steps' bookkeeping. The bench uses it to time the algorithm's communication
@@ -69,18 +86,27 @@ class RealExecutor {
   // chunks: the measure of how efficient the sliced local GEMMs themselves are.
   double blas_seconds() const { return blas_seconds_; }
 
-  // C = op(A) op(B) + beta C, progressing in-flight collectives between chunks.
-  void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta, const Mat& c);
+  // C = alpha op(A) op(B) + beta C, progressing in-flight collectives between chunks.
+  void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
+            double beta, const Mat& c);
 
  private:
   struct InFlight {
     Request request;
     TraceEvent event;  // completed with the time the completion was observed
   };
+  bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
+  // The scratch of the collective being started: recorded in the workspace (sized by need())
+  // when planned, none (the collective allocates) when not.
+  template <class Need>
+  CommScratch<T, MemSpace> scratch(Need&& need);
+  // Starts a collective: fences the local instance (MPI may read what its kernels wrote), then
+  // runs start(scratch) and tracks the request. While rehearsing, only records the scratch.
+  template <class Need, class Start>
+  OpId launch(const char* name, Axis axis, double bytes, Need&& need, Start&& start);
   void progress();
-  void chunked_gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta,
-                    const Mat& c);
-  OpId track(Request request, const char* name, Axis axis, double bytes);
+  void chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
+                    T beta, const Mat& c);
   void finish(InFlight& op);
   template <class F>
   void traced(const char* name, TraceLane lane, double flops, F&& work);
@@ -90,9 +116,16 @@ class RealExecutor {
   int gemm_chunks_;
   OpId next_op_ = 0;
   Trace* trace_;
+  Workspace* workspace_ = nullptr;
   bool compute_enabled_ = true;
   double blas_seconds_ = 0;
+  // Local GEMMs and data movement run on compute_; comm_space_ is reserved for the
+  // collectives' packing kernels (today they run on the default instance, see collectives.hpp).
+  ExecSpace compute_;
+  ExecSpace comm_space_;
   std::map<OpId, InFlight> in_flight_;
 };
+
+static_assert(is_executor_v<RealExecutor<float>>);
 
 }  // namespace meshslice

@@ -182,15 +182,16 @@ class PanelReduce {
     }
   }
 
-  // Waits for iteration s's reduces; the owner of each panel stores the sum into its C shard.
-  void finish(int s) {
+  // Waits for iteration s's reduces; the owner of each panel stores the sum into its C shard
+  // (panel = sum + beta * panel).
+  void finish(int s, double beta) {
     const int set = s % 2;
     for (OpId op : ops_[set]) ex_.wait(op);
     for (int t = 0; t < panels_.group; ++t) {
       const int k = s * panels_.group + t;
       if (ex_.coord(axis_) == k / per_owner_)
         ex_.unslice(result_[set][t], shard_, dim_,
-                    {per_owner_, k % per_owner_, static_cast<int>(panels_.width)});
+                    {per_owner_, k % per_owner_, static_cast<int>(panels_.width)}, beta);
     }
   }
 
@@ -212,7 +213,7 @@ class PanelReduce {
 // row, B's row panels along each mesh column, C stays.
 template <class Exec>
 void summa_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
-              const typename Exec::Mat& c, const summa_detail::Panels& panels) {
+              const typename Exec::Mat& c, const summa_detail::Panels& panels, const Scale& k) {
   const int S = panels.count / panels.group;
   summa_detail::PanelBroadcast<Exec> a_panels(ex, a, Axis::col, MatrixDim::cols, panels, S);
   summa_detail::PanelBroadcast<Exec> b_panels(ex, b, Axis::row, MatrixDim::rows, panels, S);
@@ -225,7 +226,7 @@ void summa_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b
     }
     const auto& a_group = a_panels.finish(s);
     const auto& b_group = b_panels.finish(s);
-    ex.gemm(a_group, false, b_group, false, s == 0 ? 0 : 1, c);
+    ex.gemm(k.alpha, a_group, false, b_group, false, s == 0 ? k.beta : 1, c);
   }
 }
 
@@ -233,7 +234,7 @@ void summa_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b
 // partial of C's column panel p, reduced along the row to the chip holding that panel.
 template <class Exec>
 void summa_ls(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
-              const typename Exec::Mat& c, const summa_detail::Panels& panels) {
+              const typename Exec::Mat& c, const summa_detail::Panels& panels, const Scale& k) {
   const int S = panels.count / panels.group;
   summa_detail::PanelBroadcast<Exec> b_panels(ex, b, Axis::row, MatrixDim::rows, panels, S);
   summa_detail::PanelReduce<Exec> c_panels(ex, c, Axis::col, MatrixDim::cols, panels, S);
@@ -241,18 +242,18 @@ void summa_ls(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b
   for (int s = 0; s < S; ++s) {
     if (s + 1 < S) b_panels.start(s + 1);
     const auto& b_group = b_panels.finish(s);
-    if (s >= 2) c_panels.finish(s - 2);  // the buffers of set s % 2 are free again
-    ex.gemm(a, false, b_group, true, 0, c_panels.partial(s));
+    if (s >= 2) c_panels.finish(s - 2, k.beta);  // the buffers of set s % 2 are free again
+    ex.gemm(k.alpha, a, false, b_group, true, 0, c_panels.partial(s));
     c_panels.start(s);
   }
-  for (int s = std::max(0, S - 2); s < S; ++s) c_panels.finish(s);
+  for (int s = std::max(0, S - 2); s < S; ++s) c_panels.finish(s, k.beta);
 }
 
 // RS: A's column panels (M) travel along each mesh row; every chip of a mesh column computes a
 // partial of C's row panel p, reduced along the column to the chip holding that panel.
 template <class Exec>
 void summa_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
-              const typename Exec::Mat& c, const summa_detail::Panels& panels) {
+              const typename Exec::Mat& c, const summa_detail::Panels& panels, const Scale& k) {
   const int S = panels.count / panels.group;
   summa_detail::PanelBroadcast<Exec> a_panels(ex, a, Axis::col, MatrixDim::cols, panels, S);
   summa_detail::PanelReduce<Exec> c_panels(ex, c, Axis::row, MatrixDim::rows, panels, S);
@@ -260,23 +261,24 @@ void summa_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b
   for (int s = 0; s < S; ++s) {
     if (s + 1 < S) a_panels.start(s + 1);
     const auto& a_group = a_panels.finish(s);
-    if (s >= 2) c_panels.finish(s - 2);
-    ex.gemm(a_group, true, b, false, 0, c_panels.partial(s));
+    if (s >= 2) c_panels.finish(s - 2, k.beta);
+    ex.gemm(k.alpha, a_group, true, b, false, 0, c_panels.partial(s));
     c_panels.start(s);
   }
-  for (int s = std::max(0, S - 2); s < S; ++s) c_panels.finish(s);
+  for (int s = std::max(0, S - 2); s < S; ++s) c_panels.finish(s, k.beta);
 }
 
 // Checks the configuration on every rank before any communication, then runs the dataflow.
 template <class Exec>
 void summa_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+                const Scale& k) {
   const summa_detail::Panels panels =
       summa_detail::plan_panels(p, ex.mesh_rows(), ex.mesh_cols(), o.slices, o.block);
   switch (p.flow) {
-    case Dataflow::OS: return summa_os(ex, a, b, c, panels);
-    case Dataflow::LS: return summa_ls(ex, a, b, c, panels);
-    case Dataflow::RS: return summa_rs(ex, a, b, c, panels);
+    case Dataflow::OS: return summa_os(ex, a, b, c, panels, k);
+    case Dataflow::LS: return summa_ls(ex, a, b, c, panels, k);
+    case Dataflow::RS: return summa_rs(ex, a, b, c, panels, k);
   }
 }
 

@@ -28,6 +28,7 @@
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
 #include "gemm/slice_gathers.hpp"
+#include "gemm/slice_scatters.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -35,7 +36,8 @@ namespace meshslice {
 // OS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (M/S x K); C rows of slice s = Ag_s B_t.
 template <class Exec>
 void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t n_local = p.N / ex.size(Axis::tp);
@@ -49,10 +51,10 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
     a_gathered.start_next(s);
     const Mat& a_s = a_gathered.wait(s);
     if (S == 1) {
-      ex.gemm(a_s, false, b, false, 0, c);
+      ex.gemm(k.alpha, a_s, false, b, false, k.beta, c);
     } else {
-      ex.gemm(a_s, false, b, false, 0, c_slice);
-      ex.unslice(c_slice, c, MatrixDim::rows, {S, s, o.block});
+      ex.gemm(k.alpha, a_s, false, b, false, 0, c_slice);
+      ex.unslice(c_slice, c, MatrixDim::rows, {S, s, o.block}, k.beta);
     }
   }
 }
@@ -61,34 +63,28 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 // rows into slice s of C_t. The RdS of slice s drains while slice s+1 computes.
 template <class Exec>
 void tp1d_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t k_local = p.K / ex.size(Axis::tp);
-  std::array<Mat, 2> partial;
-  std::array<typename Exec::OpId, 2> ops{};
-  for (int i = 0; i < std::min(S, 2); ++i) partial[i] = ex.alloc(p.M / S, p.N, "tp1d_c_partial");
+  SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, p.M / S, p.N, o,
+                                  "tp1d_c_partial");
   Mat a_slice;
   if (S > 1) a_slice = ex.alloc(p.M / S, k_local, "tp1d_a_slice");
   for (int s = 0; s < S; ++s) {
-    if (s >= 2) ex.wait(ops[s % 2]);  // partial[s % 2] is free again
-    if (S == 1) {
-      ex.gemm(a, false, b, true, 0, partial[0]);
-      ops[0] = ex.start_reduce_scatter(Axis::tp, partial[0], c, MatrixDim::rows);
-    } else {
-      ex.slice(a, a_slice, MatrixDim::rows, {S, s, o.block});
-      ex.gemm(a_slice, false, b, true, 0, partial[s % 2]);
-      ops[s % 2] = ex.start_partial_reduce_scatter(Axis::tp, partial[s % 2], c, MatrixDim::rows,
-                                                   {S, s, o.block});
-    }
+    if (S > 1) ex.slice(a, a_slice, MatrixDim::rows, {S, s, o.block});
+    ex.gemm(k.alpha, S == 1 ? a : a_slice, false, b, true, 0, c_scattered.partial(s));
+    c_scattered.start(s, k.beta);
   }
-  for (int i = 0; i < std::min(S, 2); ++i) ex.wait(ops[i]);
+  c_scattered.finish();
 }
 
 // RS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (K/S x M); C_t += Ag_s^T slice_row(B_t, s).
 template <class Exec>
 void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int S = o.slices;
   const std::size_t n_local = p.N / ex.size(Axis::tp);
@@ -100,23 +96,24 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
     a_gathered.start_next(s);
     if (S > 1) ex.slice(b, b_slice, MatrixDim::rows, {S, s, o.block});  // while the AG flies
     const Mat& a_s = a_gathered.wait(s);
-    ex.gemm(a_s, true, S == 1 ? b : b_slice, false, s == 0 ? 0 : 1, c);
+    ex.gemm(k.alpha, a_s, true, S == 1 ? b : b_slice, false, s == 0 ? k.beta : 1, c);
   }
 }
 
 // Checks the 1D split and slicing, and runs the dataflow's 1D TP GEMM.
 template <class Exec>
 void tp1d_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+               const Scale& k) {
   // run_gemm checked the splits (check_layout); the gathered/scattered dimension is sliced:
   // M in OS and LS (the sequence, as Megatron chunks it), K in RS.
   const SlicedDimension sliced = p.flow == Dataflow::RS ? SlicedDimension{"K", p.K}
                                                         : SlicedDimension{"M", p.M};
   check_slice_split("1D TP", p, sliced, ex.size(Axis::tp), o.slices, o.block);
   switch (p.flow) {
-    case Dataflow::OS: return tp1d_os(ex, p, a, b, c, o);
-    case Dataflow::LS: return tp1d_ls(ex, p, a, b, c, o);
-    case Dataflow::RS: return tp1d_rs(ex, p, a, b, c, o);
+    case Dataflow::OS: return tp1d_os(ex, p, a, b, c, o, k);
+    case Dataflow::LS: return tp1d_ls(ex, p, a, b, c, o, k);
+    case Dataflow::RS: return tp1d_rs(ex, p, a, b, c, o, k);
   }
 }
 

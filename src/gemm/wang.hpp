@@ -157,7 +157,8 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
 // OS: C_ij = sum over windows of A-window (M/Pr x g K/Pc) * the matching K rows of AG_row(B_ij).
 template <class Exec>
 void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int R = ex.mesh_cols(), S = o.slices, g = R / S;
   const std::size_t kb = p.K / R, n_local = p.N / R;
@@ -175,14 +176,16 @@ void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                                                         MatrixDim::rows, R, kb, blocks);
                              b_rows = b_window;
                            }
-                           ex.gemm(a_window, false, b_rows, false, it == 0 ? 0 : 1, c);
+                           ex.gemm(k.alpha, a_window, false, b_rows, false,
+                                   it == 0 ? k.beta : 1, c);
                          });
 }
 
 // LS: partial (M/Pr x N) column blocks = A_ij * B-window^T; then C_ij = RdS_col(partial).
 template <class Exec>
 void wang_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int R = ex.mesh_rows(), S = o.slices, g = R / S;
   const std::size_t nb = p.N / R, m_local = p.M / R;
@@ -193,18 +196,20 @@ void wang_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   wang_detail::circulate(ex, Axis::row, b, MatrixDim::rows, S,
                          [&](int, const Mat& b_window, const std::vector<int>& blocks) {
                            if (wang_detail::in_order(blocks, R))
-                             return ex.gemm(a, false, b_window, true, 0, partial);
-                           ex.gemm(a, false, b_window, true, 0, out);
+                             return ex.gemm(k.alpha, a, false, b_window, true, 0, partial);
+                           ex.gemm(k.alpha, a, false, b_window, true, 0, out);
                            wang_detail::scatter_blocks(ex, out, partial, piece, MatrixDim::cols,
                                                        R, nb, blocks);
                          });
-  ex.wait(ex.start_reduce_scatter(Axis::col, partial, c, MatrixDim::cols));
+  ex.wait(ex.start_partial_reduce_scatter(Axis::col, partial, c, MatrixDim::cols, {1, 0, 1},
+                                          k.beta));
 }
 
 // RS: partial (M x N/Pc) row blocks = A-window^T * B_ij; then C_ij = RdS_row(partial).
 template <class Exec>
 void wang_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+             const Scale& k) {
   using Mat = typename Exec::Mat;
   const int R = ex.mesh_cols(), S = o.slices, g = R / S;
   const std::size_t mb = p.M / R, n_local = p.N / R;
@@ -215,18 +220,20 @@ void wang_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, S,
                          [&](int, const Mat& a_window, const std::vector<int>& blocks) {
                            if (wang_detail::in_order(blocks, R))
-                             return ex.gemm(a_window, true, b, false, 0, partial);
-                           ex.gemm(a_window, true, b, false, 0, out);
+                             return ex.gemm(k.alpha, a_window, true, b, false, 0, partial);
+                           ex.gemm(k.alpha, a_window, true, b, false, 0, out);
                            wang_detail::scatter_blocks(ex, out, partial, piece, MatrixDim::rows,
                                                        R, mb, blocks);
                          });
-  ex.wait(ex.start_reduce_scatter(Axis::row, partial, c, MatrixDim::rows));
+  ex.wait(ex.start_partial_reduce_scatter(Axis::row, partial, c, MatrixDim::rows, {1, 0, 1},
+                                          k.beta));
 }
 
 // Checks that S fits the decomposed ring and runs the dataflow's Wang GEMM.
 template <class Exec>
 void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o) {
+               const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+               const Scale& k) {
   const bool row_ring = p.flow == Dataflow::LS;
   const int ring = row_ring ? ex.mesh_rows() : ex.mesh_cols();
   require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow),
@@ -235,9 +242,9 @@ void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
           " chips) into S loop iterations of ", ring, "/S shift steps each; S=", o.slices,
           " must be >= 1 and divide ", ring, ". Choose S among the divisors of ", ring);
   switch (p.flow) {
-    case Dataflow::OS: return wang_os(ex, p, a, b, c, o);
-    case Dataflow::LS: return wang_ls(ex, p, a, b, c, o);
-    case Dataflow::RS: return wang_rs(ex, p, a, b, c, o);
+    case Dataflow::OS: return wang_os(ex, p, a, b, c, o, k);
+    case Dataflow::LS: return wang_ls(ex, p, a, b, c, o, k);
+    case Dataflow::RS: return wang_rs(ex, p, a, b, c, o, k);
   }
 }
 

@@ -9,7 +9,7 @@ constexpr const char* kAxisNames[kNumRings] = {"dp", "pp", "row", "col", "tp"};
 
 // Tags 0..kTagWindow-1 are reserved for ring collectives; sequences wrap around. Far more
 // collectives than this are never in flight on one ring at once.
-constexpr int kTagWindow = 16384;
+constexpr int kTagWindow = AxisComm::kPointToPointTag;
 }  // namespace
 
 const char* axis_name(Axis axis) { return kAxisNames[static_cast<int>(axis)]; }

@@ -53,6 +53,10 @@ class AxisComm {
   int prev() const { return (rank_ + size_ - 1) % size_; }
   int neighbour(int displacement) const;  // rank + displacement on the ring, any sign
   int next_tag() const;
+  // The tag of point-to-point messages (pipeline-stage sends), outside the collectives' tag
+  // window: ranks that only exchange with one neighbour draw no common tag sequence, and MPI
+  // keeps messages between two ranks with one tag in order.
+  static constexpr int kPointToPointTag = 1 << 14;
 
  private:
   MPI_Comm comm_;

@@ -6,7 +6,8 @@
 //
 //     RealExecutor<float> real(torus, comm);
 //     sim::CombinedExecutor<RealExecutor<float>> ex(real, machine);
-//     run_gemm(ex, algorithm, problem, ex.wrap(a), ex.wrap(b), ex.wrap(c), options);
+//     GemmPlan<sim::CombinedExecutor<RealExecutor<float>>> plan(ex, algorithm, problem, options);
+//     plan.run(ex.wrap(a), ex.wrap(b), ex.wrap(c));
 //     ex.wait_all();
 //     double tpuv4_seconds = ex.emulated().totals().seconds;
 //
@@ -30,12 +31,34 @@ class CombinedExecutor {
     std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
   };
   using OpId = std::size_t;
+  // A plan's workspace: one for each executor, rehearsed and replayed together.
+  struct Workspace {
+    typename Real::Workspace real;
+    SimExecutor::Workspace sim;
+    void rehearse() {
+      real.rehearse();
+      sim.rehearse();
+    }
+    void replay() {
+      real.replay();
+      sim.replay();
+    }
+    bool rehearsing() const { return real.rehearsing(); }
+    void check_replayed() const {
+      real.check_replayed();
+      sim.check_replayed();
+    }
+    std::size_t buffer_count() const { return real.buffer_count(); }
+  };
 
   CombinedExecutor(Real& real, const hw::MachineModel& machine,
                    std::vector<TraceEvent>* events = nullptr)
       : real_(real),
         sim_(machine, real.mesh_rows(), real.mesh_cols(), real.coord(Axis::row),
-             real.coord(Axis::col), events) {}
+             real.coord(Axis::col), events) {
+    sim_.set_outer_axes(real.size(Axis::dp), real.coord(Axis::dp), real.size(Axis::pp),
+                        real.coord(Axis::pp));
+  }
 
   // The caller's shards, for passing to run_gemm.
   Mat wrap(const typename Real::Mat& m) const { return {m, SimMat(m.extent(0), m.extent(1))}; }
@@ -47,17 +70,25 @@ class CombinedExecutor {
   int coord(Axis axis) const { return real_.coord(axis); }
   int size(Axis axis) const { return real_.size(axis); }
 
-  Mat alloc(std::size_t rows, std::size_t cols, const char* label) const {
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label) {
     return {real_.alloc(rows, cols, label), sim_.alloc(rows, cols, label)};
+  }
+  Mat placeholder(std::size_t rows, std::size_t cols) const {
+    return {real_.placeholder(rows, cols), sim_.placeholder(rows, cols)};
+  }
+  void use_workspace(Workspace* workspace) {
+    real_.use_workspace(workspace ? &workspace->real : nullptr);
+    sim_.use_workspace(workspace ? &workspace->sim : nullptr);
   }
 
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec) {
     real_.slice(x.real, sub.real, dim, spec);
     sim_.slice(x.sim, sub.sim, dim, spec);
   }
-  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec) {
-    real_.unslice(sub.real, x.real, dim, spec);
-    sim_.unslice(sub.sim, x.sim, dim, spec);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
+               double beta = 0) {
+    real_.unslice(sub.real, x.real, dim, spec, beta);
+    sim_.unslice(sub.sim, x.sim, dim, spec, beta);
   }
   void copy(const Mat& from, const Mat& to) {
     real_.copy(from.real, to.real);
@@ -75,6 +106,18 @@ class CombinedExecutor {
   OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim) {
     return track(real_.start_reduce_scatter(axis, in.real, out.real, dim),
                  sim_.start_reduce_scatter(axis, in.sim, out.sim, dim));
+  }
+  OpId start_all_reduce(Axis axis, const Mat& in, const Mat& out) {
+    return track(real_.start_all_reduce(axis, in.real, out.real),
+                 sim_.start_all_reduce(axis, in.sim, out.sim));
+  }
+  OpId start_send(Axis axis, const Mat& buffer, int displacement) {
+    return track(real_.start_send(axis, buffer.real, displacement),
+                 sim_.start_send(axis, buffer.sim, displacement));
+  }
+  OpId start_recv(Axis axis, const Mat& buffer, int displacement) {
+    return track(real_.start_recv(axis, buffer.real, displacement),
+                 sim_.start_recv(axis, buffer.sim, displacement));
   }
   OpId start_broadcast(Axis axis, const Mat& buffer, int root) {
     return track(real_.start_broadcast(axis, buffer.real, root),
@@ -94,10 +137,10 @@ class CombinedExecutor {
                  sim_.start_partial_all_gather(axis, local.sim, out.sim, dim, slice));
   }
   OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
-                                    MatrixDim dim, const SliceSpec& slice) {
+                                    MatrixDim dim, const SliceSpec& slice, double beta = 0) {
     return track(
-        real_.start_partial_reduce_scatter(axis, contribution.real, shard.real, dim, slice),
-        sim_.start_partial_reduce_scatter(axis, contribution.sim, shard.sim, dim, slice));
+        real_.start_partial_reduce_scatter(axis, contribution.real, shard.real, dim, slice, beta),
+        sim_.start_partial_reduce_scatter(axis, contribution.sim, shard.sim, dim, slice, beta));
   }
   void wait(OpId op) {
     real_.wait(ops_[op].first);
@@ -108,11 +151,10 @@ class CombinedExecutor {
     sim_.wait_all();
   }
 
-  template <class Beta>
-  void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, Beta beta,
-            const Mat& c) {
-    real_.gemm(a.real, transpose_a, b.real, transpose_b, beta, c.real);
-    sim_.gemm(a.sim, transpose_a, b.sim, transpose_b, static_cast<double>(beta), c.sim);
+  void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
+            double beta, const Mat& c) {
+    real_.gemm(alpha, a.real, transpose_a, b.real, transpose_b, beta, c.real);
+    sim_.gemm(alpha, a.sim, transpose_a, b.sim, transpose_b, beta, c.sim);
   }
 
  private:

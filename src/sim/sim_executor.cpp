@@ -25,13 +25,25 @@ SimExecutor::SimExecutor(const hw::MachineModel& machine, int rows, int cols, in
           "emulated chip (", row, ", ", col, ") is not on a ", rows, "x", cols, " mesh");
 }
 
+void SimExecutor::set_outer_axes(int dp, int dp_coord, int pp, int pp_coord) {
+  require(dp >= 1 && pp >= 1 && dp_coord >= 0 && dp_coord < dp && pp_coord >= 0 && pp_coord < pp,
+          "emulated chip at dp ", dp_coord, ", pp ", pp_coord, " is not on a dp", dp, " x pp", pp,
+          " mesh");
+  dp_ = dp;
+  dp_coord_ = dp_coord;
+  pp_ = pp;
+  pp_coord_ = pp_coord;
+}
+
 int SimExecutor::coord(Axis axis) const {
   switch (axis) {
     case Axis::row: return row_;
     case Axis::col: return col_;
     case Axis::tp: return row_ * cols_ + col_;
-    default: return 0;  // the emulated torus has no data- or pipeline-parallel extent
+    case Axis::dp: return dp_coord_;
+    case Axis::pp: return pp_coord_;
   }
+  return 0;
 }
 
 int SimExecutor::size(Axis axis) const {
@@ -39,8 +51,10 @@ int SimExecutor::size(Axis axis) const {
     case Axis::row: return rows_;
     case Axis::col: return cols_;
     case Axis::tp: return rows_ * cols_;
-    default: return 1;
+    case Axis::dp: return dp_;
+    case Axis::pp: return pp_;
   }
+  return 1;
 }
 
 SimExecutor::Engine SimExecutor::engine_of(Axis axis) const {
@@ -48,22 +62,26 @@ SimExecutor::Engine SimExecutor::engine_of(Axis axis) const {
     case Axis::row: return row_engine;
     case Axis::col: return col_engine;
     case Axis::tp: return tp_engine;
-    default: break;
+    case Axis::dp: return dp_engine;
+    case Axis::pp: return pp_engine;
   }
-  throw UserError(concat("the emulated torus has no ", axis_name(axis),
-                         " ring; GEMM algorithms communicate on row, col or tp"));
+  return compute_engine;
 }
 
 hw::Ring SimExecutor::ring_of(Axis axis) const {
-  switch (engine_of(axis)) {
-    case row_engine: return hw::Ring::dim0;
-    case col_engine: return hw::Ring::dim1;
-    default: return hw::Ring::ring1d;
+  switch (axis) {
+    case Axis::row: return hw::Ring::dim0;
+    case Axis::col: return hw::Ring::dim1;
+    case Axis::tp: return hw::Ring::ring1d;
+    case Axis::dp: return hw::Ring::dp;
+    case Axis::pp: return hw::Ring::pp;
   }
+  return hw::Ring::ring1d;
 }
 
-SimExecutor::Mat SimExecutor::alloc(std::size_t rows, std::size_t cols, const char*) const {
-  return Mat(rows, cols);
+SimExecutor::Mat SimExecutor::alloc(std::size_t rows, std::size_t cols, const char*) {
+  return workspace_ ? workspace_->buffer(rows, cols, [&] { return Mat(rows, cols); })
+                    : Mat(rows, cols);
 }
 
 void SimExecutor::record(const char* name, TraceLane lane, double start, double end,
@@ -92,6 +110,10 @@ double SimExecutor::core_bandwidth(double start, double duration) {
 
 SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw::CommCost& cost,
                                            const Mat& in, const Mat& out, double bytes_sent) {
+  if (rehearsing()) {  // nothing is timed; the op is complete at once
+    op_end_.push_back(0.0);
+    return op_end_.size() - 1;
+  }
   const Engine e = engine_of(axis);
   const double start = std::max({clock_, engine_free_[e], in.ready()});
   const double end = start + cost.total();
@@ -103,8 +125,9 @@ SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw
   ++totals_.collectives;
   if (cost.hbm_bytes > 0 && end > start)
     nic_[e].push_back({start, end, cost.hbm_bytes / (end - start)});
-  static constexpr TraceLane lanes[] = {TraceLane::compute, TraceLane::row_links,
-                                        TraceLane::col_links, TraceLane::tp_links};
+  static constexpr TraceLane lanes[] = {TraceLane::compute,  TraceLane::row_links,
+                                        TraceLane::col_links, TraceLane::tp_links,
+                                        TraceLane::other,     TraceLane::other};
   record(name, lanes[e], start, end, bytes_sent, 0.0);
   op_end_.push_back(end);
   return op_end_.size() - 1;
@@ -112,6 +135,7 @@ SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw
 
 void SimExecutor::local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
                              double bytes_written) {
+  if (rehearsing()) return;
   double start = std::max({clock_, engine_free_[compute_engine], out.ready()});
   if (in) start = std::max(start, in->ready());
   const double guess = machine_.chip.copy_seconds(bytes_read, bytes_written);
@@ -128,9 +152,11 @@ void SimExecutor::slice(const Mat& x, const Mat& sub, MatrixDim, const SliceSpec
   local_copy("slice", &x, sub, bytes, bytes);
 }
 
-void SimExecutor::unslice(const Mat& sub, const Mat& x, MatrixDim, const SliceSpec&) {
+void SimExecutor::unslice(const Mat& sub, const Mat& x, MatrixDim, const SliceSpec&,
+                          double beta) {
   const double bytes = sub.size() * element_bytes();
-  local_copy("unslice", &sub, x, bytes, bytes);
+  // Accumulating (beta != 0) reads the destination's slice too.
+  local_copy("unslice", &sub, x, beta != 0.0 ? 2 * bytes : bytes, bytes);
 }
 
 void SimExecutor::copy(const Mat& from, const Mat& to) {
@@ -158,6 +184,25 @@ SimExecutor::OpId SimExecutor::start_reduce_scatter(Axis axis, const Mat& in, co
   const double shard = in.size() * element_bytes() / P;
   return communicate("reduce_scatter", axis, machine_.ici.reduce_scatter(ring_of(axis), P, shard),
                      in, out, (P - 1) * shard);
+}
+
+SimExecutor::OpId SimExecutor::start_all_reduce(Axis axis, const Mat& in, const Mat& out) {
+  const int P = size(axis);
+  const double bytes = in.size() * element_bytes();
+  return communicate("all_reduce", axis, machine_.ici.all_reduce(ring_of(axis), P, bytes), in,
+                     out, P > 1 ? 2.0 * (P - 1) * bytes / P : 0.0);
+}
+
+SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int) {
+  const double bytes = buffer.size() * element_bytes();
+  return communicate("send", axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
+                     bytes);
+}
+
+SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int) {
+  const double bytes = buffer.size() * element_bytes();
+  return communicate("recv", axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
+                     bytes);
 }
 
 SimExecutor::OpId SimExecutor::start_broadcast(Axis axis, const Mat& buffer, int) {
@@ -194,7 +239,7 @@ SimExecutor::OpId SimExecutor::start_partial_all_gather(Axis axis, const Mat& lo
 
 SimExecutor::OpId SimExecutor::start_partial_reduce_scatter(Axis axis, const Mat& contribution,
                                                             const Mat& shard, MatrixDim,
-                                                            const SliceSpec&) {
+                                                            const SliceSpec&, double) {
   const int P = size(axis);
   const double piece = contribution.size() * element_bytes() / P;
   return communicate("partial_reduce_scatter", axis,
@@ -211,8 +256,9 @@ void SimExecutor::wait_all() {
   for (double end : op_end_) clock_ = std::max(clock_, end);
 }
 
-void SimExecutor::gemm(const Mat& a, bool transpose_a, const Mat& b, bool, double beta,
+void SimExecutor::gemm(double, const Mat& a, bool transpose_a, const Mat& b, bool, double beta,
                        const Mat& c) {
+  if (rehearsing()) return;
   const std::size_t m = c.extent(0), n = c.extent(1);
   const std::size_t k = transpose_a ? a.extent(0) : a.extent(1);
   const bool accumulate = beta != 0.0;

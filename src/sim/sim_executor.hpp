@@ -10,6 +10,8 @@
 //   row, col links   the rings of mesh dimension 0 (Axis::row) and 1 (Axis::col); the two
 //                    directions of the mesh communicate in parallel
 //   tp links         the 1D ring through all chips (1D TP, FSDP)
+//   dp, pp links     data-parallel collectives and pipeline-stage sends (the machine's dp/pp
+//                    links; a send and the matching receive each occupy this chip's pp link)
 // and the issuing thread's clock. An operation starts when the thread issues it, its engine is
 // free (a ring carries one operation at a time, in issue order) and its inputs are ready; its
 // output becomes ready when it ends. GEMMs and local copies are synchronous for the thread, as
@@ -25,6 +27,8 @@
 
 #include "comm/slicing.hpp"
 #include "core/trace.hpp"
+#include "gemm/executor_interface.hpp"
+#include "gemm/workspace.hpp"
 #include "hardware/model.hpp"
 #include "mesh/torus.hpp"
 
@@ -75,38 +79,50 @@ class SimExecutor {
  public:
   using Mat = SimMat;
   using OpId = std::size_t;
+  using Workspace = meshslice::Workspace<SimMat, NoScratch>;
 
   // Emulates chip (row, col) of a rows x cols torus of `machine`'s chips. With `events`, every
   // op is also recorded there (lanes and names as RealExecutor's trace).
   SimExecutor(const hw::MachineModel& machine, int rows, int cols, int row = 0, int col = 0,
               std::vector<TraceEvent>* events = nullptr);
 
+  // The chip's place on the data- and pipeline-parallel axes (both of size 1 by default).
+  void set_outer_axes(int dp, int dp_coord, int pp, int pp_coord);
+
   int mesh_rows() const { return rows_; }
   int mesh_cols() const { return cols_; }
   int coord(Axis axis) const;
   int size(Axis axis) const;
 
-  Mat alloc(std::size_t rows, std::size_t cols, const char* label) const;
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label);
+  Mat placeholder(std::size_t rows, std::size_t cols) const { return Mat(rows, cols); }
+  // While a rehearsing workspace is attached nothing is timed (gemm/executor_interface.hpp).
+  void use_workspace(Workspace* workspace) { workspace_ = workspace; }
 
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
-  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
+               double beta = 0);
   void copy(const Mat& from, const Mat& to);
   void zero(const Mat& x);
 
   OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
   OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);
+  OpId start_all_reduce(Axis axis, const Mat& in, const Mat& out);
   OpId start_broadcast(Axis axis, const Mat& buffer, int root);
   OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
   OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
+  // Symmetric pipeline: the emulated chip's send and receive each take one pp-link transfer.
+  OpId start_send(Axis axis, const Mat& buffer, int displacement);
+  OpId start_recv(Axis axis, const Mat& buffer, int displacement);
   OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
                                 const SliceSpec& slice);
   OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
-                                    MatrixDim dim, const SliceSpec& slice);
+                                    MatrixDim dim, const SliceSpec& slice, double beta = 0);
   void wait(OpId op);
   void wait_all();
 
-  void gemm(const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, double beta,
-            const Mat& c);
+  void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
+            double beta, const Mat& c);
 
   double now() const { return clock_; }  // the issuing thread's clock
   // Totals so far; `seconds` is the latest end of anything issued (call wait_all() first to
@@ -114,12 +130,21 @@ class SimExecutor {
   SimTotals totals() const;
 
  private:
-  enum Engine { compute_engine = 0, row_engine, col_engine, tp_engine, engine_count };
+  enum Engine {
+    compute_engine = 0,
+    row_engine,
+    col_engine,
+    tp_engine,
+    dp_engine,
+    pp_engine,
+    engine_count
+  };
   struct NicActivity {
     double start, end;
     double rate;  // HBM bytes/s the NIC moves meanwhile
   };
 
+  bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
   Engine engine_of(Axis axis) const;
   hw::Ring ring_of(Axis axis) const;
   double element_bytes() const { return machine_.machine.chip.element_bytes; }
@@ -135,13 +160,17 @@ class SimExecutor {
 
   const hw::MachineModel& machine_;
   int rows_, cols_, row_, col_;
+  int dp_ = 1, dp_coord_ = 0, pp_ = 1, pp_coord_ = 0;
   std::vector<TraceEvent>* events_;
+  Workspace* workspace_ = nullptr;
   double clock_ = 0;
-  double engine_free_[engine_count] = {0, 0, 0, 0};
+  double engine_free_[engine_count] = {};
   std::vector<double> op_end_;
   // Per ring engine, its operations' NIC activity in time order (a ring runs one at a time).
   std::deque<NicActivity> nic_[engine_count];
   SimTotals totals_;
 };
+
+static_assert(is_executor_v<SimExecutor>);
 
 }  // namespace meshslice::sim

@@ -1,7 +1,7 @@
 // The ICI model against hand computations with the TPUv4 calibration
 // (hardware/machines/tpuv4.yaml): AG 13 us launch, 5 us sync, 27.5 / 79.8 GB/s; RdS 26 us,
 // 5 us, 37.5 / 63.2 GB/s; SendRecv 13 us, 50 us, 38.8 / 35.2 GB/s; collectives use both link
-// directions (x2), shifts one.
+// directions (x2), shifts one. The dp and pp links take dimension 1's calibration.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -105,6 +105,84 @@ TEST(IciModel, BroadcastsSynchronizeMoreThanAllGathersOfTheSameData) {
   }
   EXPECT_GT(bcast_sync, 10 * ag.sync);
   EXPECT_GT(bcast_total, ag.total());
+}
+
+TEST(IciModel, AllReduceIsAReduceScatterThenAnAllGatherOfItsShards) {
+  // P = 8 on the dp ring, an 8 MB buffer: 1 MB shards, 7 reduce-scatter then 7 all-gather steps.
+  const CommCost c = ici().all_reduce(Ring::dp, 8, 8e6);
+  const CommCost rs = ici().reduce_scatter(Ring::dp, 8, 1e6);
+  const CommCost ag = ici().all_gather(Ring::dp, 8, 1e6);
+  EXPECT_EQ(c.launch, rs.launch + ag.launch);
+  EXPECT_EQ(c.sync, rs.sync + ag.sync);
+  EXPECT_EQ(c.transfer, rs.transfer + ag.transfer);
+  EXPECT_EQ(c.hbm_bytes, rs.hbm_bytes + ag.hbm_bytes);
+  EXPECT_EQ(c.steps, 14);
+  // By hand: RdS 26 us + 7 (5 us + 1e6 / (2 * 63.2e9)), AG 13 us + 7 (5 us + 1e6 / (2 * 79.8e9)).
+  EXPECT_NEAR(c.launch, 39 * us, 1e-15);
+  EXPECT_NEAR(c.sync, 70 * us, 1e-15);
+  EXPECT_NEAR(c.transfer, 7 * 1e6 / (2 * 63.2e9) + 7 * 1e6 / (2 * 79.8e9), 1e-15);
+  EXPECT_NEAR(c.total(), 39 * us + 70 * us + 7e6 / 126.4e9 + 7e6 / 159.6e9, 1e-12);
+  EXPECT_DOUBLE_EQ(c.hbm_bytes, 7 * 3e6 + 7 * 2e6);  // RdS reads 2, writes 1; AG reads 1, writes 1
+  // The same on the pp ring and on a mesh dimension, whose links it goes through.
+  EXPECT_DOUBLE_EQ(ici().all_reduce(Ring::dim0, 4, 4e6).total(),
+                   ici().reduce_scatter(Ring::dim0, 4, 1e6).total() +
+                       ici().all_gather(Ring::dim0, 4, 1e6).total());
+  EXPECT_NEAR(ici().all_reduce(Ring::pp, 2, 2e6).total(),
+              39 * us + 10 * us + 1e6 / 126.4e9 + 1e6 / 159.6e9, 1e-12);
+}
+
+TEST(IciModel, AllReduceOnOneChipCostsNothing) {
+  for (Ring ring : {Ring::dp, Ring::pp, Ring::dim0}) {
+    const CommCost c = ici().all_reduce(ring, 1, 1e9);
+    EXPECT_EQ(c.total(), 0.0);
+    EXPECT_EQ(c.hbm_bytes, 0.0);
+    EXPECT_EQ(c.steps, 0);
+  }
+}
+
+TEST(IciModel, SendRecvIsOneHopOnThePipelineLink) {
+  // 1 MB to the next stage: 13 us launch + 50 us sync + 1e6 / 35.2e9 s, one way.
+  const CommCost c = ici().send_recv(Ring::pp, 1e6);
+  EXPECT_NEAR(c.launch, 13 * us, 1e-15);
+  EXPECT_NEAR(c.sync, 50 * us, 1e-15);
+  EXPECT_NEAR(c.transfer, 1e6 / 35.2e9, 1e-15);
+  EXPECT_NEAR(c.total(), 63 * us + 28.409090909090909 * us, 1e-12);
+  EXPECT_EQ(c.steps, 1);
+  EXPECT_DOUBLE_EQ(c.hbm_bytes, 2e6);
+  // The same as a shift by one place, and on the dp ring's link (same calibration).
+  const CommCost s = ici().shift(Ring::pp, 4, 1, 1e6);
+  EXPECT_EQ(c.total(), s.total());
+  EXPECT_EQ(c.hbm_bytes, s.hbm_bytes);
+  EXPECT_EQ(ici().send_recv(Ring::dp, 1e6).total(), c.total());
+  // On a mesh dimension it uses that dimension's send_recv bandwidth (38.8 GB/s on dim 0).
+  EXPECT_NEAR(ici().send_recv(Ring::dim0, 1e6).total(), 63 * us + 1e6 / 38.8e9, 1e-12);
+}
+
+TEST(IciModel, DpAndPpRingsRunEveryOperationOnTheirOwnLinks) {
+  // With the shipped calibration they behave like dimension 1 ...
+  EXPECT_NEAR(ici().all_gather(Ring::dp, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / (2 * 79.8e9)),
+              1e-12);
+  EXPECT_NEAR(ici().reduce_scatter(Ring::pp, 4, 2e6).total(),
+              26 * us + 3 * (5 * us + 2e6 / (2 * 63.2e9)), 1e-12);
+  EXPECT_EQ(ici().broadcast(Ring::dp, 16, 4e6).total(), ici().broadcast(Ring::dim1, 16, 4e6).total());
+  EXPECT_EQ(ici().reduce(Ring::pp, 8, 1e6).total(), ici().reduce(Ring::dim1, 8, 1e6).total());
+  EXPECT_NEAR(ici().shift(Ring::pp, 8, 3, 1e6).total(), 13 * us + 3 * (50 * us + 1e6 / 35.2e9),
+              1e-12);
+  // ... but read their own link sets: change them and only they change.
+  Machine m = load_machine(machine_path("tpuv4"));
+  m.ici.kinds[static_cast<int>(CommKind::all_gather)][IciParams::dp_links].bandwidth = 10e9;
+  m.ici.kinds[static_cast<int>(CommKind::send_recv)][IciParams::pp_links].sync_s = 1 * us;
+  const IciModel changed(m.ici);
+  EXPECT_NEAR(changed.all_gather(Ring::dp, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / 20e9),
+              1e-12);
+  EXPECT_NEAR(changed.send_recv(Ring::pp, 1e6).total(), 14 * us + 1e6 / 35.2e9, 1e-12);
+  EXPECT_EQ(changed.all_gather(Ring::pp, 8, 1e6).total(), ici().all_gather(Ring::dim1, 8, 1e6).total());
+  EXPECT_EQ(changed.all_gather(Ring::dim1, 8, 1e6).total(), ici().all_gather(Ring::dim1, 8, 1e6).total());
+  EXPECT_EQ(changed.send_recv(Ring::dp, 1e6).total(), ici().send_recv(Ring::dp, 1e6).total());
+}
+
+TEST(IciModel, AnInvalidRingIsAnError) {
+  EXPECT_THROW(ici().all_gather(static_cast<Ring>(7), 4, 1e6), MachineError);
 }
 
 }  // namespace

@@ -52,6 +52,80 @@ TEST(Machine, ShippedTpuv4HasThePapersParameters) {
   EXPECT_TRUE(m.ici.nic_hbm_contention);
 }
 
+// `text` with the first `from` after the first `anchor` replaced by `to`.
+std::string replaced_after(std::string text, const std::string& anchor, const std::string& from,
+                           const std::string& to) {
+  const auto start = text.find(anchor);
+  EXPECT_NE(start, std::string::npos) << anchor;
+  const auto at = text.find(from, start);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(Machine, ShippedTpuv4DpAndPpLinksTakeDimensionOnesCalibration) {
+  const Machine m = load_machine(machine_path("tpuv4"));
+  for (Ring ring : {Ring::dp, Ring::pp}) {
+    const LinkParams& ag = m.ici.link(CommKind::all_gather, ring);
+    EXPECT_DOUBLE_EQ(ag.launch_s, 13e-6);
+    EXPECT_DOUBLE_EQ(ag.sync_s, 5e-6);
+    EXPECT_DOUBLE_EQ(ag.bandwidth, 79.8e9);
+    const LinkParams& rds = m.ici.link(CommKind::reduce_scatter, ring);
+    EXPECT_DOUBLE_EQ(rds.launch_s, 26e-6);
+    EXPECT_DOUBLE_EQ(rds.sync_s, 5e-6);
+    EXPECT_DOUBLE_EQ(rds.bandwidth, 63.2e9);
+    const LinkParams& sr = m.ici.link(CommKind::send_recv, ring);
+    EXPECT_DOUBLE_EQ(sr.launch_s, 13e-6);
+    EXPECT_DOUBLE_EQ(sr.sync_s, 50e-6);
+    EXPECT_DOUBLE_EQ(sr.bandwidth, 35.2e9);
+  }
+}
+
+TEST(Machine, DpAndPpLinksParseIntoTheirOwnSets) {
+  std::string text = tpuv4_text();
+  text = replaced_after(text, "dp_links:", "gb_per_s: 79.8", "gb_per_s: 11");
+  text = replaced_after(text, "dp_links:", "launch_us: 26", "launch_us: 12");
+  text = replaced_after(text, "pp_links:", "sync_us: 50", "sync_us: 3");
+  text = replaced_after(text, "pp_links:", "gb_per_s: 35.2", "gb_per_s: 0.5");
+  const Machine m = parse_machine(text, "test.yaml");
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::all_gather, Ring::dp).bandwidth, 11e9);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::reduce_scatter, Ring::dp).launch_s, 12e-6);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::pp).sync_s, 3e-6);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::pp).bandwidth, 0.5e9);
+  // Nothing else moved: the other ring's, and the mesh dimensions', links are as shipped.
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::all_gather, Ring::pp).bandwidth, 79.8e9);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dp).sync_s, 50e-6);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::all_gather, Ring::dim1).bandwidth, 79.8e9);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::reduce_scatter, Ring::dim1).launch_s, 26e-6);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim1).sync_s, 50e-6);
+}
+
+TEST(Machine, MissingDpOrPpKeyIsNamed) {
+  std::string err = error_of(replaced_after(tpuv4_text(), "pp_links:", "      gb_per_s: 35.2", ""));
+  EXPECT_NE(err.find("missing key 'ici.pp_links.send_recv.gb_per_s'"), std::string::npos) << err;
+  err = error_of(replaced_after(tpuv4_text(), "dp_links:", "      sync_us: 5", ""));
+  EXPECT_NE(err.find("missing key 'ici.dp_links.all_gather.sync_us'"), std::string::npos) << err;
+  // A description written before the dp/pp links existed.
+  const std::string text = tpuv4_text();
+  const auto from = text.find("  dp_links:"), to = text.find("  # The simulated torus");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  err = error_of(text.substr(0, from) + text.substr(to));
+  EXPECT_NE(err.find("missing key 'ici.dp_links.all_gather.launch_us'"), std::string::npos) << err;
+}
+
+TEST(Machine, BadDpOrPpValuesAreNamed) {
+  std::string err =
+      error_of(replaced_after(tpuv4_text(), "dp_links:", "gb_per_s: 79.8", "gb_per_s: [79.8, 79.8]"));
+  EXPECT_NE(err.find("'ici.dp_links.all_gather.gb_per_s' must be a number"), std::string::npos)
+      << err;
+  err = error_of(replaced_after(tpuv4_text(), "pp_links:", "gb_per_s: 63.2", "gb_per_s: 0"));
+  EXPECT_NE(err.find("'ici.pp_links.reduce_scatter.gb_per_s' must be > 0"), std::string::npos)
+      << err;
+  err = error_of(
+      replaced_after(tpuv4_text(), "pp_links:", "    send_recv:\n", "    send_recv:\n      window_us: 4\n"));
+  EXPECT_NE(err.find("'ici.pp_links.send_recv.window_us' unknown key"), std::string::npos) << err;
+}
+
 TEST(Machine, UnknownKeyIsNamedWithItsLine) {
   const std::string err = error_of(tpuv4_text() + "extra_knob: 3\n");
   EXPECT_NE(err.find("'extra_knob' unknown key"), std::string::npos) << err;

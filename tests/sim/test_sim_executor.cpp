@@ -47,7 +47,7 @@ TEST(SimExecutor, GemmOverlapsCommunicationOnAnotherEngine) {
                c = ex.alloc(4096, 4096, "c");
   const SimMat x = ex.alloc(2048, 1024, "x"), y = ex.alloc(2048, 8192, "y");
   const auto op = ex.start_all_gather(Axis::row, x, y, MatrixDim::cols);
-  ex.gemm(a, false, b, false, 0, c);
+  ex.gemm(1, a, false, b, false, 0, c);
   const double gemm = tpuv4().chip.gemm(4096, 4096, 4096, false).seconds;
   EXPECT_DOUBLE_EQ(ex.now(), gemm);  // the GEMM did not wait for the collective
   ex.wait(op);
@@ -67,7 +67,7 @@ TEST(SimExecutor, OperationsOnOneRingRunInIssueOrderAndReadersWaitForData) {
   EXPECT_DOUBLE_EQ(z.ready(), 2 * one);
   // A GEMM reading z starts when z has arrived, even without an explicit wait.
   const SimMat w = ex.alloc(2048, 128, "w"), c = ex.alloc(512, 128, "c");
-  ex.gemm(z, false, w, false, 0, c);
+  ex.gemm(1, z, false, w, false, 0, c);
   EXPECT_DOUBLE_EQ(ex.now(), 2 * one + tpuv4().chip.gemm(512, 128, 2048, false).seconds);
 }
 
@@ -90,10 +90,62 @@ TEST(SimExecutor, ContentionSlowsHbmBoundGemmsUnderCommunication) {
       const SimMat x = ex.alloc(8192, 4096, "x"), y = ex.alloc(8192, 65536, "y");
       ex.start_all_gather(Axis::col, x, y, MatrixDim::cols);
     }
-    ex.gemm(a, false, b, false, 1, c);
+    ex.gemm(1, a, false, b, false, 1, c);
     return ex.totals().compute;
   };
   EXPECT_GT(run(true), 1.02 * run(false));
+}
+
+// Data-parallel and pipeline ops are timed on the machine's dp/pp links, on engines of their own:
+// they overlap the cores and the mesh rings.
+TEST(SimExecutor, DataParallelAndPipelineOpsUseTheirOwnLinks) {
+  SimExecutor ex(tpuv4(), 4, 4);
+  ex.set_outer_axes(8, 3, 4, 1);
+  EXPECT_EQ(ex.size(Axis::dp), 8);
+  EXPECT_EQ(ex.coord(Axis::dp), 3);
+  EXPECT_EQ(ex.size(Axis::pp), 4);
+  EXPECT_EQ(ex.coord(Axis::pp), 1);
+  const double bytes = 1 << 20;  // element_bytes = 2
+  const SimMat grad = ex.alloc(1, (1 << 20) / 2, "grad"), act = ex.alloc(1, (1 << 20) / 2, "act");
+  const auto reduce = ex.start_all_reduce(Axis::dp, grad, grad);
+  const auto send = ex.start_send(Axis::pp, act, 1);
+  const SimMat a = ex.alloc(1024, 1024, "a"), b = ex.alloc(1024, 1024, "b"), c = ex.alloc(1024, 1024, "c");
+  ex.gemm(1, a, false, b, false, 0, c);
+  const double gemm = tpuv4().chip.gemm(1024, 1024, 1024, false).seconds;
+  const double all_reduce = tpuv4().ici.all_reduce(hw::Ring::dp, 8, bytes).total();
+  const double send_recv = tpuv4().ici.send_recv(hw::Ring::pp, bytes).total();
+  // Neither op held the cores (the GEMM only shares HBM bandwidth with the NIC).
+  EXPECT_NEAR(ex.now(), gemm, 0.05 * gemm);
+  EXPECT_LT(ex.now(), std::min(all_reduce, send_recv));
+  ex.wait(reduce);
+  ex.wait(send);
+  EXPECT_DOUBLE_EQ(ex.now(), std::max({gemm, all_reduce, send_recv}));
+  EXPECT_GT(all_reduce, 0);
+  EXPECT_THROW(ex.set_outer_axes(2, 2, 1, 0), UserError);
+}
+
+// A plan drives the emulating executor too: creating it times nothing, and each run times the
+// same ops as an unplanned call.
+TEST(SimExecutor, APlanRehearsesWithoutTimeAndRunsLikeAnUnplannedCall) {
+  const GemmProblem p{Dataflow::LS, 65536, 12288, 12288};
+  for (Algorithm algorithm : all_algorithms()) {
+    SimExecutor unplanned(tpuv4(), 4, 4);
+    auto shard = [&](SimExecutor& ex, char m) {
+      const ShardRegion r = shard_region(algorithm, p, m, 4, 4, 0, 0);
+      return ex.alloc(r.rows, r.cols, "shard");
+    };
+    run_gemm(unplanned, algorithm, p, shard(unplanned, 'A'), shard(unplanned, 'B'),
+             shard(unplanned, 'C'), {2, 8});
+    unplanned.wait_all();
+    SimExecutor ex(tpuv4(), 4, 4);
+    GemmPlan<SimExecutor> plan(ex, algorithm, p, {2, 8});
+    EXPECT_EQ(ex.totals().seconds, 0.0) << algorithm_name(algorithm);
+    EXPECT_EQ(ex.totals().collectives, 0) << algorithm_name(algorithm);
+    plan.run(shard(ex, 'A'), shard(ex, 'B'), shard(ex, 'C'));
+    ex.wait_all();
+    EXPECT_DOUBLE_EQ(ex.totals().seconds, unplanned.totals().seconds) << algorithm_name(algorithm);
+    EXPECT_EQ(ex.totals().collectives, unplanned.totals().collectives) << algorithm_name(algorithm);
+  }
 }
 
 // An FC-layer GEMM (tokens x hidden x hidden) large enough that compute dominates on 16 chips.

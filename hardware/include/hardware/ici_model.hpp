@@ -1,6 +1,7 @@
 #pragma once
 // Timing of communication on the inter-chip interconnect (ICI) of a 2D torus: every chip has
-// four full-duplex links, and every row and column of the mesh is a ring. A ring of one mesh
+// four full-duplex links, and every row and column of the mesh is a ring (plus the data- and
+// pipeline-parallel rings, on links of their own). A ring of one mesh
 // dimension carries one operation at a time (the caller serializes them); the two dimensions
 // proceed in parallel. Each cost is split the way the MeshSlice paper's Fig. 10 breaks
 // communication down: launch, synchronization and transfer. With d = ring_directions (2 on the
@@ -22,6 +23,16 @@
 //    of it one way: h = min(d mod P, P - d mod P) hops the shorter way round, and since every
 //    chip sends at once each link carries h buffers:
 //        t_launch + h * (t_sync + bytes / bw)
+//  * AllReduce (dp gradient sync): bandwidth-optimal ring all-reduce of a buffer of B bytes,
+//    a reduce-scatter of shards B/P followed by an all-gather of them -- the sum of those two
+//    costs, 2 (P-1) steps.
+//  * SendRecv (pp stage link): one point-to-point transfer of B bytes to the neighbouring chip,
+//    one hop, one direction, with the send_recv parameters:
+//        t_launch + t_sync + bytes / bw
+//
+// The rings are those of hw::Ring: the two mesh dimensions, the 1D ring (which takes one mesh
+// dimension's calibration), and the data- and pipeline-parallel rings on their own links
+// (IciParams::link).
 //
 // Each cost also reports the bytes the NIC moves through this chip's HBM (reads of what it
 // sends, writes of what it receives, plus reads of the local partial sums a reduction adds),
@@ -53,6 +64,12 @@ class IciModel {
   CommCost reduce(Ring ring, int chips, double bytes) const;
   // Every chip sends `bytes` to the chip `displacement` places along the ring.
   CommCost shift(Ring ring, int chips, int displacement, double bytes) const;
+  // `bytes`: the whole buffer every chip holds and all of them sum (e.g. a dp gradient): a
+  // reduce-scatter of shards bytes/chips, then an all-gather of them. One chip costs nothing.
+  CommCost all_reduce(Ring ring, int chips, double bytes) const;
+  // One transfer of `bytes` to the neighbouring chip (a pp stage link): one hop, one direction.
+  // Costs launch and one synchronization whatever `bytes` is; the same as shift() by one place.
+  CommCost send_recv(Ring ring, double bytes) const;
 
   // The packet count D minimizing (hops + D) * (t_sync + bytes / (D bw)) for streaming `bytes`
   // one way along `hops` links.

@@ -35,7 +35,7 @@ struct ChipParams {
 enum class CommKind { all_gather = 0, reduce_scatter = 1, send_recv = 2 };
 const char* comm_kind_name(CommKind kind);  // "all_gather", "reduce_scatter", "send_recv"
 
-// One kind of operation on the rings of one mesh dimension:
+// One kind of operation on the rings of one link set (a mesh dimension, or the dp/pp links):
 // cost = launch + steps * (sync + bytes / (directions * bandwidth)).
 struct LinkParams {
   double launch_s = 0;   // per operation
@@ -44,21 +44,37 @@ struct LinkParams {
 };
 
 // Which ring an operation runs on: the rings along mesh dimension 0 (a mesh column; the
-// executors' Axis::row), along dimension 1 (a mesh row; Axis::col), or a 1D ring through every
-// chip (the 1D tensor-parallel and FSDP baselines).
-enum class Ring { dim0 = 0, dim1 = 1, ring1d = 2 };
+// executors' Axis::row), along dimension 1 (a mesh row; Axis::col), a 1D ring through every
+// chip (the 1D tensor-parallel and FSDP baselines), or the data-parallel (Axis::dp) and
+// pipeline-parallel (Axis::pp) rings, which run over links of their own.
+enum class Ring { dim0 = 0, dim1 = 1, ring1d = 2, dp = 3, pp = 4 };
 
 struct IciParams {
-  std::array<std::array<LinkParams, 2>, 3> kinds{};  // [CommKind][mesh dimension]
+  // The sets of links a ring can run over, each with its own calibration: the two mesh
+  // dimensions of the tensor-parallel mesh, and the data- and pipeline-parallel links.
+  enum LinkSet { mesh_dim0 = 0, mesh_dim1 = 1, dp_links = 2, pp_links = 3, link_sets = 4 };
+
+  std::array<std::array<LinkParams, link_sets>, 3> kinds{};  // [CommKind][LinkSet]
   // Link directions a ring collective streams over at once: 2 on full-duplex torus links (half
   // of every shard travels each way round), 1 on a unidirectional ring.
   int ring_directions = 2;
   int ring1d_like_dim = 1;         // the 1D ring's links behave like this mesh dimension's
   bool nic_hbm_contention = false;  // the NIC's HBM traffic slows HBM-bound GEMM phases
 
+  // The link set `ring` runs over.
+  LinkSet link_set(Ring ring) const {
+    switch (ring) {
+      case Ring::dim0: return mesh_dim0;
+      case Ring::dim1: return mesh_dim1;
+      case Ring::ring1d: return ring1d_like_dim == 0 ? mesh_dim0 : mesh_dim1;
+      case Ring::dp: return dp_links;
+      case Ring::pp: return pp_links;
+    }
+    throw MachineError("invalid hw::Ring value " + std::to_string(static_cast<int>(ring)));
+  }
+
   const LinkParams& link(CommKind kind, Ring ring) const {
-    const int dim = ring == Ring::ring1d ? ring1d_like_dim : static_cast<int>(ring);
-    return kinds[static_cast<int>(kind)][dim];
+    return kinds[static_cast<int>(kind)][link_set(ring)];
   }
 };
 

@@ -1,0 +1,115 @@
+#pragma once
+// Caller-provided scratch for the collectives, so that a planned collective allocates nothing.
+//
+// A collective needs memory beyond its inputs and outputs: blocks packed for MPI (column
+// gathers and scatters), the ring's receive buffer, a reduce's accumulator, a partial
+// reduce-scatter's sub-shard, and host mirrors when MPI cannot read device memory. Each
+// collective says how much through its *_scratch() function below (an element count on the
+// device and on the host) and takes a CommScratch of at least that size; it carves its buffers
+// from it in a fixed order with a ScratchCarver. Called without scratch (ad-hoc use: tests,
+// benchmarks of single collectives), the carver allocates what is asked instead.
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "comm/comm_options.hpp"
+#include "core/kokkos_types.hpp"
+
+namespace meshslice {
+
+template <class T>
+using HostBuffer = Kokkos::View<T*, Kokkos::HostSpace>;
+
+// Elements of scratch a collective needs.
+struct ScratchNeed {
+  std::size_t device = 0;
+  std::size_t host = 0;
+  ScratchNeed& operator+=(const ScratchNeed& o) {
+    device += o.device;
+    host += o.host;
+    return *this;
+  }
+};
+
+template <class T, class Space>
+struct CommScratch {
+  Buffer<T, Space> device;
+  HostBuffer<T> host;
+  bool provided = false;  // false: the collective allocates what it needs (ad-hoc use)
+};
+
+template <class T, class Space>
+CommScratch<T, Space> make_scratch(const ScratchNeed& need, const std::string& label) {
+  CommScratch<T, Space> s;
+  s.provided = true;
+  if (need.device > 0)
+    s.device = Buffer<T, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
+                                need.device);
+  if (need.host > 0)
+    s.host = HostBuffer<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"),
+                           need.host);
+  return s;
+}
+
+// Whether MPI must go through host mirrors: device memory the host cannot touch, and an MPI
+// that is not GPU-aware. Host memory is never staged.
+template <class Space>
+bool mpi_staged(const CommOptions& options) {
+  constexpr bool host_reachable = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible;
+  return !host_reachable && !options.gpu_aware_mpi;
+}
+
+// Hands out consecutive pieces of a CommScratch (or fresh allocations when none was provided).
+template <class T, class Space>
+class ScratchCarver {
+ public:
+  explicit ScratchCarver(const CommScratch<T, Space>& scratch) : scratch_(scratch) {}
+
+  Buffer<T, Space> device(std::size_t n, const char* label) {
+    if (!scratch_.provided)
+      return Buffer<T, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+                              n);
+    return carve(scratch_.device, device_used_, n, label);
+  }
+  HostBuffer<T> host(std::size_t n, const char* label) {
+    if (!scratch_.provided)
+      return HostBuffer<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
+    return carve(scratch_.host, host_used_, n, label);
+  }
+
+ private:
+  template <class V>
+  static V carve(const V& from, std::size_t& used, std::size_t n, const char* label) {
+    if (used + n > from.extent(0))
+      throw std::logic_error(std::string("collective scratch too small for '") + label +
+                             "': the plan's *_scratch() and the collective disagree");
+    V piece(from.data() + used, n);
+    used += n;
+    return piece;
+  }
+
+  const CommScratch<T, Space>& scratch_;
+  std::size_t device_used_ = 0;
+  std::size_t host_used_ = 0;
+};
+
+// What each collective of comm/collectives.hpp carves, for a ring of `parts` ranks and the
+// element counts named. Kept next to the carving order of collectives.cpp; a disagreement is
+// a logic_error from the carver, which every planned collective in the tests would hit.
+// `n`: elements of one rank's block (the gather's local shard, the scatter's output shard).
+ScratchNeed all_gather_scratch(int parts, std::size_t n, MatrixDim dim, bool staged);
+ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
+                                   const CommOptions& options, bool staged);
+// `n`: elements of the sub-shard slice s writes.
+ScratchNeed partial_reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
+                                           const CommOptions& options, bool staged);
+// `n`: elements of the whole buffer.
+ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options, bool staged);
+ScratchNeed broadcast_scratch(std::size_t n, bool staged);
+ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged);
+ScratchNeed shift_scratch(std::size_t n, bool staged);
+ScratchNeed point_to_point_scratch(std::size_t n, bool staged);
+
+}  // namespace meshslice

@@ -1,0 +1,63 @@
+#pragma once
+// The one place that papers over the differences between the Kokkos / KokkosKernels versions
+// meshslice builds against: Debian 12's Kokkos 3.4 + KokkosKernels 3.4 (Serial) and spack's
+// Kokkos 4.x + KokkosKernels 4.x (OpenMP, CUDA, HIP).
+//   - labelled fences (Kokkos >= 3.5); 3.4 fences without the label, inside a profiling region
+//     of that name so Kokkos tools still see what waited;
+//   - KokkosBlas::gemm on an execution-space instance (KokkosKernels 4.x); 3.4 has only the
+//     default-instance overload, so the instance is fenced first and the call runs on the
+//     default one (on Serial, the only backend Debian ships, they are the same).
+#include <Kokkos_Core.hpp>
+#include <KokkosBlas3_gemm.hpp>
+
+#include <string>
+#include <utility>
+
+namespace meshslice {
+
+template <class ExecSpace>
+void fence(const ExecSpace& instance, const std::string& label) {
+#if KOKKOS_VERSION >= 30500
+  instance.fence(label);
+#else
+  Kokkos::Profiling::pushRegion(label);
+  instance.fence();
+  Kokkos::Profiling::popRegion();
+#endif
+}
+
+template <class ExecSpace, class A, class B, class C>
+void blas_gemm(const ExecSpace& instance, const char* transpose_a, const char* transpose_b,
+               typename C::const_value_type alpha, const A& a, const B& b,
+               typename C::const_value_type beta, const C& c) {
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40300
+  KokkosBlas::gemm(instance, transpose_a, transpose_b, alpha, a, b, beta, c);
+#else
+  instance.fence();  // the default instance must not overtake work queued on `instance`
+  KokkosBlas::gemm(transpose_a, transpose_b, alpha, a, b, beta, c);
+#endif
+}
+
+// Two instances of an execution space that may run concurrently (compute and packing): separate
+// streams on a GPU (Kokkos >= 4 partitions the default instance); Kokkos 3.4 has no
+// partition_space, and its Serial instances are one and the same anyway.
+template <class ExecSpace>
+std::pair<ExecSpace, ExecSpace> two_instances() {
+#if KOKKOS_VERSION >= 40000
+  const auto parts = Kokkos::Experimental::partition_space(ExecSpace(), 1, 1);
+  return {parts[0], parts[1]};
+#else
+  return {ExecSpace(), ExecSpace()};
+#endif
+}
+
+// A profiling region for the lifetime of the object (Kokkos tools show algorithm steps).
+class ProfilingRegion {
+ public:
+  explicit ProfilingRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
+  ProfilingRegion(const ProfilingRegion&) = delete;
+  ProfilingRegion& operator=(const ProfilingRegion&) = delete;
+};
+
+}  // namespace meshslice

@@ -1,0 +1,138 @@
+#pragma once
+// The executor interface, declared once. Every distributed GEMM algorithm (gemm/*.hpp) is a
+// template over an executor and may call exactly these members; RealExecutor (Kokkos + MPI),
+// sim::SimExecutor (the hardware model) and sim::CombinedExecutor (both at once) provide them,
+// and each of them static_asserts `is_executor_v` so that an op added here without being added
+// everywhere is a compile error naming the missing member.
+//
+//   types        Mat (a matrix shard), OpId (an op in flight), Workspace (a plan's buffers)
+//   mesh         mesh_rows(), mesh_cols(), coord(axis), size(axis)
+//   memory       alloc(rows, cols, label)      a buffer; from the attached workspace, if any
+//                placeholder(rows, cols)       a shape without memory (a plan's rehearsal)
+//                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
+//   local        slice(x, sub, dim, spec)      sub = slice s of x (paper Alg. 2)
+//                unslice(sub, x, dim, spec, beta)   slice s of x = sub + beta * slice s of x
+//                copy(from, to), zero(x)
+//                gemm(alpha, a, ta, b, tb, beta, c) c = alpha op(a) op(b) + beta c
+//   collectives  start_all_gather(axis, local, out, dim)
+//   (non-        start_reduce_scatter(axis, in, out, dim)
+//   blocking)    start_all_reduce(axis, in, out)
+//                start_broadcast(axis, buffer, root), start_reduce(axis, in, out, root)
+//                start_shift(axis, in, out, displacement)          periodic ring shift
+//                start_send(axis, buffer, displacement)            to coord + displacement
+//                start_recv(axis, buffer, displacement)            from coord + displacement
+//                                       (non-periodic: pipeline stages; no wrap-around)
+//                start_partial_all_gather(axis, local, out, dim, slice)
+//                start_partial_reduce_scatter(axis, contribution, shard, dim, slice, beta)
+//   completion   wait(op): that op only; wait_all(): everything in flight, the caller's too
+//
+// beta == 0 never reads the destination (BLAS semantics: NaNs in it do not propagate).
+//
+// Workspaces (gemm/workspace.hpp): while a rehearsing workspace is attached, the executor
+// executes nothing: alloc() allocates and records, each collective records the scratch it will
+// need, and the returned ops are already complete. While a replaying workspace is attached, the
+// same calls in the same order get the recorded buffers back: nothing is allocated.
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "comm/comm_options.hpp"
+#include "comm/slicing.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+namespace executor_detail {
+
+template <class...>
+using void_t = void;
+
+// One detector per member: true when `E` has it with a usable signature.
+#define MESHSLICE_EXECUTOR_MEMBER(name, ...)                                                    \
+  template <class E, class = void>                                                              \
+  struct has_##name : std::false_type {};                                                       \
+  template <class E>                                                                            \
+  struct has_##name<E, void_t<decltype(__VA_ARGS__)>> : std::true_type {};
+
+template <class E>
+E& ex();
+template <class E>
+const typename E::Mat& mat();
+template <class E>
+typename E::Workspace* workspace();
+
+MESHSLICE_EXECUTOR_MEMBER(mesh, ex<E>().mesh_rows() + ex<E>().mesh_cols() +
+                                    ex<E>().coord(Axis::row) + ex<E>().size(Axis::col))
+MESHSLICE_EXECUTOR_MEMBER(alloc, std::declval<typename E::Mat&>() =
+                                     ex<E>().alloc(std::size_t{1}, std::size_t{1}, "label"))
+MESHSLICE_EXECUTOR_MEMBER(placeholder, std::declval<typename E::Mat&>() =
+                                           ex<E>().placeholder(std::size_t{1}, std::size_t{1}))
+MESHSLICE_EXECUTOR_MEMBER(use_workspace, ex<E>().use_workspace(workspace<E>()))
+MESHSLICE_EXECUTOR_MEMBER(slice, ex<E>().slice(mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}))
+MESHSLICE_EXECUTOR_MEMBER(unslice, ex<E>().unslice(mat<E>(), mat<E>(), MatrixDim::rows,
+                                                   SliceSpec{}, 1.0))
+MESHSLICE_EXECUTOR_MEMBER(copy, ex<E>().copy(mat<E>(), mat<E>()))
+MESHSLICE_EXECUTOR_MEMBER(zero, ex<E>().zero(mat<E>()))
+MESHSLICE_EXECUTOR_MEMBER(gemm, ex<E>().gemm(1.0, mat<E>(), false, mat<E>(), true, 0.0, mat<E>()))
+MESHSLICE_EXECUTOR_MEMBER(all_gather, std::declval<typename E::OpId&>() = ex<E>().start_all_gather(
+                                          Axis::row, mat<E>(), mat<E>(), MatrixDim::rows))
+MESHSLICE_EXECUTOR_MEMBER(reduce_scatter,
+                          std::declval<typename E::OpId&>() = ex<E>().start_reduce_scatter(
+                              Axis::row, mat<E>(), mat<E>(), MatrixDim::rows))
+MESHSLICE_EXECUTOR_MEMBER(all_reduce, std::declval<typename E::OpId&>() =
+                                          ex<E>().start_all_reduce(Axis::dp, mat<E>(), mat<E>()))
+MESHSLICE_EXECUTOR_MEMBER(broadcast, std::declval<typename E::OpId&>() =
+                                         ex<E>().start_broadcast(Axis::row, mat<E>(), 0))
+MESHSLICE_EXECUTOR_MEMBER(reduce, std::declval<typename E::OpId&>() =
+                                      ex<E>().start_reduce(Axis::row, mat<E>(), mat<E>(), 0))
+MESHSLICE_EXECUTOR_MEMBER(shift, std::declval<typename E::OpId&>() =
+                                     ex<E>().start_shift(Axis::row, mat<E>(), mat<E>(), 1))
+MESHSLICE_EXECUTOR_MEMBER(send, std::declval<typename E::OpId&>() =
+                                    ex<E>().start_send(Axis::pp, mat<E>(), 1))
+MESHSLICE_EXECUTOR_MEMBER(recv, std::declval<typename E::OpId&>() =
+                                    ex<E>().start_recv(Axis::pp, mat<E>(), -1))
+MESHSLICE_EXECUTOR_MEMBER(partial_all_gather,
+                          std::declval<typename E::OpId&>() = ex<E>().start_partial_all_gather(
+                              Axis::row, mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}))
+MESHSLICE_EXECUTOR_MEMBER(partial_reduce_scatter,
+                          std::declval<typename E::OpId&>() =
+                              ex<E>().start_partial_reduce_scatter(
+                                  Axis::row, mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}, 0.0))
+MESHSLICE_EXECUTOR_MEMBER(wait, (ex<E>().wait(std::declval<typename E::OpId>()), ex<E>().wait_all()))
+
+#undef MESHSLICE_EXECUTOR_MEMBER
+
+}  // namespace executor_detail
+
+// Names the first missing member of the interface in the compiler's error.
+template <class E>
+constexpr bool check_executor() {
+  using namespace executor_detail;
+  static_assert(has_mesh<E>::value, "executor lacks mesh_rows/mesh_cols/coord/size");
+  static_assert(has_alloc<E>::value, "executor lacks alloc(rows, cols, label)");
+  static_assert(has_placeholder<E>::value, "executor lacks placeholder(rows, cols)");
+  static_assert(has_use_workspace<E>::value, "executor lacks use_workspace(Workspace*)");
+  static_assert(has_slice<E>::value, "executor lacks slice");
+  static_assert(has_unslice<E>::value, "executor lacks unslice(sub, x, dim, spec, beta)");
+  static_assert(has_copy<E>::value, "executor lacks copy");
+  static_assert(has_zero<E>::value, "executor lacks zero");
+  static_assert(has_gemm<E>::value, "executor lacks gemm(alpha, a, ta, b, tb, beta, c)");
+  static_assert(has_all_gather<E>::value, "executor lacks start_all_gather");
+  static_assert(has_reduce_scatter<E>::value, "executor lacks start_reduce_scatter");
+  static_assert(has_all_reduce<E>::value, "executor lacks start_all_reduce");
+  static_assert(has_broadcast<E>::value, "executor lacks start_broadcast");
+  static_assert(has_reduce<E>::value, "executor lacks start_reduce");
+  static_assert(has_shift<E>::value, "executor lacks start_shift");
+  static_assert(has_send<E>::value, "executor lacks start_send");
+  static_assert(has_recv<E>::value, "executor lacks start_recv");
+  static_assert(has_partial_all_gather<E>::value, "executor lacks start_partial_all_gather");
+  static_assert(has_partial_reduce_scatter<E>::value,
+                "executor lacks start_partial_reduce_scatter(..., beta)");
+  static_assert(has_wait<E>::value, "executor lacks wait(op)/wait_all()");
+  return true;
+}
+
+template <class E>
+constexpr bool is_executor_v = check_executor<E>();
+
+}  // namespace meshslice

@@ -1,0 +1,118 @@
+#pragma once
+// A distributed GEMM planned once and run many times: C = alpha op(A) op(B) + beta C with one
+// algorithm, dataflow, mesh and slicing. Creating the plan checks the configuration (a UserError
+// on every rank when it cannot run) and allocates every buffer the algorithm needs: gather
+// buffers, partial outputs, packing and unpacking buffers, the collectives' scratch and host
+// staging. run() allocates nothing, and waits only for the operations it started, so work the
+// caller has in flight on the same executor (a data-parallel all-reduce) keeps progressing
+// through it.
+//
+//     RealExecutor<float> ex(torus, comm);
+//     GemmPlan<RealExecutor<float>> plan(ex, Algorithm::meshslice, {Dataflow::OS, M, N, K}, {4, 8});
+//     for (...) plan.run(a, b, c, 1.0, 1.0);   // accumulate into c
+//
+// How a plan owns its buffers without each algorithm being split in two: the algorithm is
+// rehearsed once at creation on shape-only placeholders with the plan's workspace attached to
+// the executor (nothing executes; every buffer and scratch it asks for is recorded), and each run
+// replays it against the real shards, getting the same buffers back (gemm/workspace.hpp). The
+// same plan type drives the emulating executor (sim::SimExecutor) and the combined one.
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
+#include "gemm/algorithm.hpp"
+#include "gemm/cannon.hpp"
+#include "gemm/executor_interface.hpp"
+#include "gemm/fsdp.hpp"
+#include "gemm/meshslice.hpp"
+#include "gemm/summa.hpp"
+#include "gemm/tp1d.hpp"
+#include "gemm/wang.hpp"
+
+namespace meshslice {
+
+// UserError unless a, b and c have the shard shapes `algorithm` keeps on this chip.
+template <class Exec>
+void check_shards(const Exec& ex, Algorithm algorithm, const GemmProblem& p,
+                  const typename Exec::Mat& a, const typename Exec::Mat& b,
+                  const typename Exec::Mat& c) {
+  const char names[] = {'A', 'B', 'C'};
+  const typename Exec::Mat* shards[] = {&a, &b, &c};
+  for (int m = 0; m < 3; ++m) {
+    const ShardRegion want = shard_region(algorithm, p, names[m], ex.mesh_rows(), ex.mesh_cols(),
+                                          ex.coord(Axis::row), ex.coord(Axis::col));
+    require(shards[m]->extent(0) == want.rows && shards[m]->extent(1) == want.cols,
+            algorithm_name(algorithm), " ", p.str(), ": the shard of ", names[m], " is ",
+            shards[m]->extent(0), "x", shards[m]->extent(1), " but must be ", want.rows, "x",
+            want.cols);
+  }
+}
+
+template <class Exec>
+class GemmPlan {
+  static_assert(is_executor_v<Exec>);
+
+ public:
+  using Mat = typename Exec::Mat;
+
+  GemmPlan(Exec& ex, Algorithm algorithm, const GemmProblem& problem, const GemmOptions& options)
+      : ex_(ex), algorithm_(algorithm), problem_(problem) {
+    check_layout(algorithm, problem, ex.mesh_rows(), ex.mesh_cols());
+    require(options.slices >= 1 && options.block >= 1, "slice count S=", options.slices,
+            " and block size B=", options.block, " must both be >= 1");
+    // A single slice has no blocks to interleave: B only matters for S > 1. Collective is
+    // MeshSlice with one slice.
+    const int slices = algorithm == Algorithm::collective ? 1 : options.slices;
+    options_ = GemmOptions{slices, slices == 1 ? 1 : options.block};
+    workspace_.rehearse();
+    auto shape = [&](char matrix) {
+      const ShardRegion r = shard_region(algorithm, problem, matrix, ex.mesh_rows(),
+                                         ex.mesh_cols(), ex.coord(Axis::row), ex.coord(Axis::col));
+      return ex.placeholder(r.rows, r.cols);
+    };
+    execute(shape('A'), shape('B'), shape('C'), Scale{});
+  }
+
+  // C = alpha op(A) op(B) + beta C on the caller's shards (shapes as shard_region() says).
+  void run(const Mat& a, const Mat& b, const Mat& c, double alpha = 1, double beta = 0) {
+    check_shards(ex_, algorithm_, problem_, a, b, c);
+    workspace_.replay();
+    execute(a, b, c, Scale{alpha, beta});
+    workspace_.check_replayed();
+  }
+
+  Algorithm algorithm() const { return algorithm_; }
+  const GemmProblem& problem() const { return problem_; }
+  const GemmOptions& options() const { return options_; }
+  std::size_t buffer_count() const { return workspace_.buffer_count(); }
+
+ private:
+  // Runs the algorithm with the workspace attached (detached again on any exit).
+  void execute(const Mat& a, const Mat& b, const Mat& c, const Scale& k) {
+    struct Attached {
+      Exec& ex;
+      ~Attached() { ex.use_workspace(nullptr); }
+    } attached{ex_};
+    ex_.use_workspace(&workspace_);
+    const ProfilingRegion region(std::string("meshslice::gemm ") + algorithm_name(algorithm_) +
+                                 " " + dataflow_name(problem_.flow));
+    switch (algorithm_) {
+      case Algorithm::meshslice:
+      case Algorithm::collective: return meshslice_gemm(ex_, problem_, a, b, c, options_, k);
+      case Algorithm::summa: return summa_gemm(ex_, problem_, a, b, c, options_, k);
+      case Algorithm::cannon: return cannon_gemm(ex_, problem_, a, b, c, options_, k);
+      case Algorithm::wang: return wang_gemm(ex_, problem_, a, b, c, options_, k);
+      case Algorithm::tp1d: return tp1d_gemm(ex_, problem_, a, b, c, options_, k);
+      case Algorithm::fsdp: return fsdp_gemm(ex_, problem_, a, b, c, options_, k);
+    }
+    throw std::logic_error("GemmPlan: unknown algorithm");
+  }
+
+  Exec& ex_;
+  Algorithm algorithm_;
+  GemmProblem problem_;
+  GemmOptions options_;
+  typename Exec::Workspace workspace_;
+};
+
+}  // namespace meshslice

@@ -1,0 +1,185 @@
+// The executor's data- and pipeline-parallel ops on real MPI meshes (dp all-reduce,
+// reduce-scatter and all-gather of flat buffers; non-periodic sends between pipeline stages),
+// and scoped completion: a GEMM plan waits only for its own ops, so an all-reduce the caller
+// started before it stays in flight through it and is progressed by it.
+#include <gtest/gtest.h>
+
+#include <mpi.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/trace.hpp"
+#include "gemm/gemm_plan.hpp"
+#include "gemm/real_executor.hpp"
+#include "gemm_reference.hpp"
+#include "mpi_test_env.hpp"
+
+namespace meshslice::testing {
+namespace {
+
+constexpr std::size_t kLength = 96;  // elements of a flat (1 x n) buffer
+
+// Element i of replica r's contribution.
+double contribution(int r, std::size_t i) { return global_value(7, r, 0, i); }
+
+template <class T>
+Matrix<T> flat_of(int replica, std::size_t n) {
+  return make_matrix<T>(1, n, [&](std::size_t, std::size_t i) { return contribution(replica, i); });
+}
+
+class ExecutorOps : public ::testing::TestWithParam<CollectiveImpl> {
+ protected:
+  CommOptions comm() const {
+    CommOptions c;
+    c.impl = GetParam();
+    return c;
+  }
+};
+
+TEST_P(ExecutorOps, DataParallelAllReduceReduceScatterAllGatherOfFlatBuffers) {
+  const int dp = torus().size(Axis::dp), me = torus().coord(Axis::dp);
+  RealExecutor<double> ex(torus(), comm());
+  const auto in = flat_of<double>(me, kLength);
+  Matrix<double> sum("sum", 1, kLength);
+  ex.wait(ex.start_all_reduce(Axis::dp, in, sum));
+  Matrix<double> mine("mine", 1, kLength / dp);
+  ex.wait(ex.start_reduce_scatter(Axis::dp, in, mine, MatrixDim::cols));
+  Matrix<double> gathered("gathered", 1, kLength);
+  ex.wait(ex.start_all_gather(Axis::dp, mine, gathered, MatrixDim::cols));
+  const auto s = to_host(sum), m = to_host(mine), g = to_host(gathered);
+  for (std::size_t i = 0; i < kLength; ++i) {
+    double want = 0;
+    for (int r = 0; r < dp; ++r) want += contribution(r, i);
+    EXPECT_EQ(s(0, i), want) << "all_reduce element " << i;
+    EXPECT_EQ(g(0, i), want) << "reduce_scatter + all_gather element " << i;
+    const std::size_t block = kLength / dp;
+    if (i / block == static_cast<std::size_t>(me)) {
+      EXPECT_EQ(m(0, i % block), want) << i;
+    }
+  }
+}
+
+TEST_P(ExecutorOps, PipelineStagesSendForwardAndBackward) {
+  const int pp = torus().size(Axis::pp), stage = torus().coord(Axis::pp);
+  RealExecutor<float> ex(torus(), comm());
+  // Activations forward (stage s -> s+1), gradients backward (s -> s-1), both in flight at once.
+  const auto activation = flat_of<float>(100 + stage, kLength);
+  const auto gradient = flat_of<float>(200 + stage, kLength / 2);
+  Matrix<float> from_prev("from_prev", 1, kLength), from_next("from_next", 1, kLength / 2);
+  std::vector<RealExecutor<float>::OpId> ops;
+  if (stage > 0) ops.push_back(ex.start_recv(Axis::pp, from_prev, -1));
+  if (stage + 1 < pp) ops.push_back(ex.start_recv(Axis::pp, from_next, +1));
+  if (stage + 1 < pp) ops.push_back(ex.start_send(Axis::pp, activation, +1));
+  if (stage > 0) ops.push_back(ex.start_send(Axis::pp, gradient, -1));
+  for (auto op : ops) ex.wait(op);
+  const auto prev = to_host(from_prev), next = to_host(from_next);
+  for (std::size_t i = 0; stage > 0 && i < kLength; ++i)
+    EXPECT_EQ(prev(0, i), static_cast<float>(contribution(100 + stage - 1, i)));
+  for (std::size_t i = 0; stage + 1 < pp && i < kLength / 2; ++i)
+    EXPECT_EQ(next(0, i), static_cast<float>(contribution(200 + stage + 1, i)));
+  // The pipeline axis does not wrap around: the first stage has no previous one.
+  if (stage == 0) {
+    try {
+      ex.start_recv(Axis::pp, from_prev, -1);
+      ADD_FAILURE() << "a receive from before the first stage was accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("does not wrap around"), std::string::npos) << e.what();
+    }
+  }
+  if (stage == pp - 1) {
+    EXPECT_THROW(ex.start_send(Axis::pp, activation, +1), UserError);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Impl, ExecutorOps,
+                         ::testing::Values(CollectiveImpl::native, CollectiveImpl::ring),
+                         [](const auto& info) { return std::string(impl_name(info.param)); });
+
+// Replica 0 starts a dp all-reduce, then runs a GEMM; replica 1 runs its GEMM and starts its
+// side of the all-reduce only when replica 0 says its GEMM has returned. So the all-reduce
+// cannot complete inside replica 0's GEMM: a GEMM that waited for every op in flight would never
+// return (replica 1 gives up after a while and posts anyway, so the failure is a failed
+// expectation, not a hang). Replica 0's GEMM is chunked because the all-reduce is in flight,
+// and the trace shows the all-reduce spanning the GEMM's steps.
+TEST(ScopedCompletion, CallersAllReduceStaysInFlightThroughTheGemm) {
+  if (torus().size(Axis::dp) != 2) GTEST_SKIP() << "needs dp = 2";
+  const int replica = torus().coord(Axis::dp);
+  const int peer = torus().neighbour_rank(Axis::dp, 1);
+  constexpr int kGoTag = 4242;
+  Trace trace;
+  RealExecutor<double> ex(torus(), CommOptions{}, /*gemm_chunks=*/4, &trace);
+  const auto in = flat_of<double>(replica, kLength);
+  Matrix<double> sum("sum", 1, kLength);
+
+  const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
+  const GemmProblem p{Dataflow::LS, 256, 256, 128};
+  const GlobalMatrix a = global_matrix(p.global_a(), 1, 0, 1.0 / 16);
+  const GlobalMatrix b = global_matrix(p.global_b(), 2, 0, 1.0 / 16);
+  const GlobalMatrix want = serial_gemm(p, a, b);
+  auto region = [&](char m) {
+    return shard_region(Algorithm::meshslice, p, m, rows, cols, torus().coord(Axis::row),
+                        torus().coord(Axis::col));
+  };
+  auto shard = [&](const GlobalMatrix& g, const ShardRegion& r) {
+    return make_matrix<double>(r.rows, r.cols,
+                               [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
+  };
+  const auto a_shard = shard(a, region('A')), b_shard = shard(b, region('B'));
+  Matrix<double> c_shard("c", region('C').rows, region('C').cols);
+  GemmPlan<RealExecutor<double>> plan(ex, Algorithm::meshslice, p, {2, 1});
+
+  RealExecutor<double>::OpId all_reduce{};
+  if (replica == 0) {
+    all_reduce = ex.start_all_reduce(Axis::dp, in, sum);
+    plan.run(a_shard, b_shard, c_shard);
+    EXPECT_TRUE(ex.pending(all_reduce)) << "the GEMM waited for the caller's all-reduce";
+    int go = 1;
+    MPI_Send(&go, 1, MPI_INT, peer, kGoTag, torus().comm());
+  } else {
+    plan.run(a_shard, b_shard, c_shard);
+    // Wait for the go, at most ~20 s, then post regardless (no hang if replica 0 is stuck).
+    int arrived = 0;
+    const double deadline = MPI_Wtime() + 20.0;
+    while (!arrived && MPI_Wtime() < deadline)
+      MPI_Iprobe(peer, kGoTag, torus().comm(), &arrived, MPI_STATUS_IGNORE);
+    all_reduce = ex.start_all_reduce(Axis::dp, in, sum);
+    if (arrived) {
+      int go = 0;
+      MPI_Recv(&go, 1, MPI_INT, peer, kGoTag, torus().comm(), MPI_STATUS_IGNORE);
+    } else {
+      ADD_FAILURE() << "replica 0 never reported its GEMM done";
+    }
+  }
+  ex.wait(all_reduce);
+
+  const auto s = to_host(sum);
+  for (std::size_t i = 0; i < kLength; ++i)
+    EXPECT_EQ(s(0, i), contribution(0, i) + contribution(1, i)) << i;
+  const auto c = to_host(c_shard);
+  const ShardRegion cr = region('C');
+  for (std::size_t i = 0; i < c.extent(0); ++i)
+    for (std::size_t j = 0; j < c.extent(1); ++j)
+      EXPECT_NEAR(c(i, j), want(cr.row0 + i, cr.col0 + j), 1e-9);
+
+  if (replica == 0) {
+    double reduce_start = -1, reduce_end = -1, first_gemm = -1, last_gemm = -1;
+    int gemms = 0;
+    for (const TraceEvent& e : trace.events()) {
+      if (e.name == "all_reduce") reduce_start = e.start, reduce_end = e.end;
+      if (e.name == "gemm") {
+        if (gemms++ == 0) first_gemm = e.start;
+        last_gemm = e.end;
+      }
+    }
+    ASSERT_GE(reduce_start, 0) << "no all_reduce in the trace";
+    ASSERT_GE(gemms, 2);
+    EXPECT_LT(reduce_start, first_gemm);
+    EXPECT_GT(reduce_end, last_gemm) << "the all-reduce should span the GEMM in the trace";
+    if (torus().rank() == 0) std::printf("%s", trace.text_timeline().c_str());
+  }
+}
+
+}  // namespace
+}  // namespace meshslice::testing
