@@ -18,17 +18,13 @@
 // sliced with the same spec. The sliced dimension is the one the collective runs over: K in OS,
 // N in LS, M in RS; its per-chip extent (K/P, N/P, M/P) must be divisible by S*B. S = 1 is plain
 // FSDP: AG before, or RdS after, not overlapped.
-#include <algorithm>
-#include <array>
-#include <utility>
 
 #include "core/errors.hpp"
 #include "comm/slicing.hpp"
 #include "gemm/algorithm.hpp"
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
-#include "gemm/slice_gathers.hpp"
-#include "gemm/slice_scatters.hpp"
+#include "gemm/sliced_1d.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -39,18 +35,14 @@ void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int S = o.slices;
-  const std::size_t m_local = p.M / ex.size(Axis::tp);
-  SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, p.K / S, p.N, o,
+  const std::size_t k_slice = p.K / o.slices;
+  SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, k_slice, p.N, o,
                                 "fsdp_b_gathered");
-  Mat a_slice;
-  if (S > 1) a_slice = ex.alloc(m_local, p.K / S, "fsdp_a_slice");
-  for (int s = 0; s < S; ++s) {
-    b_gathered.start_next(s);
-    if (S > 1) ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});  // while the AG flies
-    const Mat& b_s = b_gathered.wait(s);
-    ex.gemm(k.alpha, S == 1 ? a : a_slice, false, b_s, false, s == 0 ? k.beta : 1, c);
-  }
+  sliced_1d::gathered_into_c_sum(
+      ex, b_gathered, a, MatrixDim::cols, p.M / ex.size(Axis::tp), k_slice, o, k.beta,
+      "fsdp_a_slice", [&](const Mat& b_s, const Mat& a_s, double beta) {
+        ex.gemm(k.alpha, a_s, false, b_s, false, beta, c);
+      });
 }
 
 // LS: column slice s of C_t = A_t AG_tp(slice_row(B_t, s))^T.
@@ -59,24 +51,14 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int S = o.slices;
-  const std::size_t m_local = p.M / ex.size(Axis::tp);
-  SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, p.N / S, p.K, o,
+  const std::size_t n_slice = p.N / o.slices;
+  SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, n_slice, p.K, o,
                                 "fsdp_b_gathered");
-  // With S = 1 the GEMM writes C directly; otherwise slice s lands in `c_slice` first and is
-  // scattered to its (blocked, non-contiguous) columns of C.
-  Mat c_slice;
-  if (S > 1) c_slice = ex.alloc(m_local, p.N / S, "fsdp_c_slice");
-  for (int s = 0; s < S; ++s) {
-    b_gathered.start_next(s);
-    const Mat& b_s = b_gathered.wait(s);
-    if (S == 1) {
-      ex.gemm(k.alpha, a, false, b_s, true, k.beta, c);
-    } else {
-      ex.gemm(k.alpha, a, false, b_s, true, 0, c_slice);
-      ex.unslice(c_slice, c, MatrixDim::cols, {S, s, o.block}, k.beta);
-    }
-  }
+  sliced_1d::gathered_into_c_slices(
+      ex, b_gathered, c, MatrixDim::cols, p.M / ex.size(Axis::tp), n_slice, o, k.beta,
+      "fsdp_c_slice", [&](const Mat& b_s, double beta, const Mat& out) {
+        ex.gemm(k.alpha, a, false, b_s, true, beta, out);
+      });
 }
 
 // RS: partial_s = slice_col(A_t, s)^T B_t (M/S x N), reduce-scattered along rows into slice s of
@@ -86,18 +68,14 @@ void fsdp_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int S = o.slices;
-  const std::size_t k_local = p.K / ex.size(Axis::tp);
-  SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, p.M / S, p.N, o,
+  const std::size_t m_slice = p.M / o.slices;
+  SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, m_slice, p.N, o,
                                   "fsdp_c_partial");
-  Mat a_slice;
-  if (S > 1) a_slice = ex.alloc(k_local, p.M / S, "fsdp_a_slice");
-  for (int s = 0; s < S; ++s) {
-    if (S > 1) ex.slice(a, a_slice, MatrixDim::cols, {S, s, o.block});
-    ex.gemm(k.alpha, S == 1 ? a : a_slice, true, b, false, 0, c_scattered.partial(s));
-    c_scattered.start(s, k.beta);
-  }
-  c_scattered.finish();
+  sliced_1d::local_into_c_scatters(
+      ex, c_scattered, a, MatrixDim::cols, p.K / ex.size(Axis::tp), m_slice, o, k.beta,
+      "fsdp_a_slice", [&](const Mat& a_s, const Mat& partial) {
+        ex.gemm(k.alpha, a_s, true, b, false, 0, partial);
+      });
 }
 
 // Checks the row split and slicing, and runs the dataflow's FSDP GEMM.

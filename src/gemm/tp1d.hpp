@@ -18,17 +18,13 @@
 // The sliced dimension is M in OS and LS (the sequence, as in Megatron's chunked AG/RdS) and K in
 // RS; its per-chip extent (M/P, M/P, K/P) must be divisible by S*B. S = 1 is the plain,
 // non-overlapped AG-before / RdS-after scheme.
-#include <algorithm>
-#include <array>
-#include <utility>
 
 #include "core/errors.hpp"
 #include "comm/slicing.hpp"
 #include "gemm/algorithm.hpp"
 #include "gemm/dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
-#include "gemm/slice_gathers.hpp"
-#include "gemm/slice_scatters.hpp"
+#include "gemm/sliced_1d.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -39,24 +35,14 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int S = o.slices;
-  const std::size_t n_local = p.N / ex.size(Axis::tp);
-  SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, p.M / S, p.K, o,
+  const std::size_t m_slice = p.M / o.slices;
+  SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, m_slice, p.K, o,
                                 "tp1d_a_gathered");
-  // With S = 1 the GEMM writes C directly; otherwise slice s lands in `c_slice` first and is
-  // scattered to its (blocked, non-contiguous) rows of C.
-  Mat c_slice;
-  if (S > 1) c_slice = ex.alloc(p.M / S, n_local, "tp1d_c_slice");
-  for (int s = 0; s < S; ++s) {
-    a_gathered.start_next(s);
-    const Mat& a_s = a_gathered.wait(s);
-    if (S == 1) {
-      ex.gemm(k.alpha, a_s, false, b, false, k.beta, c);
-    } else {
-      ex.gemm(k.alpha, a_s, false, b, false, 0, c_slice);
-      ex.unslice(c_slice, c, MatrixDim::rows, {S, s, o.block}, k.beta);
-    }
-  }
+  sliced_1d::gathered_into_c_slices(
+      ex, a_gathered, c, MatrixDim::rows, m_slice, p.N / ex.size(Axis::tp), o, k.beta,
+      "tp1d_c_slice", [&](const Mat& a_s, double beta, const Mat& out) {
+        ex.gemm(k.alpha, a_s, false, b, false, beta, out);
+      });
 }
 
 // LS: for each slice s, partial_s = slice_row(A_t, s) B_t^T (M/S x N), reduce-scattered along
@@ -66,18 +52,14 @@ void tp1d_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int S = o.slices;
-  const std::size_t k_local = p.K / ex.size(Axis::tp);
-  SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, p.M / S, p.N, o,
+  const std::size_t m_slice = p.M / o.slices;
+  SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, m_slice, p.N, o,
                                   "tp1d_c_partial");
-  Mat a_slice;
-  if (S > 1) a_slice = ex.alloc(p.M / S, k_local, "tp1d_a_slice");
-  for (int s = 0; s < S; ++s) {
-    if (S > 1) ex.slice(a, a_slice, MatrixDim::rows, {S, s, o.block});
-    ex.gemm(k.alpha, S == 1 ? a : a_slice, false, b, true, 0, c_scattered.partial(s));
-    c_scattered.start(s, k.beta);
-  }
-  c_scattered.finish();
+  sliced_1d::local_into_c_scatters(
+      ex, c_scattered, a, MatrixDim::rows, m_slice, p.K / ex.size(Axis::tp), o, k.beta,
+      "tp1d_a_slice", [&](const Mat& a_s, const Mat& partial) {
+        ex.gemm(k.alpha, a_s, false, b, true, 0, partial);
+      });
 }
 
 // RS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (K/S x M); C_t += Ag_s^T slice_row(B_t, s).
@@ -86,18 +68,14 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int S = o.slices;
-  const std::size_t n_local = p.N / ex.size(Axis::tp);
-  SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, p.K / S, p.M, o,
+  const std::size_t k_slice = p.K / o.slices;
+  SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, k_slice, p.M, o,
                                 "tp1d_a_gathered");
-  Mat b_slice;
-  if (S > 1) b_slice = ex.alloc(p.K / S, n_local, "tp1d_b_slice");
-  for (int s = 0; s < S; ++s) {
-    a_gathered.start_next(s);
-    if (S > 1) ex.slice(b, b_slice, MatrixDim::rows, {S, s, o.block});  // while the AG flies
-    const Mat& a_s = a_gathered.wait(s);
-    ex.gemm(k.alpha, a_s, true, S == 1 ? b : b_slice, false, s == 0 ? k.beta : 1, c);
-  }
+  sliced_1d::gathered_into_c_sum(
+      ex, a_gathered, b, MatrixDim::rows, k_slice, p.N / ex.size(Axis::tp), o, k.beta,
+      "tp1d_b_slice", [&](const Mat& a_s, const Mat& b_s, double beta) {
+        ex.gemm(k.alpha, a_s, true, b_s, false, beta, c);
+      });
 }
 
 // Checks the 1D split and slicing, and runs the dataflow's 1D TP GEMM.
