@@ -1,6 +1,7 @@
 // meshslice-bench mode "collectives": each collective vs message size on one ring, every
 // implementation side by side in the same run (the machines are shared and noisy, so only
-// ratios measured together mean anything).
+// ratios measured together mean anything). Each size is also held against a memcpy of one
+// shard timed right next to it, the yardstick the collectives' bandwidth target is set on.
 #include <mpi.h>
 
 #include <algorithm>
@@ -86,6 +87,21 @@ double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
   return double(shard_bytes);
 }
 
+// The scratch the op needs for this shard and implementation, as a plan would size it.
+ScratchNeed scratch_need(const std::string& op, int p, std::size_t n, MatrixDim dim,
+                         const CommOptions& options) {
+  const bool staged = mpi_staged<MemSpace>(options);
+  if (op == "all_gather") return all_gather_scratch(p, n, dim, staged);
+  if (op == "reduce_scatter") return reduce_scatter_scratch(p, n, dim, options, staged);
+  if (op == "all_reduce") return all_reduce_scratch(p, n, options, staged);
+  if (op == "broadcast") return broadcast_scratch(n, staged);
+  if (op == "reduce") return reduce_scratch(n, options, staged);
+  return shift_scratch(n, staged);
+}
+
+// Times one collective the way a plan runs it: scratch sized and allocated once, every buffer
+// touched before timing, so the timed calls allocate nothing and fault in no pages (first
+// touch, not the network, otherwise dominates large messages).
 template <class T>
 Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t rows,
                        std::size_t cols, MatrixDim dim, const CommOptions& options,
@@ -95,17 +111,42 @@ Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t 
   Matrix<T> shard("shard", rows, cols);
   Matrix<T> stacked("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
   Matrix<T> other("other", rows, cols);
+  const auto scratch =
+      make_scratch<T, MemSpace>(scratch_need(op, p, rows * cols, dim, options), "bench_scratch");
   Kokkos::deep_copy(shard, T(1));
   Kokkos::deep_copy(stacked, T(1));
+  Kokkos::deep_copy(other, T(0));
+  Kokkos::deep_copy(scratch.device, T(0));
+  Kokkos::deep_copy(scratch.host, T(0));
   auto run = [&] {
-    if (op == "all_gather") all_gather(ring, shard, stacked, dim, options);
-    if (op == "reduce_scatter") reduce_scatter(ring, stacked, shard, dim, options);
-    if (op == "all_reduce") all_reduce(ring, shard, other, options);
-    if (op == "broadcast") broadcast(ring, shard, 0, options);
-    if (op == "reduce") reduce(ring, shard, other, 0, options);
-    if (op == "shift") shift(ring, shard, other, 1, options);
+    if (op == "all_gather") iall_gather(ring, shard, stacked, dim, options, scratch).wait();
+    if (op == "reduce_scatter") ireduce_scatter(ring, stacked, shard, dim, options, scratch).wait();
+    if (op == "all_reduce") iall_reduce(ring, shard, other, options, scratch).wait();
+    if (op == "broadcast") ibroadcast(ring, shard, 0, options, scratch).wait();
+    if (op == "reduce") ireduce(ring, shard, other, 0, options, scratch).wait();
+    if (op == "shift") ishift(ring, shard, other, 1, options, scratch).wait();
   };
   return time_op(run, s.warmups, s.repetitions);
+}
+
+// The yardstick: a device-to-device copy of one shard, timed like the collectives and right
+// next to them, so that the ratio compares figures taken under the same load. All ranks copy
+// at once, as they communicate at once, so they share the memory bandwidth as they do then.
+template <class T>
+Timing time_memcpy(std::size_t elements, const Settings& s) {
+  Buffer<T> from("memcpy_from", elements);
+  Buffer<T> to("memcpy_to", elements);
+  Kokkos::deep_copy(from, T(1));
+  Kokkos::deep_copy(to, T(0));
+  auto run = [&] {
+    Kokkos::deep_copy(to, from);
+    Kokkos::fence();
+  };
+  return time_op(run, s.warmups, s.repetitions);
+}
+
+std::string size_name(std::size_t bytes) {
+  return bytes >= (1u << 20) ? concat(bytes >> 20, " MiB") : concat(bytes >> 10, " KiB");
 }
 
 }  // namespace
@@ -137,55 +178,98 @@ int run_collectives(AppContext& context) {
   log_info("collectives on the '", axis_name(s.axis), "' ring of ", ring.size(), " ranks (mesh ",
            torus.shape().str(), "), ", s.precision, ", ", dim_name(s.dim), ", ",
            s.sizes.size(), " sizes, ", s.repetitions, " repetitions");
+  // New columns go at the end so that existing readers of the CSV keep working.
   std::unique_ptr<CsvWriter> csv;
   if (context.rank == 0)
     csv = std::make_unique<CsvWriter>(
         context.out_dir + "/collectives.csv",
         std::vector<std::string>{"operation", "implementation", "axis", "ranks", "dim",
                                  "precision", "bytes", "seconds_median", "seconds_min",
-                                 "link_gbs"});
+                                 "link_gbs", "memcpy_gbs", "link_over_memcpy"});
 
-  // time[op][bytes][impl] for the side-by-side table.
+  // For the side-by-side table: median seconds[op][bytes][impl] and the memcpy GB/s measured
+  // next to them.
   std::map<std::string, std::map<std::size_t, std::map<CollectiveImpl, double>>> times;
+  std::map<std::string, std::map<std::size_t, double>> memcpy_gbs;
+  const bool single = s.precision == "float";
   for (const auto& op : s.operations) {
     for (std::size_t bytes : s.sizes) {
       const auto [rows, cols] = shard_shape(bytes, element);
+      const Timing copy = single ? time_memcpy<float>(rows * cols, s)
+                                 : time_memcpy<double>(rows * cols, s);
+      const double copy_gbs = double(rows * cols * element) / copy.median / 1e9;
+      memcpy_gbs[op][bytes] = copy_gbs;
       for (CollectiveImpl impl : s.impls) {
         options.impl = impl;
-        const Timing t = s.precision == "float"
-                             ? time_collective<float>(op, ring, rows, cols, s.dim, options, s)
-                             : time_collective<double>(op, ring, rows, cols, s.dim, options, s);
+        const Timing t = single ? time_collective<float>(op, ring, rows, cols, s.dim, options, s)
+                                : time_collective<double>(op, ring, rows, cols, s.dim, options, s);
         times[op][bytes][impl] = t.median;
+        const double gbs = link_bytes(op, bytes, ring.size()) / t.median / 1e9;
         if (csv)
           csv->row(op, impl_name(impl), axis_name(s.axis), ring.size(), dim_name(s.dim),
-                   s.precision, bytes, t.median, t.min,
-                   link_bytes(op, bytes, ring.size()) / t.median / 1e9);
+                   s.precision, bytes, t.median, t.min, gbs, copy_gbs, gbs / copy_gbs);
       }
     }
     log_info("  ", op, " done");
   }
 
   if (context.rank == 0) {
+    // Link GB/s of one implementation at one size, 0 where it was not timed.
+    auto gbs = [&](const std::string& op, std::size_t bytes, CollectiveImpl impl) {
+      const auto& row = times[op][bytes];
+      const auto it = row.find(impl);
+      return it == row.end() ? 0.0 : link_bytes(op, bytes, ring.size()) / it->second / 1e9;
+    };
+    auto of_memcpy = [&](const std::string& op, std::size_t bytes, CollectiveImpl impl) {
+      return gbs(op, bytes, impl) / memcpy_gbs[op][bytes];
+    };
     const bool both = s.impls.size() == 2;
-    std::printf("\n%-15s %10s %13s %13s %10s %10s %11s\n", "operation", "shard", "native_us",
-                "ring_us", "native_GB/s", "ring_GB/s", "ring/native");
+    std::printf("\n%-15s %10s %13s %13s %10s %10s %11s %11s %13s %11s\n", "operation", "shard",
+                "native_us", "ring_us", "native_GB/s", "ring_GB/s", "ring/native", "memcpy_GB/s",
+                "native/memcpy", "ring/memcpy");
     for (const auto& op : s.operations)
       for (std::size_t bytes : s.sizes) {
         auto& row = times[op][bytes];
-        auto field = [&](CollectiveImpl impl, double scale) {
-          return row.count(impl) ? row[impl] * scale : 0.0;
-        };
-        auto gbs = [&](CollectiveImpl impl) {
-          return row.count(impl) ? link_bytes(op, bytes, ring.size()) / row[impl] / 1e9 : 0.0;
-        };
-        const std::string size = bytes >= (1u << 20) ? concat(bytes >> 20, " MiB")
-                                                     : concat(bytes >> 10, " KiB");
+        auto us = [&](CollectiveImpl impl) { return row.count(impl) ? row[impl] * 1e6 : 0.0; };
         const double ratio = both ? row[CollectiveImpl::ring] / row[CollectiveImpl::native] : 0;
-        std::printf("%-15s %10s %13.1f %13.1f %10.2f %10.2f %11.2f\n", op.c_str(), size.c_str(),
-                    field(CollectiveImpl::native, 1e6), field(CollectiveImpl::ring, 1e6),
-                    gbs(CollectiveImpl::native), gbs(CollectiveImpl::ring), ratio);
+        std::printf("%-15s %10s %13.1f %13.1f %10.2f %10.2f %11.2f %11.2f %13.2f %11.2f\n",
+                    op.c_str(), size_name(bytes).c_str(), us(CollectiveImpl::native),
+                    us(CollectiveImpl::ring), gbs(op, bytes, CollectiveImpl::native),
+                    gbs(op, bytes, CollectiveImpl::ring), ratio, memcpy_gbs[op][bytes],
+                    of_memcpy(op, bytes, CollectiveImpl::native),
+                    of_memcpy(op, bytes, CollectiveImpl::ring));
       }
-    std::printf("\nGB/s = bytes crossing one ring link per rank / time (0 on a 1-rank ring).\n");
+    std::printf("\nGB/s = bytes crossing one ring link per rank / time (0 on a 1-rank ring).\n"
+                "memcpy = a device-to-device copy of one shard, timed right before each row's "
+                "collectives.\n\n");
+
+    // The target is >= 0.5 of memcpy for large messages: per op, the worst size in 16-64 MiB
+    // of the better implementation there.
+    for (const auto& op : s.operations) {
+      double worst = -1;
+      std::size_t worst_bytes = 0;
+      CollectiveImpl worst_impl = CollectiveImpl::native;
+      for (std::size_t bytes : s.sizes) {
+        if (bytes < (16u << 20) || bytes > (64u << 20)) continue;
+        double best = -1;
+        CollectiveImpl best_impl = CollectiveImpl::native;
+        for (CollectiveImpl impl : s.impls)
+          if (of_memcpy(op, bytes, impl) > best) {
+            best = of_memcpy(op, bytes, impl);
+            best_impl = impl;
+          }
+        if (worst < 0 || best < worst) {
+          worst = best;
+          worst_bytes = bytes;
+          worst_impl = best_impl;
+        }
+      }
+      if (worst < 0)
+        std::printf("%s 16-64 MiB: no sizes in range\n", op.c_str());
+      else
+        std::printf("%s 16-64 MiB: min %.2f of memcpy (%s, at %s; target >= 0.5)\n", op.c_str(),
+                    worst, impl_name(worst_impl), size_name(worst_bytes).c_str());
+    }
     log_info("wrote ", csv->path());
   }
   return 0;

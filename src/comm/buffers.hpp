@@ -82,13 +82,14 @@ class MpiBuffer {
 // keeps both sides contiguous and needs no index division (these kernels move every byte of a
 // column collective once more, so they are on the critical path).
 template <class T, class Space, bool kPack>
-void move_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks) {
+void move_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks,
+                     const SpaceExec<Space>& space) {
   const std::int64_t rows = m.extent(0);
   const std::int64_t width = m.extent(1) / parts;
   using Policy = Kokkos::MDRangePolicy<SpaceExec<Space>, Kokkos::Rank<3>>;
   Kokkos::parallel_for(
       kPack ? "meshslice::pack_col_blocks" : "meshslice::unpack_col_blocks",
-      Policy({0, 0, 0}, {std::int64_t(parts), rows, width}),
+      Policy(space, {0, 0, 0}, {std::int64_t(parts), rows, width}),
       KOKKOS_LAMBDA(const std::int64_t p, const std::int64_t i, const std::int64_t j) {
         const std::size_t index = (p * rows + i) * width + j;
         if (kPack)
@@ -99,20 +100,22 @@ void move_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space
 }
 
 template <class T, class Space>
-void pack_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks) {
-  move_col_blocks<T, Space, true>(m, parts, blocks);
+void pack_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space>& blocks,
+                     const SpaceExec<Space>& space) {
+  move_col_blocks<T, Space, true>(m, parts, blocks, space);
 }
 
 template <class T, class Space>
-void unpack_col_blocks(const Buffer<T, Space>& blocks, int parts, const Matrix<T, Space>& m) {
-  move_col_blocks<T, Space, false>(m, parts, blocks);
+void unpack_col_blocks(const Buffer<T, Space>& blocks, int parts, const Matrix<T, Space>& m,
+                       const SpaceExec<Space>& space) {
+  move_col_blocks<T, Space, false>(m, parts, blocks, space);
 }
 
 template <class T, class Space>
 void copy_range(const Buffer<T, Space>& dst, std::size_t dst_offset, const Buffer<T, Space>& src,
-                std::size_t src_offset, std::size_t count) {
+                std::size_t src_offset, std::size_t count, const SpaceExec<Space>& space) {
   if (dst.data() + dst_offset == src.data() + src_offset) return;
-  Kokkos::deep_copy(Kokkos::subview(dst, std::make_pair(dst_offset, dst_offset + count)),
+  Kokkos::deep_copy(space, Kokkos::subview(dst, std::make_pair(dst_offset, dst_offset + count)),
                     Kokkos::subview(src, std::make_pair(src_offset, src_offset + count)));
 }
 

@@ -72,6 +72,12 @@ void fence_before_mpi(const char* label) {
   fence(SpaceExec<Space>(), label);
 }
 
+// The collective's own kernels are done before MPI (or the caller) reads what they wrote.
+template <class Space>
+void fence_kernels(const SpaceExec<Space>& space) {
+  fence(space, "meshslice::collective_kernels");
+}
+
 Request make_request(std::vector<CommStep> steps, std::function<void()> on_complete) {
   return Request(std::make_unique<StepEngine>(std::move(steps), std::move(on_complete)));
 }
@@ -94,7 +100,7 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
   const Buffer<T, Space> blocks =
       in_place_blocks ? flat(out) : carve.device(parts * n, "all_gather_blocks");
   produce(Matrix<T, Space>(blocks.data() + mine, rows, cols));
-  SpaceExec<Space>().fence();
+  fence_kernels<Space>(scratch.space);
   const MpiBuffer<T, Space> mpi(blocks, mpi_staged<Space>(options), carve);
   mpi.push(mine, n);
 
@@ -109,10 +115,10 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
   } else {
     append_ring_all_gather(steps, ring_context<T>(ring), mpi.data(), equal_blocks(parts, n));
   }
-  return make_request(std::move(steps), [=, keep = out] {
+  return make_request(std::move(steps), [=, keep = out, space = scratch.space] {
     mpi.pull_all();
-    if (!in_place_blocks) unpack_col_blocks(blocks, parts, keep);
-    SpaceExec<Space>().fence();
+    if (!in_place_blocks) unpack_col_blocks(blocks, parts, keep, space);
+    fence_kernels<Space>(space);
   });
 }
 
@@ -123,7 +129,7 @@ Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
   return iall_gather_produced<T, Space>(
       ring, local.extent(0), local.extent(1),
       [&](const Matrix<T, Space>& block) {
-        if (block.data() != local.data()) Kokkos::deep_copy(block, local);
+        if (block.data() != local.data()) Kokkos::deep_copy(scratch.space, block, local);
       },
       out, dim, options, scratch);
 }
@@ -145,7 +151,8 @@ Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
   // The sub-shard is sliced straight into its block of the gather buffer.
   return iall_gather_produced<T, Space>(
       ring, rows, width,
-      [&](const Matrix<T, Space>& block) { slice_into(local, block, dim, slice); }, out, dim,
+      [&](const Matrix<T, Space>& block) { slice_into(local, block, dim, slice, scratch.space); },
+      out, dim,
       options, scratch);
 }
 
@@ -154,7 +161,8 @@ namespace {
 template <class T, class Space>
 Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
                               const Matrix<T, Space>& out, MatrixDim dim,
-                              const CommOptions& options, ScratchCarver<T, Space>& carve) {
+                              const CommOptions& options, ScratchCarver<T, Space>& carve,
+                              const SpaceExec<Space>& space) {
   check_stacked("reduce_scatter", ring, out, in, dim, "output shard", "input");
   const int parts = ring.size();
   const std::size_t n = out.size();
@@ -166,14 +174,14 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   Buffer<T, Space> blocks;
   if (dim == MatrixDim::cols) {
     blocks = carve.device(parts * n, "reduce_scatter_blocks");
-    pack_col_blocks(in, parts, blocks);
+    pack_col_blocks(in, parts, blocks, space);
   } else if (native) {
     blocks = flat(in);
   } else {
     blocks = carve.device(parts * n, "reduce_scatter_blocks");
-    Kokkos::deep_copy(blocks, flat(in));
+    Kokkos::deep_copy(space, blocks, flat(in));
   }
-  SpaceExec<Space>().fence();
+  fence_kernels<Space>(space);
   const MpiBuffer<T, Space> mpi(blocks, staged, carve);
   mpi.push_all();
 
@@ -199,9 +207,9 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
                              mpi_received.data(), mpi.accumulate());
   return make_request(std::move(steps), [=] {
     mpi.pull(mine, n);
-    copy_range(flat(out), 0, blocks, mine, n);
+    copy_range(flat(out), 0, blocks, mine, n, space);
     (void)received;  // captured: MPI receives into it
-    SpaceExec<Space>().fence();
+    fence_kernels<Space>(space);
   });
 }
 
@@ -212,7 +220,7 @@ Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
                         const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options,
                         const CommScratch<T, Space>& scratch) {
   ScratchCarver<T, Space> carve(scratch);
-  return reduce_scatter_carved(ring, in, out, dim, options, carve);
+  return reduce_scatter_carved(ring, in, out, dim, options, carve, scratch.space);
 }
 
 ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
@@ -238,10 +246,11 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
   ScratchCarver<T, Space> carve(scratch);
   const Matrix<T, Space> sub(carve.device(rows * width, "partial_reduce_scatter_sub").data(),
                              rows, width);
-  Request request = reduce_scatter_carved(ring, contribution, sub, dim, options, carve);
-  request.and_then([=] {
-    unslice_into(sub, shard, dim, slice, static_cast<T>(beta));
-    SpaceExec<Space>().fence();
+  Request request =
+      reduce_scatter_carved(ring, contribution, sub, dim, options, carve, scratch.space);
+  request.and_then([=, space = scratch.space] {
+    unslice_into(sub, shard, dim, slice, static_cast<T>(beta), space);
+    fence_kernels<Space>(space);
   });
   return request;
 }
@@ -261,8 +270,8 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   const bool staged = mpi_staged<Space>(options);
   const std::size_t n = out.size();
   const Buffer<T, Space> buffer = flat(out);
-  copy_range(buffer, 0, flat(in), 0, n);
-  SpaceExec<Space>().fence();
+  copy_range(buffer, 0, flat(in), 0, n, scratch.space);
+  fence_kernels<Space>(scratch.space);
   const MpiBuffer<T, Space> mpi(buffer, staged, carve);
   mpi.push_all();
 
@@ -289,7 +298,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
     mpi.pull_all();
     (void)received;
     (void)keep;
-    SpaceExec<Space>().fence();
+    fence_kernels<Space>(SpaceExec<Space>());  // staging copies (deep_copy) on the default one
   });
 }
 
@@ -361,9 +370,9 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   // input is never modified and non-root outputs stay untouched.
   const Buffer<T, Space> accumulator =
       is_root ? flat(out) : carve.device(n, "reduce_accumulator");
-  copy_range(accumulator, 0, flat(in), 0, n);
+  copy_range(accumulator, 0, flat(in), 0, n, scratch.space);
   const auto received = carve.device(n, "reduce_received");
-  SpaceExec<Space>().fence();
+  fence_kernels<Space>(scratch.space);
   const MpiBuffer<T, Space> mpi(accumulator, staged, carve);
   const MpiBuffer<T, Space> mpi_received(received, staged, carve);
   mpi.push_all();

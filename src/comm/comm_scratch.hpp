@@ -38,6 +38,9 @@ struct CommScratch {
   Buffer<T, Space> device;
   HostBuffer<T> host;
   bool provided = false;  // false: the collective allocates what it needs (ad-hoc use)
+  // The instance the collective's own kernels (packing, unpacking, copies) run on and fence:
+  // an executor gives its communication instance, so packing can overlap its compute instance.
+  typename Space::execution_space space{};
 };
 
 template <class T, class Space>

@@ -57,9 +57,13 @@ typename RealExecutor<T>::Mat RealExecutor<T>::alloc(std::size_t rows, std::size
 template <class T>
 template <class Need>
 CommScratch<T, MemSpace> RealExecutor<T>::scratch(Need&& need) {
-  if (!workspace_) return {};
-  return workspace_->scratch(
-      [&] { return make_scratch<T, MemSpace>(need(), "meshslice_collective_scratch"); });
+  // The collective's packing kernels run on the communication instance.
+  CommScratch<T, MemSpace> s;
+  if (workspace_)
+    s = workspace_->scratch(
+        [&] { return make_scratch<T, MemSpace>(need(), "meshslice_collective_scratch"); });
+  s.space = comm_space_;
+  return s;
 }
 
 template <class T>

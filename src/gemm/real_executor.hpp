@@ -119,8 +119,8 @@ class RealExecutor {
   Workspace* workspace_ = nullptr;
   bool compute_enabled_ = true;
   double blas_seconds_ = 0;
-  // Local GEMMs and data movement run on compute_; comm_space_ is reserved for the
-  // collectives' packing kernels (today they run on the default instance, see collectives.hpp).
+  // Local GEMMs and data movement run on compute_, the collectives' packing and unpacking
+  // kernels on comm_space_ (separate streams on a GPU, so packing overlaps the GEMMs).
   ExecSpace compute_;
   ExecSpace comm_space_;
   std::map<OpId, InFlight> in_flight_;
