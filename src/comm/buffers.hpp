@@ -37,6 +37,17 @@ void accumulate_in(T* dst, const T* src, std::size_t count) {
   SpaceExec<Space>().fence();  // MPI may send the result right after
 }
 
+// dst[i] = a[i] + b[i] for raw pointers into memory of `Space`.
+template <class Space, class T>
+void sum_in(T* dst, const T* a, const T* b, std::size_t count) {
+  Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(dst, count);
+  Kokkos::View<const T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> x(a, count), y(b, count);
+  Kokkos::parallel_for(
+      "meshslice::sum", Kokkos::RangePolicy<SpaceExec<Space>>(0, count),
+      KOKKOS_LAMBDA(const std::size_t i) { d(i) = x(i) + y(i); });
+  SpaceExec<Space>().fence();  // MPI may send the result right after
+}
+
 // The memory MPI reads and writes for a device buffer: the buffer itself when the host can touch
 // it or MPI is GPU-aware; otherwise a host mirror, carved from the collective's scratch, that
 // push()/pull() keep in step.
@@ -65,6 +76,11 @@ class MpiBuffer {
   Accumulate<T> accumulate() const {
     if (staged_) return &accumulate_in<Kokkos::HostSpace, T>;
     return &accumulate_in<Space, T>;
+  }
+  // dst = a + b on the memory MPI works in.
+  Sum<T> sum() const {
+    if (staged_) return &sum_in<Kokkos::HostSpace, T>;
+    return &sum_in<Space, T>;
   }
 
  private:

@@ -166,50 +166,48 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   check_stacked("reduce_scatter", ring, out, in, dim, "output shard", "input");
   const int parts = ring.size();
   const std::size_t n = out.size();
-  const std::size_t mine = ring.rank() * n;
   const bool native = options.impl == CollectiveImpl::native;
   const bool staged = mpi_staged<Space>(options);
-  // The ring adds into its input blocks, so it always works on a copy; native MPI reads the
-  // input in place when it is already blocked (rows).
-  Buffer<T, Space> blocks;
+  // Blocks along columns are packed into contiguous ones first; rows are already blocked.
+  Buffer<T, Space> blocks = flat(in);
   if (dim == MatrixDim::cols) {
     blocks = carve.device(parts * n, "reduce_scatter_blocks");
     pack_col_blocks(in, parts, blocks, space);
-  } else if (native) {
-    blocks = flat(in);
-  } else {
-    blocks = carve.device(parts * n, "reduce_scatter_blocks");
-    Kokkos::deep_copy(space, blocks, flat(in));
+    fence_kernels<Space>(space);
   }
-  fence_kernels<Space>(space);
   const MpiBuffer<T, Space> mpi(blocks, staged, carve);
   mpi.push_all();
+  const MpiBuffer<T, Space> result(flat(out), staged, carve);
 
   std::vector<CommStep> steps;
+  Buffer<T, Space> partial, received;
   if (native) {
-    const MpiBuffer<T, Space> result(flat(out), staged, carve);
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
                        MPI_Ireduce_scatter_block(mpi.data(), result.data(), mpi_count(n),
                                                  mpi_datatype<T>(), MPI_SUM, comm, &reqs.back());
                      },
                      {}});
-    // The captured views keep the input (read in place by MPI) and output alive until done.
-    return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
-      result.pull_all();
-      (void)blocks;
-      (void)keep;
-    });
-  }
-  const auto received = carve.device(n, "reduce_scatter_received");
-  const MpiBuffer<T, Space> mpi_received(received, staged, carve);
-  append_ring_reduce_scatter(steps, ring_context<T>(ring), mpi.data(), equal_blocks(parts, n),
-                             mpi_received.data(), mpi.accumulate());
-  return make_request(std::move(steps), [=] {
-    mpi.pull(mine, n);
-    copy_range(flat(out), 0, blocks, mine, n, space);
-    (void)received;  // captured: MPI receives into it
+  } else if (parts == 1) {
+    copy_range(flat(out), 0, blocks, 0, n, space);
     fence_kernels<Space>(space);
+  } else {
+    // The ring reads the blocks without modifying them: no working copy of the input.
+    partial = carve.device(n, "reduce_scatter_partial");
+    received = carve.device(n, "reduce_scatter_received");
+    const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
+    const MpiBuffer<T, Space> mpi_received(received, staged, carve);
+    append_ring_reduce_scatter_into(steps, ring_context<T>(ring), mpi.data(),
+                                    equal_blocks(parts, n), mpi_partial.data(),
+                                    mpi_received.data(), result.data(), mpi.sum());
+  }
+  // The captured views keep the input (read in place by MPI), the output and the scratch alive.
+  return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
+    result.pull_all();
+    (void)blocks;
+    (void)partial;
+    (void)received;
+    (void)keep;
   });
 }
 
@@ -228,9 +226,9 @@ ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
   const bool ring = options.impl == CollectiveImpl::ring;
   const std::size_t all = parts * n;
   ScratchNeed need;
-  if (dim == MatrixDim::cols || ring) need.device += all;  // blocks
-  if (ring) need.device += n;                              // received
-  if (staged) need.host += all + n;                        // blocks + result or received
+  if (dim == MatrixDim::cols) need.device += all;  // packed blocks
+  if (ring) need.device += 2 * n;                  // partial, received
+  if (staged) need.host += all + n + (ring ? 2 * n : 0);  // blocks, result, partial, received
   return need;
 }
 

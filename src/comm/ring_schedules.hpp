@@ -33,6 +33,9 @@ int mpi_count(std::size_t n);
 // Adds `count` elements of src into dst (dst += src), in whatever memory space they live.
 template <class T>
 using Accumulate = std::function<void(T* dst, const T* src, std::size_t count)>;
+// Writes dst = a + b (`count` elements), in whatever memory space they live.
+template <class T>
+using Sum = std::function<void(T* dst, const T* a, const T* b, std::size_t count)>;
 
 template <class T>
 struct RingContext {
@@ -87,6 +90,31 @@ void append_ring_reduce_scatter(std::vector<CommStep>& steps, const RingContext<
                        ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
                      },
                      [=] { add(base + recv.offset, scratch, recv.length); }});
+  }
+}
+
+// Reduce-scatter out of a read-only input into `out` (one chunk): the same schedule as above, but
+// the running partial sums travel through `partial` (the longest chunk) instead of the input, so
+// the input needs no working copy. Step t sends the partial of chunk (r-t-1) -- at t = 0 the
+// input's own chunk -- and receives that of chunk (r-t-2) into `received`; once both are done,
+// that chunk's input plus what arrived is the next partial, and at the last step (chunk r) the
+// result. Reusing `partial` is safe: step t's send has completed before its `after` runs.
+template <class T>
+void append_ring_reduce_scatter_into(std::vector<CommStep>& steps, const RingContext<T>& ctx,
+                                     const T* input, const std::vector<Chunk>& chunks,
+                                     T* partial, T* received, T* out, const Sum<T>& sum) {
+  const int size = ctx.ring.size();
+  const int rank = ctx.ring.rank();
+  for (int t = 0; t + 1 < size; ++t) {
+    const Chunk send = chunks[ring_mod(rank - t - 1, size)];
+    const Chunk recv = chunks[ring_mod(rank - t - 2, size)];
+    const T* from = t == 0 ? input + send.offset : partial;
+    T* into = t + 2 == size ? out : partial;
+    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                       ctx.irecv(received, recv.length, ctx.ring.prev(), reqs);
+                       ctx.isend(from, send.length, ctx.ring.next(), reqs);
+                     },
+                     [=] { sum(into, input + recv.offset, received, recv.length); }});
   }
 }
 
