@@ -405,18 +405,21 @@ Request point_to_point(const AxisComm& axis, int tag, const Matrix<T, Space>* in
   }
   if (out) recv = MpiBuffer<T, Space>(flat(*out), staged, carve);
   const RingContext<T> ctx{axis, tag};
-  const std::size_t n_in = in ? in->size() : 0, n_out = out ? out->size() : 0;
+  const bool sends = in != nullptr, receives = out != nullptr;
+  const std::size_t n_in = sends ? in->size() : 0, n_out = receives ? out->size() : 0;
   std::vector<CommStep> steps;
   steps.push_back({[=](std::vector<MPI_Request>& reqs) {
-                     if (n_out || source >= 0) ctx.irecv(recv.data(), n_out, source, reqs);
-                     if (n_in || dest >= 0) ctx.isend(send.data(), n_in, dest, reqs);
+                     if (receives) ctx.irecv(recv.data(), n_out, source, reqs);
+                     if (sends) ctx.isend(send.data(), n_in, dest, reqs);
                    },
                    {}});
-  const Matrix<T, Space> keep_in = in ? *in : Matrix<T, Space>();
-  const Matrix<T, Space> keep_out = out ? *out : Matrix<T, Space>();
+  // The captured views keep the buffers MPI reads and writes alive until completion.
+  const Matrix<T, Space> keep_in = sends ? *in : Matrix<T, Space>();
+  const Matrix<T, Space> keep_out = receives ? *out : Matrix<T, Space>();
   return make_request(std::move(steps), [=] {
-    if (keep_out.data()) recv.pull_all();
+    if (receives) recv.pull_all();
     (void)keep_in;
+    (void)keep_out;
   });
 }
 

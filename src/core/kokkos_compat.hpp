@@ -11,6 +11,7 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace meshslice {
@@ -39,16 +40,18 @@ void blas_gemm(const ExecSpace& instance, const char* transpose_a, const char* t
 }
 
 // Two instances of an execution space that may run concurrently (compute and packing): separate
-// streams on a GPU (Kokkos >= 4 partitions the default instance); Kokkos 3.4 has no
-// partition_space, and its Serial instances are one and the same anyway.
+// streams on a GPU (Kokkos >= 4 partitions the default instance). Host backends keep the default
+// instance for both: partitioning OpenMP would give each instance half of the threads, and
+// Kokkos 3.4 has no partition_space.
 template <class ExecSpace>
 std::pair<ExecSpace, ExecSpace> two_instances() {
 #if KOKKOS_VERSION >= 40000
-  const auto parts = Kokkos::Experimental::partition_space(ExecSpace(), 1, 1);
-  return {parts[0], parts[1]};
-#else
-  return {ExecSpace(), ExecSpace()};
+  if constexpr (!std::is_same_v<ExecSpace, Kokkos::DefaultHostExecutionSpace>) {
+    const auto parts = Kokkos::Experimental::partition_space(ExecSpace(), 1, 1);
+    return {parts[0], parts[1]};
+  }
 #endif
+  return {ExecSpace(), ExecSpace()};
 }
 
 // A profiling region for the lifetime of the object (Kokkos tools show algorithm steps).

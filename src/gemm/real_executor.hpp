@@ -126,6 +126,6 @@ class RealExecutor {
   std::map<OpId, InFlight> in_flight_;
 };
 
-static_assert(is_executor_v<RealExecutor<float>>);
+static_assert(is_executor_v<RealExecutor<float>> && is_executor_v<RealExecutor<double>>);
 
 }  // namespace meshslice

@@ -113,10 +113,10 @@ TEST(GemmPlan, RunsAllocateNothingAfterPlanCreation) {
           if (torus().size(Axis::row) * torus().size(Axis::col) > 1) {
             EXPECT_GT(unplanned, 0u) << what << ": the allocation counter saw nothing";
           }
-          if (torus().rank() == 0 && impl == CollectiveImpl::native)
-            std::printf("allocations %-10s %s S=%d: unplanned call %llu, plan creation %llu, "
+          if (torus().rank() == 0)
+            std::printf("allocations %-10s %s S=%d %-6s: unplanned call %llu, plan creation %llu, "
                         "3 runs %llu\n",
-                        algorithm_name(algorithm), dataflow_name(flow), o.slices,
+                        algorithm_name(algorithm), dataflow_name(flow), o.slices, impl_name(impl),
                         static_cast<unsigned long long>(unplanned),
                         static_cast<unsigned long long>(at_creation),
                         static_cast<unsigned long long>(per_run));

@@ -11,6 +11,10 @@
 namespace meshslice::testing {
 namespace {
 
+// The combined executor offers the whole executor interface (gemm/executor_interface.hpp).
+static_assert(is_executor_v<sim::CombinedExecutor<RealExecutor<float>>>);
+static_assert(is_executor_v<sim::CombinedExecutor<RealExecutor<double>>>);
+
 const hw::MachineModel& tpuv4() {
   static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
   return model;
