@@ -242,13 +242,15 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
   const std::size_t rows = cols ? shard.extent(0) : shard.extent(0) / slice.count;
   const std::size_t width = cols ? shard.extent(1) / slice.count : shard.extent(1);
   ScratchCarver<T, Space> carve(scratch);
-  const Matrix<T, Space> sub(carve.device(rows * width, "partial_reduce_scatter_sub").data(),
-                             rows, width);
+  // `memory` owns the sub-shard when the carver allocated it: the request keeps it alive.
+  const Buffer<T, Space> memory = carve.device(rows * width, "partial_reduce_scatter_sub");
+  const Matrix<T, Space> sub(memory.data(), rows, width);
   Request request =
       reduce_scatter_carved(ring, contribution, sub, dim, options, carve, scratch.space);
   request.and_then([=, space = scratch.space] {
     unslice_into(sub, shard, dim, slice, static_cast<T>(beta), space);
     fence_kernels<Space>(space);
+    (void)memory;
   });
   return request;
 }
