@@ -95,8 +95,9 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
   const int parts = ring.size();
   const std::size_t n = rows * cols;
   const std::size_t mine = ring.rank() * n;
-  // Row blocks of `out` are already the P contiguous blocks; column blocks need a buffer.
-  const bool in_place_blocks = dim == MatrixDim::rows;
+  // Row blocks of `out` are already the P contiguous blocks, and so is a single column block;
+  // column blocks of several ranks need a buffer.
+  const bool in_place_blocks = dim == MatrixDim::rows || parts == 1;
   const Buffer<T, Space> blocks =
       in_place_blocks ? flat(out) : carve.device(parts * n, "all_gather_blocks");
   produce(Matrix<T, Space>(blocks.data() + mine, rows, cols));
@@ -136,7 +137,7 @@ Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
 
 ScratchNeed all_gather_scratch(int parts, std::size_t n, MatrixDim dim, bool staged) {
   const std::size_t all = parts * n;
-  return {dim == MatrixDim::cols ? all : 0, staged ? all : 0};
+  return {dim == MatrixDim::cols && parts > 1 ? all : 0, staged ? all : 0};
 }
 
 // The partial collectives of comm/partial_collectives.hpp.
@@ -168,9 +169,10 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   const std::size_t n = out.size();
   const bool native = options.impl == CollectiveImpl::native;
   const bool staged = mpi_staged<Space>(options);
-  // Blocks along columns are packed into contiguous ones first; rows are already blocked.
+  // Blocks along columns are packed into contiguous ones first; rows (or a single column
+  // block) are already blocked.
   Buffer<T, Space> blocks = flat(in);
-  if (dim == MatrixDim::cols) {
+  if (dim == MatrixDim::cols && parts > 1) {
     blocks = carve.device(parts * n, "reduce_scatter_blocks");
     pack_col_blocks(in, parts, blocks, space);
     fence_kernels<Space>(space);
@@ -226,7 +228,7 @@ ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
   const bool ring = options.impl == CollectiveImpl::ring;
   const std::size_t all = parts * n;
   ScratchNeed need;
-  if (dim == MatrixDim::cols) need.device += all;  // packed blocks
+  if (dim == MatrixDim::cols && parts > 1) need.device += all;  // packed blocks
   if (ring) need.device += 2 * n;                  // partial, received
   if (staged) need.host += all + n + (ring ? 2 * n : 0);  // blocks, result, partial, received
   return need;
