@@ -16,6 +16,7 @@
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"
+#include "core/huge_pages.hpp"
 #include "core/log.hpp"
 #include "mesh/mesh_parameters.hpp"
 
@@ -108,9 +109,11 @@ Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t 
                        const Settings& s) {
   const int p = ring.size();
   const bool along_rows = dim == MatrixDim::rows;
-  Matrix<T> shard("shard", rows, cols);
-  Matrix<T> stacked("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
-  Matrix<T> other("other", rows, cols);
+  // Allocated as the GEMM plans allocate (huge-page advice, then first touch below).
+  const auto shard = huge_page_matrix<T>("shard", rows, cols);
+  const auto stacked =
+      huge_page_matrix<T>("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
+  const auto other = huge_page_matrix<T>("other", rows, cols);
   const auto scratch =
       make_scratch<T, MemSpace>(scratch_need(op, p, rows * cols, dim, options), "bench_scratch");
   Kokkos::deep_copy(shard, T(1));
@@ -134,8 +137,8 @@ Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t 
 // at once, as they communicate at once, so they share the memory bandwidth as they do then.
 template <class T>
 Timing time_memcpy(std::size_t elements, const Settings& s) {
-  Buffer<T> from("memcpy_from", elements);
-  Buffer<T> to("memcpy_to", elements);
+  const auto from = huge_page_buffer<T>("memcpy_from", elements);
+  const auto to = huge_page_buffer<T>("memcpy_to", elements);
   Kokkos::deep_copy(from, T(1));
   Kokkos::deep_copy(to, T(0));
   auto run = [&] {

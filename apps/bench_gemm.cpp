@@ -16,6 +16,7 @@
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"
+#include "core/huge_pages.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "gemm/real_executor.hpp"
@@ -109,11 +110,12 @@ class LocalPeak {
  public:
   explicit LocalPeak(const LocalWork& w)
       : w_(w),
-        a_("peak_a", w.transpose_a ? w.k : w.m, w.transpose_a ? w.m : w.k),
-        b_("peak_b", w.transpose_b ? w.n : w.k, w.transpose_b ? w.k : w.n),
-        c_("peak_c", w.m, w.n) {
+        a_(huge_page_matrix<T>("peak_a", w.transpose_a ? w.k : w.m, w.transpose_a ? w.m : w.k)),
+        b_(huge_page_matrix<T>("peak_b", w.transpose_b ? w.n : w.k, w.transpose_b ? w.k : w.n)),
+        c_(huge_page_matrix<T>("peak_c", w.m, w.n)) {
     Kokkos::deep_copy(a_, T(0.5));
     Kokkos::deep_copy(b_, T(0.25));
+    Kokkos::deep_copy(c_, T(0));
   }
   void run() const {
     KokkosBlas::gemm(w_.transpose_a ? "T" : "N", w_.transpose_b ? "T" : "N", T(1), a_, b_, T(0), c_);
@@ -146,7 +148,12 @@ Result run_one(const std::string& name, const GemmProblem& p, int slices, const 
     return shard_region(algorithm, p, m, rows, cols, torus.coord(Axis::row), torus.coord(Axis::col));
   };
   const ShardRegion ra = region('A'), rb = region('B'), rc = region('C');
-  Matrix<T> a("a", ra.rows, ra.cols), b("b", rb.rows, rb.cols), c("c", rc.rows, rc.cols);
+  // Allocated like a plan's buffers (huge-page advice before the first touch), so the local
+  // peak, the operands and the workspaces live on the same kind of pages.
+  const auto a = huge_page_matrix<T>("a", ra.rows, ra.cols);
+  const auto b = huge_page_matrix<T>("b", rb.rows, rb.cols);
+  const auto c = huge_page_matrix<T>("c", rc.rows, rc.cols);
+  Kokkos::deep_copy(c, T(0));
   fill_gemm_operands(algorithm, p, torus, a, b);
   const MPI_Comm group = torus.axis(Axis::tp).comm();
   const LocalPeak<T> peak(local_work(algorithm, p, rows, cols));

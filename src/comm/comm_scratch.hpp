@@ -15,6 +15,7 @@
 #include <string>
 
 #include "comm/comm_options.hpp"
+#include "core/huge_pages.hpp"
 #include "core/kokkos_types.hpp"
 
 namespace meshslice {
@@ -47,12 +48,8 @@ template <class T, class Space>
 CommScratch<T, Space> make_scratch(const ScratchNeed& need, const std::string& label) {
   CommScratch<T, Space> s;
   s.provided = true;
-  if (need.device > 0)
-    s.device = Buffer<T, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
-                                need.device);
-  if (need.host > 0)
-    s.host = HostBuffer<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"),
-                           need.host);
+  if (need.device > 0) s.device = huge_page_buffer<T, Space>(label, need.device);
+  if (need.host > 0) s.host = huge_page_buffer<T, Kokkos::HostSpace>(label + "_host", need.host);
   return s;
 }
 
@@ -71,14 +68,11 @@ class ScratchCarver {
   explicit ScratchCarver(const CommScratch<T, Space>& scratch) : scratch_(scratch) {}
 
   Buffer<T, Space> device(std::size_t n, const char* label) {
-    if (!scratch_.provided)
-      return Buffer<T, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
-                              n);
+    if (!scratch_.provided) return huge_page_buffer<T, Space>(label, n);
     return carve(scratch_.device, device_used_, n, label);
   }
   HostBuffer<T> host(std::size_t n, const char* label) {
-    if (!scratch_.provided)
-      return HostBuffer<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
+    if (!scratch_.provided) return huge_page_buffer<T, Kokkos::HostSpace>(label, n);
     return carve(scratch_.host, host_used_, n, label);
   }
 

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "comm/partial_collectives.hpp"
+#include "core/huge_pages.hpp"
 #include "core/kokkos_compat.hpp"
 
 namespace meshslice {
@@ -48,9 +49,7 @@ RealExecutor<T>::~RealExecutor() {
 template <class T>
 typename RealExecutor<T>::Mat RealExecutor<T>::alloc(std::size_t rows, std::size_t cols,
                                                      const char* label) {
-  auto make = [&] {
-    return Mat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, cols);
-  };
+  auto make = [&] { return huge_page_matrix<T>(label, rows, cols); };
   return workspace_ ? workspace_->buffer(rows, cols, make) : make();
 }
 
