@@ -270,34 +270,45 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   check_same_shape("all_reduce", in, out);
   ScratchCarver<T, Space> carve(scratch);
   const bool staged = mpi_staged<Space>(options);
+  const bool native = options.impl == CollectiveImpl::native;
+  const int parts = ring.size();
   const std::size_t n = out.size();
-  const Buffer<T, Space> buffer = flat(out);
-  copy_range(buffer, 0, flat(in), 0, n, scratch.space);
-  fence_kernels<Space>(scratch.space);
-  const MpiBuffer<T, Space> mpi(buffer, staged, carve);
-  mpi.push_all();
-
+  // Native MPI reduces in place in the output; the ring reads the input where it is (in may
+  // be out) and writes only the output, so it needs no copy of it.
+  if (native || parts == 1) {
+    copy_range(flat(out), 0, flat(in), 0, n, scratch.space);
+    fence_kernels<Space>(scratch.space);
+  }
+  const MpiBuffer<T, Space> mpi(flat(out), staged, carve);
   std::vector<CommStep> steps;
-  Buffer<T, Space> received;
-  if (options.impl == CollectiveImpl::native) {
+  Buffer<T, Space> partial, received;
+  if (native) {
+    mpi.push_all();
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
                        MPI_Iallreduce(MPI_IN_PLACE, mpi.data(), mpi_count(n), mpi_datatype<T>(),
                                       MPI_SUM, comm, &reqs.back());
                      },
                      {}});
-  } else {
-    // Ring all-reduce = reduce-scatter then all-gather of P balanced chunks (bandwidth optimal).
-    const auto chunks = balanced_chunks(ring.size(), n);
+  } else if (parts > 1) {
+    // Ring all-reduce = reduce-scatter then all-gather of P balanced chunks (bandwidth optimal):
+    // the reduce-scatter leaves this rank's summed chunk in the output, the all-gather the rest.
+    const auto chunks = balanced_chunks(parts, n);
+    const MpiBuffer<T, Space> mpi_in(flat(in), staged, carve);
+    mpi_in.push_all();
+    partial = carve.device(chunks.front().length, "all_reduce_partial");
     received = carve.device(chunks.front().length, "all_reduce_received");
+    const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
     const MpiBuffer<T, Space> mpi_received(received, staged, carve);
     const auto ctx = ring_context<T>(ring);
-    append_ring_reduce_scatter(steps, ctx, mpi.data(), chunks, mpi_received.data(),
-                               mpi.accumulate());
+    append_ring_reduce_scatter_into(steps, ctx, mpi_in.data(), chunks, mpi_partial.data(),
+                                    mpi_received.data(),
+                                    mpi.data() + chunks[ring.rank()].offset, mpi_in.sum());
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
-  return make_request(std::move(steps), [=, keep = out] {
+  return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
     mpi.pull_all();
+    (void)partial;
     (void)received;
     (void)keep;
     fence_kernels<Space>(SpaceExec<Space>());  // staging copies (deep_copy) on the default one
@@ -306,8 +317,11 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
 
 ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options,
                                bool staged) {
-  const std::size_t chunk = options.impl == CollectiveImpl::ring ? (n + parts - 1) / parts : 0;
-  return {chunk, staged ? n + chunk : 0};
+  const bool ring = options.impl == CollectiveImpl::ring && parts > 1;
+  const std::size_t chunk = (n + parts - 1) / parts;
+  ScratchNeed need{ring ? 2 * chunk : 0, 0};
+  if (staged) need.host = n + (ring ? n + 2 * chunk : 0);  // output, input, partial, received
+  return need;
 }
 
 template <class T, class Space>
