@@ -54,24 +54,27 @@ typename RealExecutor<T>::Mat RealExecutor<T>::alloc(std::size_t rows, std::size
 }
 
 template <class T>
-template <class Need>
-CommScratch<T, MemSpace> RealExecutor<T>::scratch(Need&& need) {
-  // The collective's packing kernels run on the communication instance.
-  CommScratch<T, MemSpace> s;
-  if (workspace_)
-    s = workspace_->scratch(
-        [&] { return make_scratch<T, MemSpace>(need(), "meshslice_collective_scratch"); });
-  s.space = comm_space_;
-  return s;
-}
-
-template <class T>
 template <class Need, class Start>
 typename RealExecutor<T>::OpId RealExecutor<T>::launch(const char* name, Axis axis, double bytes,
                                                        Need&& need, Start&& start) {
-  const CommScratch<T, MemSpace> s = scratch(need);
   const OpId id = next_op_++;
-  if (rehearsing()) return id;  // untracked: already complete
+  // The collective's scratch comes from the plan's workspace when one is attached (none: the
+  // collective allocates), and its packing kernels run on the communication instance.
+  CommScratch<T, MemSpace> s;
+  if (workspace_) {
+    auto fits = [&](const CommScratch<T, MemSpace>& have) {
+      const ScratchNeed want = need();
+      return have.device.extent(0) >= want.device && have.host.extent(0) >= want.host;
+    };
+    auto make = [&] { return make_scratch<T, MemSpace>(need(), "meshslice_collective_scratch"); };
+    std::size_t slot = 0;
+    std::tie(slot, s) = workspace_->scratch(make, fits);
+    if (rehearsing()) {
+      rehearsed_[id] = slot;  // untracked: complete at once, its scratch held until waited for
+      return id;
+    }
+  }
+  s.space = comm_space_;
   fence(compute_, "meshslice::before_mpi");  // MPI may read what local kernels just wrote
   TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
   in_flight_.emplace(id, InFlight{start(s), std::move(event)});
@@ -246,6 +249,14 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_recv(Axis axis, const Mat&
 
 template <class T>
 void RealExecutor<T>::wait(OpId op) {
+  if (rehearsing()) {  // the op's scratch may serve the next collective
+    auto r = rehearsed_.find(op);
+    if (r != rehearsed_.end()) {
+      workspace_->release(r->second);
+      rehearsed_.erase(r);
+    }
+    return;
+  }
   auto it = in_flight_.find(op);
   if (it == in_flight_.end()) return;
   it->second.request.wait();
@@ -255,6 +266,10 @@ void RealExecutor<T>::wait(OpId op) {
 
 template <class T>
 void RealExecutor<T>::wait_all() {
+  if (rehearsing()) {
+    for (const auto& [id, slot] : rehearsed_) workspace_->release(slot);
+    rehearsed_.clear();
+  }
   for (auto& [id, op] : in_flight_) {
     op.request.wait();
     finish(op);

@@ -47,7 +47,10 @@ class RealExecutor {
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return Mat(static_cast<T*>(nullptr), rows, cols);
   }
-  void use_workspace(Workspace* workspace) { workspace_ = workspace; }
+  void use_workspace(Workspace* workspace) {
+    workspace_ = workspace;
+    rehearsed_.clear();
+  }
 
   // Local data movement (the hardware model times these as HBM traffic).
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
@@ -96,12 +99,9 @@ class RealExecutor {
     TraceEvent event;  // completed with the time the completion was observed
   };
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
-  // The scratch of the collective being started: recorded in the workspace (sized by need())
-  // when planned, none (the collective allocates) when not.
-  template <class Need>
-  CommScratch<T, MemSpace> scratch(Need&& need);
   // Starts a collective: fences the local instance (MPI may read what its kernels wrote), then
-  // runs start(scratch) and tracks the request. While rehearsing, only records the scratch.
+  // runs start(scratch) and tracks the request. While rehearsing, only reserves the scratch
+  // (sized by need()) in the workspace.
   template <class Need, class Start>
   OpId launch(const char* name, Axis axis, double bytes, Need&& need, Start&& start);
   void progress();
@@ -124,6 +124,7 @@ class RealExecutor {
   ExecSpace compute_;
   ExecSpace comm_space_;
   std::map<OpId, InFlight> in_flight_;
+  std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
 };
 
 static_assert(is_executor_v<RealExecutor<float>> && is_executor_v<RealExecutor<double>>);

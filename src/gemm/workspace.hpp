@@ -5,7 +5,8 @@
 // An algorithm's buffers and ops depend only on the problem, the mesh, this chip's coordinates
 // and the options, never on the data. So a plan is made by *rehearsing* the algorithm once with
 // a rehearsing workspace attached to the executor: nothing executes, each alloc() allocates and
-// records a buffer and each collective records the scratch it will need, in call order. Every
+// records a buffer and each collective reserves the scratch it will need (reusing the scratch of
+// collectives already waited for), in call order. Every
 // run then *replays* the algorithm with the workspace attached: the same calls in the same order
 // receive the recorded buffers back, and nothing is allocated. A replay that asks for something
 // else than the rehearsal recorded is a logic error (a data-dependent algorithm), reported as
@@ -27,6 +28,8 @@ class Workspace {
   void rehearse() {
     buffers_.clear();
     scratch_.clear();
+    held_.clear();
+    slots_.clear();
     mode_ = Mode::rehearse;
     next_buffer_ = next_scratch_ = 0;
   }
@@ -54,25 +57,45 @@ class Workspace {
     return m;
   }
 
-  // The next collective's scratch: made by make() and recorded when rehearsing.
-  template <class Make>
-  Scratch scratch(Make&& make) {
+  // The scratch of the collective being started. Rehearsing: a recorded scratch that no op in
+  // flight holds and that fits(scratch) accepts, else a new one made by make(); it stays held
+  // until release(slot). Replaying: the same slot as in the rehearsal, so a scratch is reused
+  // only after the op that held it was waited for, and a pipeline of S slices with two in
+  // flight needs two scratch areas, not S. Returns the slot and its scratch.
+  template <class Make, class Fits>
+  std::pair<std::size_t, Scratch> scratch(Make&& make, Fits&& fits) {
     if (rehearsing()) {
-      scratch_.push_back(make());
-      return scratch_.back();
+      std::size_t slot = scratch_.size();
+      for (std::size_t i = 0; i < scratch_.size(); ++i)
+        if (!held_[i] && fits(scratch_[i])) {
+          slot = i;
+          break;
+        }
+      if (slot == scratch_.size()) {
+        scratch_.push_back(make());
+        held_.push_back(false);
+      }
+      held_[slot] = true;
+      slots_.push_back(slot);
+      return {slot, scratch_[slot]};
     }
-    if (next_scratch_ >= scratch_.size())
+    if (next_scratch_ >= slots_.size())
       throw std::logic_error("workspace replay started more collectives than its rehearsal");
-    return scratch_[next_scratch_++];
+    const std::size_t slot = slots_[next_scratch_++];
+    return {slot, scratch_[slot]};
+  }
+  // Rehearsing: the op holding `slot` was waited for; its scratch may serve the next one.
+  void release(std::size_t slot) {
+    if (rehearsing() && slot < held_.size()) held_[slot] = false;
   }
 
   // After a replay: everything recorded was used (the run took the rehearsed path).
   void check_replayed() const {
-    if (!rehearsing() && (next_buffer_ != buffers_.size() || next_scratch_ != scratch_.size()))
+    if (!rehearsing() && (next_buffer_ != buffers_.size() || next_scratch_ != slots_.size()))
       throw std::logic_error("workspace replay used " + std::to_string(next_buffer_) + " of " +
                              std::to_string(buffers_.size()) + " buffers and " +
                              std::to_string(next_scratch_) + " of " +
-                             std::to_string(scratch_.size()) + " scratch areas");
+                             std::to_string(slots_.size()) + " collectives' scratch");
   }
 
   std::size_t buffer_count() const { return buffers_.size(); }
@@ -82,6 +105,8 @@ class Workspace {
   Mode mode_ = Mode::rehearse;
   std::vector<Mat> buffers_;
   std::vector<Scratch> scratch_;
+  std::vector<bool> held_;           // rehearsing: scratch_[i] belongs to an op in flight
+  std::vector<std::size_t> slots_;   // the scratch slot of each collective, in start order
   std::size_t next_buffer_ = 0;
   std::size_t next_scratch_ = 0;
 };

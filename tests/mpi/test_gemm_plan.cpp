@@ -125,6 +125,23 @@ TEST(GemmPlan, RunsAllocateNothingAfterPlanCreation) {
   }
 }
 
+// A pipeline keeps two slices in flight, so its collectives' scratch is reused slice after
+// slice: a plan allocates as much at S = 8 as at S = 2.
+TEST(GemmPlan, ScratchDoesNotGrowWithTheSliceCount) {
+  const GemmProblem p{Dataflow::OS, kM, kN, kK};
+  for (CollectiveImpl impl : {CollectiveImpl::native, CollectiveImpl::ring}) {
+    CommOptions comm;
+    comm.impl = impl;
+    RealExecutor<float> ex(torus(), comm);
+    AllocationCounter counter;
+    GemmPlan<RealExecutor<float>> two(ex, Algorithm::meshslice, p, {2, 1});
+    const std::uint64_t at_two = counter.take();
+    GemmPlan<RealExecutor<float>> eight(ex, Algorithm::meshslice, p, {8, 1});
+    const std::uint64_t at_eight = counter.take();
+    EXPECT_EQ(at_eight, at_two) << impl_name(impl);
+  }
+}
+
 // C = alpha AB + beta C0, then (same plan, run again with beta = 1) C += alpha AB.
 template <class T>
 void check_accumulation(Algorithm algorithm, double beta) {
