@@ -135,109 +135,143 @@ double mean_over(MPI_Comm comm, double value) {
   return value / size;
 }
 
-// Runs one configuration. Every repetition times the chip's local GEMM alone right before the
-// algorithm, so the local-peak ratio compares runs a moment apart (the machines are noisy), and
-// every repetition is traced: compute time and hidden fraction are medians over repetitions.
+// One configuration (algorithm, S) of a shape: its operands, plans and samples. Each
+// repetition times the algorithm's steps without arithmetic, the chip's local GEMM alone and the
+// algorithm itself (traced), a moment apart. The configurations of a shape are measured
+// interleaved, one repetition of each in turn, so that the drift of a shared, noisy machine
+// spreads over all of them alike and the ratios between them compare runs made moments apart.
 template <class T>
-Result run_one(const std::string& name, const GemmProblem& p, int slices, const GemmSettings& s,
-               const Torus& torus, const CommOptions& comm, const std::string& out_dir) {
-  const int rows = torus.size(Axis::row), cols = torus.size(Axis::col);
-  const bool scalapack = name == kScalapack;
-  const Algorithm algorithm = scalapack ? Algorithm::meshslice : parse_algorithm(name);
-  auto region = [&](char m) {
-    return shard_region(algorithm, p, m, rows, cols, torus.coord(Axis::row), torus.coord(Axis::col));
-  };
-  const ShardRegion ra = region('A'), rb = region('B'), rc = region('C');
-  // Allocated like a plan's buffers (huge-page advice before the first touch), so the local
-  // peak, the operands and the workspaces live on the same kind of pages.
-  const auto a = huge_page_matrix<T>("a", ra.rows, ra.cols);
-  const auto b = huge_page_matrix<T>("b", rb.rows, rb.cols);
-  const auto c = huge_page_matrix<T>("c", rc.rows, rc.cols);
-  Kokkos::deep_copy(c, T(0));
-  fill_gemm_operands(algorithm, p, torus, a, b);
-  const MPI_Comm group = torus.axis(Axis::tp).comm();
-  const LocalPeak<T> peak(local_work(algorithm, p, rows, cols));
-
-  std::unique_ptr<ScalapackGrid> grid;
-  if (scalapack) grid = std::make_unique<ScalapackGrid>(torus);
-  Trace trace;
-  // One executor and plan untraced, one traced (tracing adds a fence per op); both planned here,
-  // so the timed runs allocate nothing.
-  using Plan = GemmPlan<RealExecutor<T>>;
-  std::unique_ptr<RealExecutor<T>> plain_ex, traced_ex;
-  std::unique_ptr<Plan> plain, traced;
-  if (!scalapack) {
-    plain_ex = std::make_unique<RealExecutor<T>>(torus, comm, s.gemm_chunks);
-    traced_ex = std::make_unique<RealExecutor<T>>(torus, comm, s.gemm_chunks, &trace);
-    plain = std::make_unique<Plan>(*plain_ex, algorithm, p, GemmOptions{slices, s.block});
-    traced = std::make_unique<Plan>(*traced_ex, algorithm, p, GemmOptions{slices, s.block});
+class Configuration {
+ public:
+  Configuration(const std::string& name, const GemmProblem& p, int slices, const GemmSettings& s,
+                const Torus& torus, const CommOptions& comm)
+      : name_(name), p_(p), slices_(slices), s_(s), torus_(torus), comm_(comm),
+        scalapack_(name == kScalapack),
+        algorithm_(scalapack_ ? Algorithm::meshslice : parse_algorithm(name)),
+        group_(torus.axis(Axis::tp).comm()),
+        peak_(local_work(algorithm_, p, torus.size(Axis::row), torus.size(Axis::col))) {
+    auto region = [&](char m) {
+      return shard_region(algorithm_, p, m, torus.size(Axis::row), torus.size(Axis::col),
+                          torus.coord(Axis::row), torus.coord(Axis::col));
+    };
+    const ShardRegion ra = region('A'), rb = region('B'), rc = region('C');
+    // Allocated like a plan's buffers (huge-page advice before the first touch), so the local
+    // peak, the operands and the workspaces live on the same kind of pages.
+    a_ = huge_page_matrix<T>("a", ra.rows, ra.cols);
+    b_ = huge_page_matrix<T>("b", rb.rows, rb.cols);
+    c_ = huge_page_matrix<T>("c", rc.rows, rc.cols);
+    Kokkos::deep_copy(c_, T(0));
+    fill_gemm_operands(algorithm_, p, torus, a_, b_);
+    if (scalapack_) {
+      grid_ = std::make_unique<ScalapackGrid>(torus);
+      return;
+    }
+    // One executor and plan untraced, one traced (tracing adds a fence per op); both planned
+    // here, so the timed runs allocate nothing.
+    const GemmOptions options{slices, s.block};
+    plain_ex_ = std::make_unique<RealExecutor<T>>(torus, comm, s.gemm_chunks);
+    traced_ex_ = std::make_unique<RealExecutor<T>>(torus, comm, s.gemm_chunks, &trace_);
+    plain_ = std::make_unique<Plan>(*plain_ex_, algorithm_, p, options);
+    traced_ = std::make_unique<Plan>(*traced_ex_, algorithm_, p, options);
   }
-  double blas = 0;  // seconds in local BLAS calls during the last run
-  auto run = [&](bool traced_run, bool compute = true) {
-    if (scalapack) {
-      scalapack_gemm(*grid, p.flow, p.M, p.N, p.K, a, b, c);
+
+  void warm_up() {
+    for (int i = 0; i < s_.warmups; ++i) {
+      peak_.run();
+      run(false);
+    }
+  }
+
+  void measure() {
+    // Communication alone first: it leaves C garbage, which the real run then overwrites.
+    if (!scalapack_) comm_alone_.push_back(timed(group_, [&] { run(false, false); }));
+    peak_seconds_.push_back(timed(group_, [&] { peak_.run(); }));
+    trace_.clear();
+    seconds_.push_back(timed(group_, [&] { run(!scalapack_); }));
+    blas_seconds_.push_back(blas_);
+    outside_gemm_.push_back(seconds_.back() - blas_);  // progress work inside GEMMs counts here
+  }
+
+  Result finish(const std::string& out_dir) {
+    Result r{name_, p_.flow, p_, slices_};
+    r.seconds = median(seconds_);
+    r.min_seconds = *std::min_element(seconds_.begin(), seconds_.end());
+    r.gflops = 2.0 * p_.M * p_.N * p_.K / r.seconds / 1e9;
+    r.peak_gflops = peak_.flops() / median(peak_seconds_) / 1e9;
+    if (!scalapack_) {
+      const double alone = median(comm_alone_);
+      const double outside = mean_over(group_, median(outside_gemm_));
+      r.hidden = alone > 0 ? std::clamp(1.0 - outside / alone, 0.0, 1.0) : 0.0;
+      r.local_gemm_efficiency = mean_over(group_, median(peak_seconds_) / median(blas_seconds_));
+      if (s_.trace) write_trace(out_dir);
+    }
+    if (s_.machine && !scalapack_) r.emulated_seconds = emulated_seconds();
+    if (s_.verify) r.error = max_relative_error(algorithm_, p_, torus_, c_);
+    return r;
+  }
+
+ private:
+  using Plan = GemmPlan<RealExecutor<T>>;
+
+  void run(bool traced_run, bool compute = true) {
+    if (scalapack_) {
+      scalapack_gemm(*grid_, p_.flow, p_.M, p_.N, p_.K, a_, b_, c_);
     } else {
-      RealExecutor<T>& ex = traced_run ? *traced_ex : *plain_ex;
+      RealExecutor<T>& ex = traced_run ? *traced_ex_ : *plain_ex_;
       const double before = ex.blas_seconds();
       ex.set_compute_enabled(compute);
-      (traced_run ? *traced : *plain).run(a, b, c);
+      (traced_run ? *traced_ : *plain_).run(a_, b_, c_);
       ex.wait_all();
       ex.set_compute_enabled(true);
-      blas = ex.blas_seconds() - before;
+      blas_ = ex.blas_seconds() - before;
     }
     ExecSpace().fence();
-  };
-  for (int i = 0; i < s.warmups; ++i) {
-    peak.run();
-    run(false);
   }
-  // Per repetition: the algorithm's steps without arithmetic (communication and local copies
-  // alone), the local peak, and the algorithm itself (traced). What the real run spends outside
-  // its GEMMs, against the time those same steps take alone, says how much of them was hidden.
-  std::vector<double> seconds, peak_seconds, blas_seconds, outside_gemm, comm_alone;
-  for (int i = 0; i < s.repetitions; ++i) {
-    // Communication alone first: it leaves C garbage, which the real run then overwrites.
-    if (!scalapack) comm_alone.push_back(timed(group, [&] { run(false, false); }));
-    peak_seconds.push_back(timed(group, [&] { peak.run(); }));
-    trace.clear();
-    seconds.push_back(timed(group, [&] { run(!scalapack); }));
-    blas_seconds.push_back(blas);
-    outside_gemm.push_back(seconds.back() - blas);  // progress work inside GEMMs counts here
-  }
-  Result r{name, p.flow, p, slices};
-  r.seconds = median(seconds);
-  r.min_seconds = *std::min_element(seconds.begin(), seconds.end());
-  r.gflops = 2.0 * p.M * p.N * p.K / r.seconds / 1e9;
-  r.peak_gflops = peak.flops() / median(peak_seconds) / 1e9;
-  if (!scalapack) {
-    const double alone = median(comm_alone);
-    const double outside = mean_over(group, median(outside_gemm));
-    r.hidden = alone > 0 ? std::clamp(1.0 - outside / alone, 0.0, 1.0) : 0.0;
-    r.local_gemm_efficiency = mean_over(group, median(peak_seconds) / median(blas_seconds));
-    if (s.trace) {
-      const std::string stem = concat(out_dir, "/trace-", name, "-", dataflow_name(p.flow), "-",
-                                      rows, "x", cols, "-M", p.M, "N", p.N, "K", p.K, "-S", slices);
-      write_chrome_trace(trace, stem + ".json", group);
-      if (torus.rank() == 0) {
-        std::ofstream timeline(stem + ".txt");
-        timeline << "# rank 0: start, end, lane, op, bytes\n" << trace.text_timeline();
-      }
+
+  // The last repetition's trace, as Chrome JSON for every rank and rank 0's text timeline.
+  void write_trace(const std::string& out_dir) const {
+    const std::string stem =
+        concat(out_dir, "/trace-", name_, "-", dataflow_name(p_.flow), "-",
+               torus_.size(Axis::row), "x", torus_.size(Axis::col), "-M", p_.M, "N", p_.N, "K",
+               p_.K, "-S", slices_);
+    write_chrome_trace(trace_, stem + ".json", group_);
+    if (torus_.rank() == 0) {
+      std::ofstream timeline(stem + ".txt");
+      timeline << "# rank 0: start, end, lane, op, bytes\n" << trace_.text_timeline();
     }
   }
-  if (s.machine && !scalapack) {
-    // Combined mode: the same ops once more, each also timed on the emulated machine.
-    RealExecutor<T> real(torus, comm, s.gemm_chunks);
-    sim::CombinedExecutor<RealExecutor<T>> ex(real, *s.machine);
-    GemmPlan<sim::CombinedExecutor<RealExecutor<T>>>(ex, algorithm, p, GemmOptions{slices, s.block})
-        .run(ex.wrap(a), ex.wrap(b), ex.wrap(c));
+
+  // Combined mode: the same ops once more, each also timed on the emulated machine.
+  double emulated_seconds() {
+    RealExecutor<T> real(torus_, comm_, s_.gemm_chunks);
+    sim::CombinedExecutor<RealExecutor<T>> ex(real, *s_.machine);
+    GemmPlan<sim::CombinedExecutor<RealExecutor<T>>>(ex, algorithm_, p_,
+                                                     GemmOptions{slices_, s_.block})
+        .run(ex.wrap(a_), ex.wrap(b_), ex.wrap(c_));
     ex.wait_all();
     double emulated = ex.emulated().totals().seconds;
-    MPI_Allreduce(MPI_IN_PLACE, &emulated, 1, MPI_DOUBLE, MPI_MAX, group);
-    r.emulated_seconds = emulated;
+    MPI_Allreduce(MPI_IN_PLACE, &emulated, 1, MPI_DOUBLE, MPI_MAX, group_);
+    return emulated;
   }
-  if (s.verify) r.error = max_relative_error(algorithm, p, torus, c);
-  return r;
-}
+
+  std::string name_;
+  GemmProblem p_;
+  int slices_;
+  const GemmSettings& s_;
+  const Torus& torus_;
+  CommOptions comm_;
+  bool scalapack_;
+  Algorithm algorithm_;
+  MPI_Comm group_;
+  LocalPeak<T> peak_;
+  Matrix<T> a_, b_, c_;
+  std::unique_ptr<ScalapackGrid> grid_;
+  Trace trace_;
+  std::unique_ptr<RealExecutor<T>> plain_ex_, traced_ex_;
+  std::unique_ptr<Plan> plain_, traced_;
+  double blas_ = 0;  // seconds in local BLAS calls during the last run
+  std::vector<double> seconds_, peak_seconds_, blas_seconds_, outside_gemm_, comm_alone_;
+};
 
 // Why a configuration cannot overlap communication with computation, or "" if it can.
 std::string no_overlap_reason(const std::string& name, int slices, const GemmSettings& s) {
@@ -252,6 +286,34 @@ std::string no_overlap_reason(const std::string& name, int slices, const GemmSet
 std::vector<int> slices_for(const std::string& name, const GemmSettings& s) {
   if (name == "meshslice" || name == "summa") return s.slices;
   return {1};
+}
+
+// Every configuration of one shape, measured interleaved (see Configuration). Configurations an
+// algorithm cannot run are skipped with the reason, on every rank alike (the checks run before
+// any message).
+template <class T>
+std::vector<Result> measure_shape(const GemmProblem& shape, const GemmSettings& s,
+                                  const Torus& torus, const CommOptions& comm,
+                                  const std::string& out_dir) {
+  std::vector<std::unique_ptr<Configuration<T>>> configurations;
+  for (const auto& name : s.algorithms)
+    for (int slices : slices_for(name, s)) {
+      const std::string why = no_overlap_reason(name, slices, s);
+      log_info(shape.str(), " ", name, " S=", slices,
+               why.empty() ? "" : " (no overlap: " + why + ")");
+      try {
+        configurations.push_back(
+            std::make_unique<Configuration<T>>(name, shape, slices, s, torus, comm));
+      } catch (const UserError& e) {
+        log_info("  skipped: ", e.what());
+      }
+    }
+  for (auto& c : configurations) c->warm_up();
+  for (int rep = 0; rep < s.repetitions; ++rep)
+    for (auto& c : configurations) c->measure();
+  std::vector<Result> results;
+  for (auto& c : configurations) results.push_back(c->finish(out_dir));
+  return results;
 }
 
 }  // namespace
@@ -272,7 +334,9 @@ void add_gemm_parameters(Teuchos::ParameterList& valid) {
   g.set("block", 8, "block size B of the blocked slicing (paper Alg. 2)");
   set_choice(g, "precision", "float", {"float", "double"}, "element type");
   g.set("warmups", 1, "untimed runs per configuration");
-  g.set("repetitions", 3, "timed runs per configuration (median reported)");
+  g.set("repetitions", 5,
+        "timed runs per configuration, interleaved with the other configurations of the shape "
+        "(median and fastest reported)");
   g.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress MPI during it");
   g.set("verify", true, "check every result against a serial GEMM of the same global data");
   g.set("trace", true, "write a Chrome trace (Perfetto) of each configuration to --out");
@@ -304,26 +368,16 @@ int run_gemm_bench(AppContext& context) {
   for (Dataflow flow : s.flows)
     for (GemmProblem shape : s.shapes) {
       shape.flow = flow;
-      for (const auto& name : s.algorithms) {
-        for (int slices : slices_for(name, s)) {
-          const std::string why = no_overlap_reason(name, slices, s);
-          log_info(shape.str(), " ", name, " S=", slices, why.empty() ? "" : " (no overlap: " + why + ")");
-          Result r;
-          try {
-            r = single ? run_one<float>(name, shape, slices, s, torus, comm, context.out_dir)
-                       : run_one<double>(name, shape, slices, s, torus, comm, context.out_dir);
-          } catch (const UserError& e) {
-            // Shape checks run on every rank before any message, so all ranks skip together.
-            log_info("  skipped: ", e.what());
-            continue;
-          }
-          results.push_back(r);
-          if (csv)
-            csv->row(r.algorithm, dataflow_name(flow), rows, cols, shape.M, shape.N, shape.K,
-                     r.slices, r.seconds, r.gflops, r.peak_gflops,
-                     r.gflops / (r.peak_gflops * rows * cols), r.hidden, r.local_gemm_efficiency,
-                     r.error, r.emulated_seconds, r.min_seconds);
-        }
+      const std::vector<Result> measured =
+          single ? measure_shape<float>(shape, s, torus, comm, context.out_dir)
+                 : measure_shape<double>(shape, s, torus, comm, context.out_dir);
+      for (const Result& r : measured) {
+        results.push_back(r);
+        if (csv)
+          csv->row(r.algorithm, dataflow_name(flow), rows, cols, shape.M, shape.N, shape.K,
+                   r.slices, r.seconds, r.gflops, r.peak_gflops,
+                   r.gflops / (r.peak_gflops * rows * cols), r.hidden, r.local_gemm_efficiency,
+                   r.error, r.emulated_seconds, r.min_seconds);
       }
     }
 
