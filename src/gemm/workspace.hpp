@@ -6,9 +6,9 @@
 // and the options, never on the data. So a plan is made by *rehearsing* the algorithm once with
 // a rehearsing workspace attached to the executor: nothing executes, each alloc() allocates and
 // records a buffer and each collective reserves the scratch it will need (reusing the scratch of
-// collectives already waited for), in call order. Every
-// run then *replays* the algorithm with the workspace attached: the same calls in the same order
-// receive the recorded buffers back, and nothing is allocated. A replay that asks for something
+// collectives already waited for), in call order. Every run then *replays* the algorithm with
+// the workspace attached: the same calls in the same order receive the recorded buffers back,
+// and nothing is allocated. A replay that asks for something
 // else than the rehearsal recorded is a logic error (a data-dependent algorithm), reported as
 // such rather than silently allocating.
 #include <cstddef>
