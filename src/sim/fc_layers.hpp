@@ -8,11 +8,8 @@
 // feed-forward network's two layers (h -> 4h -> h).
 //
 // Dataflow (the paper's autotuner, phase 1): the largest of X (T x I), W (I x O) and
-// Y (T x O) stays stationary, and the backward GEMMs take the same row of Table 1:
-//   Y-stn:  Y = OS(X, W)            X' = LS(Y', W)          W'   = RS(X, Y')
-//   X-stn:  Y = LS(X, W^T)          X' = OS(Y', W^T)        W'^T = RS(Y', X)
-//   W-stn:  Y = RS(X^T, W)          X'^T = LS(W, Y')        W'   = OS(X^T, Y')
-// Transposition: a W-stationary layer consumes its input transposed; rather than transposing
+// Y (T x O) stays stationary, and the backward GEMMs take the same row of Table 1
+// (gemm/fc_dataflow.hpp). Transposition: a W-stationary layer consumes its input transposed; rather than transposing
 // the activations, the autotuner runs such a layer's transposed dataflow (all matrices
 // transposed, OS -> OS, LS <-> RS, M <-> N), which consumes X as it is and yields Y^T. The flag
 // propagates along the block: input projection, attention (keeps it), output projection; the
@@ -22,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm/fc_dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
 
 namespace meshslice::sim {
@@ -38,8 +36,8 @@ const LlmSpec& megatron_nlg();  // hidden 20480, 128 heads (Smith et al. 2022)
 // "gpt3" or "megatron-nlg"; anything else is a UserError listing both.
 const LlmSpec& llm_by_name(const std::string& name);
 
-enum class Stationary { Y, X, W };
-const char* stationary_name(Stationary s);  // "Y-stn", "X-stn", "W-stn"
+using meshslice::Stationary;
+using meshslice::stationary_name;
 
 struct FcLayer {
   std::string name;  // "qkv", "attn_out", "ff1", "ff2"
@@ -48,9 +46,6 @@ struct FcLayer {
 };
 
 std::vector<FcLayer> transformer_fc_layers(const LlmSpec& llm);
-
-// The stationary matrix of Y = X W for T tokens: the largest of X, W and Y.
-Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out);
 
 struct FcGemm {
   std::string layer;  // FcLayer::name

@@ -1,0 +1,36 @@
+#pragma once
+// The dataflows of a fully-connected layer Y = X W (MeshSlice paper §3.2.1, Table 1): which of
+// X (T x I), W (I x O) and Y (T x O) stays stationary, and the forward, backward-data and
+// backward-weight GEMMs that follow from the same row of the table:
+//   Y-stn:  Y = OS(X, W)            X' = LS(Y', W)          W'   = RS(X, Y')
+//   X-stn:  Y = LS(X, W^T)          X' = OS(Y', W^T)        W'^T = RS(Y', X)
+//   W-stn:  Y = RS(X^T, W)          X'^T = LS(W, Y')        W'   = OS(X^T, Y')
+// so the largest matrix stays in place in all three, each matrix and its gradient flow the same
+// way, and nothing is transposed during training (X-stn keeps W as W^T; W-stn takes its input as
+// X^T and gives its input gradient as X'^T). Shared by the emulator's layer tables and the
+// training driver's layers.
+#include <array>
+#include <cstddef>
+
+#include "gemm/gemm_problem.hpp"
+
+namespace meshslice {
+
+enum class Stationary { Y, X, W };
+const char* stationary_name(Stationary s);  // "Y-stn", "X-stn", "W-stn"
+
+// The stationary matrix of Y = X W for T tokens: the largest of X, W and Y (the paper's rule).
+Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out);
+
+enum class Pass { forward = 0, backward_data = 1, backward_weight = 2 };
+const char* pass_name(Pass pass);  // "fwd", "bwd_data", "bwd_weight"
+
+// The three GEMMs of the row of Table 1, untransposed, for T tokens and the layer's I and O,
+// indexed by Pass.
+std::array<GemmProblem, 3> fc_layer_gemms(Stationary s, std::size_t tokens, std::size_t in,
+                                          std::size_t out);
+
+// The transposed variant of a GEMM, C^T = (A B)^T: OS stays OS, LS and RS swap, and so do M and N.
+GemmProblem transposed(const GemmProblem& p);
+
+}  // namespace meshslice
