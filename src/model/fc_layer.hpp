@@ -1,0 +1,97 @@
+#pragma once
+// One fully-connected layer Y = X W of the training driver, distributed over the mesh: the three
+// GEMMs of its training step (forward, backward data, backward weight), each planned once with
+// its own algorithm and slicing, in the dataflows of one row of Table 1 (gemm/fc_dataflow.hpp).
+//
+// Which operand each GEMM reads and writes, and so the layout every tensor keeps (chip (i, j)
+// holds block (i, j) of the matrix as named here; the 2D algorithms only):
+//   Y-stn:  forward  Y  = OS(X, W)     backward data  X'  = LS(Y', W)     weight W'  = RS(X, Y')
+//   X-stn:  forward  Y  = LS(X, Wt)    backward data  X'  = OS(Y', Wt)    weight W't = RS(Y', X)
+//   W-stn:  forward  Y  = RS(Xt, W)    backward data  X't = LS(W, Y')     weight W'  = OS(Xt, Y')
+// where Wt = W^T is how an X-stationary layer keeps its weight, and Xt = X^T is how a
+// W-stationary layer takes its input (and gives its input gradient). The weight gradient is
+// accumulated over micro-batches through the GEMM's beta: no extra copies.
+//
+//     FcLayer<RealExecutor<float>> layer(ex, Stationary::Y, tokens, in, out, {choice, choice, choice});
+//     layer.forward(x, w, y);
+//     layer.backward_data(dy, w, dx);
+//     layer.backward_weight(x, dy, dw, /*accumulate=*/micro_batch > 0);
+#include <array>
+#include <cstddef>
+#include <memory>
+
+#include "gemm/fc_dataflow.hpp"
+#include "gemm/gemm_plan.hpp"
+
+namespace meshslice {
+
+// How one GEMM of the layer runs: the algorithm and its slicing.
+struct GemmChoice {
+  Algorithm algorithm = Algorithm::meshslice;
+  GemmOptions options{};
+};
+
+template <class Exec>
+class FcLayer {
+ public:
+  using Mat = typename Exec::Mat;
+
+  // Plans the three GEMMs for `tokens` rows of X, `in` inputs and `out` outputs. A choice the
+  // mesh cannot run is a UserError on every rank, naming the pass.
+  FcLayer(Exec& ex, Stationary stationary, std::size_t tokens, std::size_t in, std::size_t out,
+          const std::array<GemmChoice, 3>& choices)
+      : stationary_(stationary) {
+    const auto problems = fc_layer_gemms(stationary, tokens, in, out);
+    for (int pass = 0; pass < 3; ++pass) {
+      const Algorithm a = choices[pass].algorithm;
+      require(a != Algorithm::tp1d && a != Algorithm::fsdp, "FC layer ", pass_name(Pass(pass)),
+              ": ", algorithm_name(a), " splits rows or columns over the whole tensor-parallel "
+              "ring, but the layer keeps every tensor in 2D blocks; choose a 2D algorithm "
+              "(meshslice, collective, summa, cannon, wang)");
+      try {
+        plans_[pass] = std::make_unique<GemmPlan<Exec>>(ex, choices[pass].algorithm,
+                                                        problems[pass], choices[pass].options);
+      } catch (const UserError& e) {
+        throw UserError(concat("FC layer (", stationary_name(stationary), ", ", tokens,
+                               " tokens, ", in, " -> ", out, "), ", pass_name(Pass(pass)), ": ",
+                               e.what()));
+      }
+    }
+  }
+
+  Stationary stationary() const { return stationary_; }
+  const GemmPlan<Exec>& plan(Pass pass) const { return *plans_[static_cast<int>(pass)]; }
+
+  // y = x w (x is X, or X^T when W-stationary; w is W, or W^T when X-stationary).
+  void forward(const Mat& x, const Mat& w, const Mat& y) {
+    run(Pass::forward, x, w, y);  // Y = OS(X, W), LS(X, Wt) or RS(Xt, W)
+  }
+
+  // dx = dy w^T: the input gradient, laid out like x.
+  void backward_data(const Mat& dy, const Mat& w, const Mat& dx) {
+    if (stationary_ == Stationary::W)
+      run(Pass::backward_data, w, dy, dx);  // X't = LS(W, Y')
+    else
+      run(Pass::backward_data, dy, w, dx);  // X' = LS(Y', W) or OS(Y', Wt)
+  }
+
+  // dw (+)= x^T dy: the weight gradient, laid out like w; accumulate adds to what dw holds
+  // (micro-batches), otherwise overwrites it.
+  void backward_weight(const Mat& x, const Mat& dy, const Mat& dw, bool accumulate) {
+    const double beta = accumulate ? 1.0 : 0.0;
+    if (stationary_ == Stationary::X)
+      run(Pass::backward_weight, dy, x, dw, beta);  // W't = RS(Y', X)
+    else
+      run(Pass::backward_weight, x, dy, dw, beta);  // W' = RS(X, Y') or OS(Xt, Y')
+  }
+
+ private:
+  void run(Pass pass, const Mat& a, const Mat& b, const Mat& c, double beta = 0.0) {
+    plans_[static_cast<int>(pass)]->run(a, b, c, 1.0, beta);
+  }
+
+  Stationary stationary_;
+  std::array<std::unique_ptr<GemmPlan<Exec>>, 3> plans_;
+};
+
+}  // namespace meshslice
