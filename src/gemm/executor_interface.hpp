@@ -12,7 +12,7 @@
 //                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
 //   local        slice(x, sub, dim, spec)      sub = slice s of x (paper Alg. 2)
 //                unslice(sub, x, dim, spec, beta)   slice s of x = sub + beta * slice s of x
-//                copy(from, to), zero(x)
+//                copy(from, to), zero(x), scale(x, factor)
 //                gemm(alpha, a, ta, b, tb, beta, c) c = alpha op(a) op(b) + beta c
 //   collectives  start_all_gather(axis, local, out, dim)
 //   (non-        start_reduce_scatter(axis, in, out, dim)
@@ -73,6 +73,7 @@ MESHSLICE_EXECUTOR_MEMBER(unslice, ex<E>().unslice(mat<E>(), mat<E>(), MatrixDim
                                                    SliceSpec{}, 1.0))
 MESHSLICE_EXECUTOR_MEMBER(copy, ex<E>().copy(mat<E>(), mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(zero, ex<E>().zero(mat<E>()))
+MESHSLICE_EXECUTOR_MEMBER(scale, ex<E>().scale(mat<E>(), 0.5))
 MESHSLICE_EXECUTOR_MEMBER(gemm, ex<E>().gemm(1.0, mat<E>(), false, mat<E>(), true, 0.0, mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(all_gather, std::declval<typename E::OpId&>() = ex<E>().start_all_gather(
                                           Axis::row, mat<E>(), mat<E>(), MatrixDim::rows))
@@ -116,6 +117,7 @@ constexpr bool check_executor() {
   static_assert(has_unslice<E>::value, "executor lacks unslice(sub, x, dim, spec, beta)");
   static_assert(has_copy<E>::value, "executor lacks copy");
   static_assert(has_zero<E>::value, "executor lacks zero");
+  static_assert(has_scale<E>::value, "executor lacks scale(x, factor)");
   static_assert(has_gemm<E>::value, "executor lacks gemm(alpha, a, ta, b, tb, beta, c)");
   static_assert(has_all_gather<E>::value, "executor lacks start_all_gather");
   static_assert(has_reduce_scatter<E>::value, "executor lacks start_reduce_scatter");

@@ -154,6 +154,18 @@ void RealExecutor<T>::zero(const Mat& x) {
 }
 
 template <class T>
+void RealExecutor<T>::scale(const Mat& x, double factor) {
+  traced("scale", TraceLane::local, 0, [&] {
+    const T f = static_cast<T>(factor);
+    const Mat m = x;
+    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+    Kokkos::parallel_for(
+        "meshslice::scale", Policy(compute_, {0, 0}, {m.extent(0), m.extent(1)}),
+        KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) { m(i, j) *= f; });
+  });
+}
+
+template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_all_gather(Axis axis, const Mat& local,
                                                                  const Mat& out, MatrixDim dim) {
   const auto& ring = torus_.axis(axis);

@@ -58,6 +58,7 @@ class RealExecutor {
                double beta = 0);
   void copy(const Mat& from, const Mat& to);
   void zero(const Mat& x);
+  void scale(const Mat& x, double factor);  // x *= factor
 
   // Collectives (see comm/collectives.hpp for shapes and semantics).
   OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);

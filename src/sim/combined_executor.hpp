@@ -98,6 +98,10 @@ class CombinedExecutor {
     real_.zero(x.real);
     sim_.zero(x.sim);
   }
+  void scale(const Mat& x, double factor) {
+    real_.scale(x.real, factor);
+    sim_.scale(x.sim, factor);
+  }
 
   OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim) {
     return track(real_.start_all_gather(axis, local.real, out.real, dim),

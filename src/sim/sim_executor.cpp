@@ -164,6 +164,11 @@ void SimExecutor::copy(const Mat& from, const Mat& to) {
   local_copy("copy", &from, to, bytes, bytes);
 }
 
+void SimExecutor::scale(const Mat& x, double) {
+  const double bytes = x.size() * element_bytes();
+  local_copy("scale", &x, x, bytes, bytes);
+}
+
 void SimExecutor::zero(const Mat& x) {
   local_copy("zero", nullptr, x, 0.0, x.size() * element_bytes());
 }

@@ -104,6 +104,7 @@ class SimExecutor {
                double beta = 0);
   void copy(const Mat& from, const Mat& to);
   void zero(const Mat& x);
+  void scale(const Mat& x, double factor);
 
   OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
   OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);

@@ -17,46 +17,6 @@ namespace {
 
 constexpr std::size_t kT = 48, kI = 72, kO = 96;  // tokens, inputs, outputs
 
-GlobalMatrix product(const GlobalMatrix& a, bool ta, const GlobalMatrix& b, bool tb) {
-  const std::size_t m = ta ? a.shape.cols : a.shape.rows, k = ta ? a.shape.rows : a.shape.cols;
-  const std::size_t n = tb ? b.shape.rows : b.shape.cols;
-  GlobalMatrix c{{m, n}, std::vector<double>(m * n, 0.0)};
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (std::size_t l = 0; l < k; ++l) sum += (ta ? a(l, i) : a(i, l)) * (tb ? b(j, l) : b(l, j));
-      c.values[i * n + j] = sum;
-    }
-  return c;
-}
-
-GlobalMatrix transpose(const GlobalMatrix& g) {
-  GlobalMatrix t{{g.shape.cols, g.shape.rows}, std::vector<double>(g.values.size())};
-  for (std::size_t r = 0; r < g.shape.rows; ++r)
-    for (std::size_t c = 0; c < g.shape.cols; ++c) t.values[c * g.shape.rows + r] = g(r, c);
-  return t;
-}
-
-// This chip's block (i, j) of g on the Pr x Pc mesh.
-Matrix<double> block(const GlobalMatrix& g) {
-  const std::size_t rows = g.shape.rows / torus().size(Axis::row);
-  const std::size_t cols = g.shape.cols / torus().size(Axis::col);
-  const std::size_t r0 = torus().coord(Axis::row) * rows, c0 = torus().coord(Axis::col) * cols;
-  return make_matrix<double>(rows, cols, [&](std::size_t i, std::size_t j) { return g(r0 + i, c0 + j); });
-}
-
-double worst_error(const Matrix<double>& got, const GlobalMatrix& want) {
-  const auto host = to_host(got);
-  const std::size_t r0 = torus().coord(Axis::row) * got.extent(0);
-  const std::size_t c0 = torus().coord(Axis::col) * got.extent(1);
-  double scale = 0, worst = 0;
-  for (double v : want.values) scale = std::max(scale, std::abs(v));
-  for (std::size_t i = 0; i < got.extent(0); ++i)
-    for (std::size_t j = 0; j < got.extent(1); ++j)
-      worst = std::max(worst, std::abs(host(i, j) - want(r0 + i, c0 + j)) / scale);
-  return worst;
-}
-
 class FcLayerRows : public ::testing::TestWithParam<Stationary> {};
 
 TEST_P(FcLayerRows, TrainingStepMatchesSerial) {
