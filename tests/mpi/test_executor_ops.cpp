@@ -113,20 +113,13 @@ TEST(ScopedCompletion, CallersAllReduceStaysInFlightThroughTheGemm) {
   const auto in = flat_of<double>(replica, kLength);
   Matrix<double> sum("sum", 1, kLength);
 
-  const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
   const GemmProblem p{Dataflow::LS, 256, 256, 128};
   const GlobalMatrix a = global_matrix(p.global_a(), 1, 0, 1.0 / 16);
   const GlobalMatrix b = global_matrix(p.global_b(), 2, 0, 1.0 / 16);
   const GlobalMatrix want = serial_gemm(p, a, b);
-  auto region = [&](char m) {
-    return shard_region(Algorithm::meshslice, p, m, rows, cols, torus().coord(Axis::row),
-                        torus().coord(Axis::col));
-  };
-  auto shard = [&](const GlobalMatrix& g, const ShardRegion& r) {
-    return make_matrix<double>(r.rows, r.cols,
-                               [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
-  };
-  const auto a_shard = shard(a, region('A')), b_shard = shard(b, region('B'));
+  auto region = [&](char m) { return my_region(Algorithm::meshslice, p, m); };
+  const auto a_shard = shard_of<double>(a, region('A'));
+  const auto b_shard = shard_of<double>(b, region('B'));
   Matrix<double> c_shard("c", region('C').rows, region('C').cols);
   GemmPlan<RealExecutor<double>> plan(ex, Algorithm::meshslice, p, {2, 1});
 

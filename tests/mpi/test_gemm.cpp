@@ -19,17 +19,6 @@ namespace {
 // M != N != K, divisible by every mesh side and tensor-parallel group size tested.
 constexpr std::size_t kM = 48, kN = 72, kK = 96;
 
-ShardRegion my_region(Algorithm algorithm, const GemmProblem& p, char matrix) {
-  return shard_region(algorithm, p, matrix, torus().size(Axis::row), torus().size(Axis::col),
-                      torus().coord(Axis::row), torus().coord(Axis::col));
-}
-
-template <class T>
-Matrix<T> shard_of(const GlobalMatrix& g, const ShardRegion& r) {
-  return make_matrix<T>(r.rows, r.cols,
-                        [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
-}
-
 // The dimension MeshSlice slices: K for OS, N for LS, M for RS.
 std::size_t sliced_extent(const GemmProblem& p) {
   return p.flow == Dataflow::OS ? p.K : p.flow == Dataflow::LS ? p.N : p.M;

@@ -42,17 +42,6 @@ class AllocationCounter {
   }
 };
 
-ShardRegion my_region(Algorithm algorithm, const GemmProblem& p, char matrix) {
-  return shard_region(algorithm, p, matrix, torus().size(Axis::row), torus().size(Axis::col),
-                      torus().coord(Axis::row), torus().coord(Axis::col));
-}
-
-template <class T>
-Matrix<T> shard_of(const GlobalMatrix& g, const ShardRegion& r) {
-  return make_matrix<T>(r.rows, r.cols,
-                        [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
-}
-
 // The slice counts tried: 1 and the largest of {4, 3, 2} the algorithm accepts here.
 std::vector<GemmOptions> options_for(Algorithm algorithm, const GemmProblem& p) {
   std::vector<GemmOptions> out{{1, 1}};

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "gemm/algorithm.hpp"
 #include "gemm/gemm_problem.hpp"
 #include "mpi_test_env.hpp"
 
@@ -42,6 +43,19 @@ inline GlobalMatrix serial_gemm(const GemmProblem& p, const GlobalMatrix& a,
       c.values[m * p.N + n] = sum;
     }
   return c;
+}
+
+// The part of global matrix 'A', 'B' or 'C' this rank holds under `algorithm`.
+inline ShardRegion my_region(Algorithm algorithm, const GemmProblem& p, char matrix) {
+  return shard_region(algorithm, p, matrix, torus().size(Axis::row), torus().size(Axis::col),
+                      torus().coord(Axis::row), torus().coord(Axis::col));
+}
+
+// This rank's shard of g: the region r of it.
+template <class T>
+Matrix<T> shard_of(const GlobalMatrix& g, const ShardRegion& r) {
+  return make_matrix<T>(r.rows, r.cols,
+                        [&](std::size_t i, std::size_t j) { return g(r.row0 + i, r.col0 + j); });
 }
 
 // op(a) op(b) of global matrices, in double with plain loops.
