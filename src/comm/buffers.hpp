@@ -26,18 +26,7 @@ Buffer<T, Space> flat(const Matrix<T, Space>& m) {
   return Buffer<T, Space>(m.data(), m.size());
 }
 
-// dst[i] += src[i] for raw pointers into memory of `Space`.
-template <class Space, class T>
-void accumulate_in(T* dst, const T* src, std::size_t count) {
-  Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(dst, count);
-  Kokkos::View<const T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> s(src, count);
-  Kokkos::parallel_for(
-      "meshslice::accumulate", Kokkos::RangePolicy<SpaceExec<Space>>(0, count),
-      KOKKOS_LAMBDA(const std::size_t i) { d(i) += s(i); });
-  SpaceExec<Space>().fence();  // MPI may send the result right after
-}
-
-// dst[i] = a[i] + b[i] for raw pointers into memory of `Space`.
+// dst[i] = a[i] + b[i] for raw pointers into memory of `Space` (dst may be a: dst += b).
 template <class Space, class T>
 void sum_in(T* dst, const T* a, const T* b, std::size_t count) {
   Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(dst, count);
@@ -72,12 +61,7 @@ class MpiBuffer {
   void push_all() const { push(0, device_.extent(0)); }
   void pull_all() const { pull(0, device_.extent(0)); }
 
-  // dst += src on the memory MPI works in (host kernels when staged).
-  Accumulate<T> accumulate() const {
-    if (staged_) return &accumulate_in<Kokkos::HostSpace, T>;
-    return &accumulate_in<Space, T>;
-  }
-  // dst = a + b on the memory MPI works in.
+  // dst = a + b on the memory MPI works in (host kernels when staged).
   Sum<T> sum() const {
     if (staged_) return &sum_in<Kokkos::HostSpace, T>;
     return &sum_in<Space, T>;

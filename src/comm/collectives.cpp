@@ -153,8 +153,7 @@ Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
   return iall_gather_produced<T, Space>(
       ring, rows, width,
       [&](const Matrix<T, Space>& block) { slice_into(local, block, dim, slice, scratch.space); },
-      out, dim,
-      options, scratch);
+      out, dim, options, scratch);
 }
 
 namespace {
@@ -162,8 +161,8 @@ namespace {
 template <class T, class Space>
 Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
                               const Matrix<T, Space>& out, MatrixDim dim,
-                              const CommOptions& options, ScratchCarver<T, Space>& carve,
-                              const SpaceExec<Space>& space) {
+                              const CommOptions& options, ScratchCarver<T, Space>& carve) {
+  const SpaceExec<Space>& space = carve.space();
   check_stacked("reduce_scatter", ring, out, in, dim, "output shard", "input");
   const int parts = ring.size();
   const std::size_t n = out.size();
@@ -220,7 +219,7 @@ Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
                         const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options,
                         const CommScratch<T, Space>& scratch) {
   ScratchCarver<T, Space> carve(scratch);
-  return reduce_scatter_carved(ring, in, out, dim, options, carve, scratch.space);
+  return reduce_scatter_carved(ring, in, out, dim, options, carve);
 }
 
 ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
@@ -247,8 +246,7 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
   // `memory` owns the sub-shard when the carver allocated it: the request keeps it alive.
   const Buffer<T, Space> memory = carve.device(rows * width, "partial_reduce_scatter_sub");
   const Matrix<T, Space> sub(memory.data(), rows, width);
-  Request request =
-      reduce_scatter_carved(ring, contribution, sub, dim, options, carve, scratch.space);
+  Request request = reduce_scatter_carved(ring, contribution, sub, dim, options, carve);
   request.and_then([=, space = scratch.space] {
     unslice_into(sub, shard, dim, slice, static_cast<T>(beta), space);
     fence_kernels<Space>(space);
@@ -393,7 +391,7 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   const MpiBuffer<T, Space> mpi_received(received, staged, carve);
   mpi.push_all();
   append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets_of<T>(n, options),
-                     mpi_received.data(), mpi.accumulate(), root);
+                     mpi_received.data(), mpi.sum(), root);
   return make_request(std::move(steps), [=, keep = out] {
     if (is_root) mpi.pull_all();
     (void)received;

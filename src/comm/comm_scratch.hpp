@@ -67,6 +67,9 @@ class ScratchCarver {
  public:
   explicit ScratchCarver(const CommScratch<T, Space>& scratch) : scratch_(scratch) {}
 
+  // The instance the collective's own kernels run on.
+  const typename Space::execution_space& space() const { return scratch_.space; }
+
   Buffer<T, Space> device(std::size_t n, const char* label) {
     if (!scratch_.provided) return huge_page_buffer<T, Space>(label, n);
     return carve(scratch_.device, device_used_, n, label);

@@ -30,9 +30,6 @@ std::vector<Chunk> balanced_chunks(int parts, std::size_t n);
 // Narrows an element count to MPI's int, with a UserError when a message is too large.
 int mpi_count(std::size_t n);
 
-// Adds `count` elements of src into dst (dst += src), in whatever memory space they live.
-template <class T>
-using Accumulate = std::function<void(T* dst, const T* src, std::size_t count)>;
 // Writes dst = a + b (`count` elements), in whatever memory space they live.
 template <class T>
 using Sum = std::function<void(T* dst, const T* a, const T* b, std::size_t count)>;
@@ -72,31 +69,11 @@ void append_ring_all_gather(std::vector<CommStep>& steps, const RingContext<T>& 
   }
 }
 
-// Reduce-scatter in place: on exit chunk rank() of `base` holds the sum over the ring of that
-// chunk; other chunks hold partial sums. `scratch` holds at least the longest chunk. The
-// schedule is the textbook ring shifted by one so that rank r ends owning chunk r: step t
-// sends partial chunk (r-t-1) and receives and adds chunk (r-t-2).
-template <class T>
-void append_ring_reduce_scatter(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* base,
-                                const std::vector<Chunk>& chunks, T* scratch,
-                                const Accumulate<T>& add) {
-  const int size = ctx.ring.size();
-  const int rank = ctx.ring.rank();
-  for (int t = 0; t + 1 < size; ++t) {
-    const Chunk send = chunks[ring_mod(rank - t - 1, size)];
-    const Chunk recv = chunks[ring_mod(rank - t - 2, size)];
-    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
-                       ctx.irecv(scratch, recv.length, ctx.ring.prev(), reqs);
-                       ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
-                     },
-                     [=] { add(base + recv.offset, scratch, recv.length); }});
-  }
-}
-
-// Reduce-scatter out of a read-only input into `out` (one chunk): the same schedule as above, but
-// the running partial sums travel through `partial` (the longest chunk) instead of the input, so
-// the input needs no working copy. Step t sends the partial of chunk (r-t-1) -- at t = 0 the
-// input's own chunk -- and receives that of chunk (r-t-2) into `received`; once both are done,
+// Reduce-scatter of a read-only input into `out` (chunk rank() of the sum over the ring). The
+// schedule is the textbook ring shifted by one so that rank r ends owning chunk r; the running
+// partial sums travel through `partial` (the longest chunk), so the input needs no working copy.
+// Step t sends the partial of chunk (r-t-1) -- at t = 0 the input's own chunk -- and receives
+// that of chunk (r-t-2) into `received`; once both are done,
 // that chunk's input plus what arrived is the next partial, and at the last step (chunk r) the
 // result. Reusing `partial` is safe: step t's send has completed before its `after` runs.
 template <class T>
@@ -151,7 +128,7 @@ void append_ring_broadcast(std::vector<CommStep>& steps, const RingContext<T>& c
 // `scratch` has the size of the whole buffer (packet k lands at its own offset).
 template <class T>
 void append_ring_reduce(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* accumulator,
-                        const std::vector<Chunk>& packets, T* scratch, const Accumulate<T>& add,
+                        const std::vector<Chunk>& packets, T* scratch, const Sum<T>& sum,
                         int root) {
   const int size = ctx.ring.size();
   const int position = ring_mod(ctx.ring.rank() - root - 1, size);  // root is last (size-1)
@@ -172,7 +149,9 @@ void append_ring_reduce(std::vector<CommStep>& steps, const RingContext<T>& ctx,
            if (send_k) ctx.isend(accumulator + send.offset, send.length, ctx.ring.next(), reqs);
          },
          [=] {
-           if (recv_k) add(accumulator + recv.offset, scratch + recv.offset, recv.length);
+           if (recv_k)
+             sum(accumulator + recv.offset, accumulator + recv.offset, scratch + recv.offset,
+                 recv.length);
          }});
   }
 }

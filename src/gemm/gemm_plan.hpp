@@ -28,6 +28,7 @@
 #include "gemm/summa.hpp"
 #include "gemm/tp1d.hpp"
 #include "gemm/wang.hpp"
+#include "gemm/workspace.hpp"
 
 namespace meshslice {
 
@@ -56,7 +57,9 @@ class GemmPlan {
   using Mat = typename Exec::Mat;
 
   GemmPlan(Exec& ex, Algorithm algorithm, const GemmProblem& problem, const GemmOptions& options)
-      : ex_(ex), algorithm_(algorithm), problem_(problem) {
+      : ex_(ex), algorithm_(algorithm), problem_(problem),
+        region_(std::string("meshslice::gemm ") + algorithm_name(algorithm) + " " +
+                dataflow_name(problem.flow)) {
     check_layout(algorithm, problem, ex.mesh_rows(), ex.mesh_cols());
     require(options.slices >= 1 && options.block >= 1, "slice count S=", options.slices,
             " and block size B=", options.block, " must both be >= 1");
@@ -84,18 +87,12 @@ class GemmPlan {
   Algorithm algorithm() const { return algorithm_; }
   const GemmProblem& problem() const { return problem_; }
   const GemmOptions& options() const { return options_; }
-  std::size_t buffer_count() const { return workspace_.buffer_count(); }
 
  private:
-  // Runs the algorithm with the workspace attached (detached again on any exit).
+  // Runs the algorithm with the workspace attached.
   void execute(const Mat& a, const Mat& b, const Mat& c, const Scale& k) {
-    struct Attached {
-      Exec& ex;
-      ~Attached() { ex.use_workspace(nullptr); }
-    } attached{ex_};
-    ex_.use_workspace(&workspace_);
-    const ProfilingRegion region(std::string("meshslice::gemm ") + algorithm_name(algorithm_) +
-                                 " " + dataflow_name(problem_.flow));
+    const AttachedWorkspace<Exec> attached(ex_, workspace_);
+    const ProfilingRegion region(region_);
     switch (algorithm_) {
       case Algorithm::meshslice:
       case Algorithm::collective: return meshslice_gemm(ex_, problem_, a, b, c, options_, k);
@@ -112,6 +109,7 @@ class GemmPlan {
   Algorithm algorithm_;
   GemmProblem problem_;
   GemmOptions options_;
+  std::string region_;  // the Kokkos profiling region of every run
   typename Exec::Workspace workspace_;
 };
 

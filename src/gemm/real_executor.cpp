@@ -37,7 +37,8 @@ auto rows_of(const V& m, std::size_t begin, std::size_t end) {
 template <class T>
 RealExecutor<T>::RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks,
                               Trace* trace)
-    : torus_(torus), comm_(comm), gemm_chunks_(std::max(1, gemm_chunks)), trace_(trace) {
+    : torus_(torus), comm_(comm), staged_(mpi_staged<MemSpace>(comm)),
+      gemm_chunks_(std::max(1, gemm_chunks)), trace_(trace) {
   std::tie(compute_, comm_space_) = two_instances<ExecSpace>();
 }
 
@@ -108,7 +109,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
   const std::size_t n = local.size() / slice.count;
   return launch(
       "partial_all_gather", axis, (ring.size() - 1) * bytes_of(local) / slice.count,
-      [&] { return all_gather_scratch(ring.size(), n, dim, mpi_staged<MemSpace>(comm_)); },
+      [&] { return all_gather_scratch(ring.size(), n, dim, staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ipartial_all_gather(ring, local, out, dim, slice, comm_, s);
       });
@@ -124,7 +125,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_reduce_scatter(
       "partial_reduce_scatter", axis, (ring.size() - 1) * bytes_of(shard) / slice.count,
       [&] {
         return partial_reduce_scatter_scratch(ring.size(), n, dim, comm_,
-                                              mpi_staged<MemSpace>(comm_));
+                                              staged_);
       },
       [&](const CommScratch<T, MemSpace>& s) {
         return ipartial_reduce_scatter(ring, contribution, shard, dim, slice, comm_, beta, s);
@@ -157,11 +158,10 @@ template <class T>
 void RealExecutor<T>::scale(const Mat& x, double factor) {
   traced("scale", TraceLane::local, 0, [&] {
     const T f = static_cast<T>(factor);
-    const Mat m = x;
     using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
     Kokkos::parallel_for(
-        "meshslice::scale", Policy(compute_, {0, 0}, {m.extent(0), m.extent(1)}),
-        KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) { m(i, j) *= f; });
+        "meshslice::scale", Policy(compute_, {0, 0}, {x.extent(0), x.extent(1)}),
+        KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) { x(i, j) *= f; });
   });
 }
 
@@ -171,7 +171,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_all_gather(Axis axis, cons
   const auto& ring = torus_.axis(axis);
   return launch(
       "all_gather", axis, (ring.size() - 1) * bytes_of(local),
-      [&] { return all_gather_scratch(ring.size(), local.size(), dim, mpi_staged<MemSpace>(comm_)); },
+      [&] { return all_gather_scratch(ring.size(), local.size(), dim, staged_); },
       [&](const CommScratch<T, MemSpace>& s) { return iall_gather(ring, local, out, dim, comm_, s); });
 }
 
@@ -184,7 +184,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce_scatter(Axis axis, 
       "reduce_scatter", axis, (ring.size() - 1) * bytes_of(out),
       [&] {
         return reduce_scatter_scratch(ring.size(), out.size(), dim, comm_,
-                                      mpi_staged<MemSpace>(comm_));
+                                      staged_);
       },
       [&](const CommScratch<T, MemSpace>& s) {
         return ireduce_scatter(ring, in, out, dim, comm_, s);
@@ -199,7 +199,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_all_reduce(Axis axis, cons
   return launch(
       "all_reduce", axis, bytes,
       [&] {
-        return all_reduce_scratch(ring.size(), out.size(), comm_, mpi_staged<MemSpace>(comm_));
+        return all_reduce_scratch(ring.size(), out.size(), comm_, staged_);
       },
       [&](const CommScratch<T, MemSpace>& s) { return iall_reduce(ring, in, out, comm_, s); });
 }
@@ -209,7 +209,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_broadcast(Axis axis, const
                                                                 int root) {
   return launch(
       "broadcast", axis, bytes_of(buffer),
-      [&] { return broadcast_scratch(buffer.size(), mpi_staged<MemSpace>(comm_)); },
+      [&] { return broadcast_scratch(buffer.size(), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ibroadcast(torus_.axis(axis), buffer, root, comm_, s);
       });
@@ -220,7 +220,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce(Axis axis, const Ma
                                                              const Mat& out, int root) {
   return launch(
       "reduce", axis, bytes_of(in),
-      [&] { return reduce_scratch(in.size(), comm_, mpi_staged<MemSpace>(comm_)); },
+      [&] { return reduce_scratch(in.size(), comm_, staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ireduce(torus_.axis(axis), in, out, root, comm_, s);
       });
@@ -231,7 +231,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_shift(Axis axis, const Mat
                                                             const Mat& out, int displacement) {
   return launch(
       "shift", axis, bytes_of(in),
-      [&] { return shift_scratch(in.size(), mpi_staged<MemSpace>(comm_)); },
+      [&] { return shift_scratch(in.size(), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ishift(torus_.axis(axis), in, out, displacement, comm_, s);
       });
@@ -242,7 +242,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_send(Axis axis, const Mat&
                                                            int displacement) {
   return launch(
       "send", axis, bytes_of(buffer),
-      [&] { return point_to_point_scratch(buffer.size(), mpi_staged<MemSpace>(comm_)); },
+      [&] { return point_to_point_scratch(buffer.size(), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return isend(torus_.axis(axis), buffer, displacement, comm_, s);
       });
@@ -253,7 +253,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_recv(Axis axis, const Mat&
                                                            int displacement) {
   return launch(
       "recv", axis, bytes_of(buffer),
-      [&] { return point_to_point_scratch(buffer.size(), mpi_staged<MemSpace>(comm_)); },
+      [&] { return point_to_point_scratch(buffer.size(), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return irecv(torus_.axis(axis), buffer, displacement, comm_, s);
       });

@@ -114,6 +114,7 @@ class RealExecutor {
 
   const Torus& torus_;
   CommOptions comm_;
+  bool staged_;  // MPI goes through host mirrors (device memory, MPI not GPU-aware)
   int gemm_chunks_;
   OpId next_op_ = 0;
   Trace* trace_;

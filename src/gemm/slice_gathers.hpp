@@ -9,18 +9,16 @@
 //       ...work that does not need it...
 //       ex.gemm(gathered.wait(s), ...);    // sub-shard s has arrived
 //     }
-#include <algorithm>
-#include <array>
 #include <cstddef>
 
-#include "comm/slicing.hpp"
-#include "gemm/algorithm.hpp"
-#include "mesh/torus.hpp"
+#include "gemm/slice_buffers.hpp"
 
 namespace meshslice {
 
 template <class Exec>
-class SliceGathers {
+class SliceGathers : SliceBuffers<Exec> {
+  using Base = SliceBuffers<Exec>;
+
  public:
   using Mat = typename Exec::Mat;
 
@@ -28,35 +26,26 @@ class SliceGathers {
   // o.slices pieces of o.block-blocks) into rows x cols buffers; starts sub-shard 0.
   SliceGathers(Exec& ex, Axis axis, const Mat& local, MatrixDim dim, std::size_t rows,
                std::size_t cols, const GemmOptions& o, const char* label)
-      : ex_(ex), axis_(axis), local_(local), dim_(dim), options_(o) {
-    for (int i = 0; i < std::min(o.slices, 2); ++i) buffers_[i] = ex.alloc(rows, cols, label);
+      : Base(ex, axis, local, dim, rows, cols, o, label) {
     start(0);
   }
 
   // Starts sub-shard s+1, if there is one.
   void start_next(int s) {
-    if (s + 1 < options_.slices) start(s + 1);
+    if (s + 1 < this->options_.slices) start(s + 1);
   }
 
   // Waits for sub-shard s and returns its gathered buffer.
   const Mat& wait(int s) {
-    ex_.wait(ops_[s % 2]);
-    return buffers_[s % 2];
+    this->ex_.wait(this->ops_[s % 2]);
+    return this->buffers_[s % 2];
   }
 
  private:
   void start(int s) {
-    ops_[s % 2] = ex_.start_partial_all_gather(axis_, local_, buffers_[s % 2], dim_,
-                                               {options_.slices, s, options_.block});
+    this->ops_[s % 2] = this->ex_.start_partial_all_gather(
+        this->axis_, this->sliced_, this->buffers_[s % 2], this->dim_, this->spec(s));
   }
-
-  Exec& ex_;
-  Axis axis_;
-  Mat local_;
-  MatrixDim dim_;
-  GemmOptions options_;
-  std::array<Mat, 2> buffers_;
-  std::array<typename Exec::OpId, 2> ops_{};
 };
 
 }  // namespace meshslice

@@ -12,18 +12,16 @@
 //       scattered.start(s, beta);                        // slice s of c = RdS + beta * slice s
 //     }
 //     scattered.finish();
-#include <algorithm>
-#include <array>
 #include <cstddef>
 
-#include "comm/slicing.hpp"
-#include "gemm/algorithm.hpp"
-#include "mesh/torus.hpp"
+#include "gemm/slice_buffers.hpp"
 
 namespace meshslice {
 
 template <class Exec>
-class SliceScatters {
+class SliceScatters : SliceBuffers<Exec> {
+  using Base = SliceBuffers<Exec>;
+
  public:
   using Mat = typename Exec::Mat;
 
@@ -31,35 +29,24 @@ class SliceScatters {
   // (of o.block-blocks) of `shard`.
   SliceScatters(Exec& ex, Axis axis, const Mat& shard, MatrixDim dim, std::size_t rows,
                 std::size_t cols, const GemmOptions& o, const char* label)
-      : ex_(ex), axis_(axis), shard_(shard), dim_(dim), options_(o) {
-    for (int i = 0; i < std::min(o.slices, 2); ++i) buffers_[i] = ex.alloc(rows, cols, label);
-  }
+      : Base(ex, axis, shard, dim, rows, cols, o, label) {}
 
   // The buffer slice s's contribution goes to, once the reduce-scatter that last read it is done.
   const Mat& partial(int s) {
-    if (s >= 2) ex_.wait(ops_[s % 2]);
-    return buffers_[s % 2];
+    if (s >= 2) this->ex_.wait(this->ops_[s % 2]);
+    return this->buffers_[s % 2];
   }
 
   // Starts reduce-scattering partial(s) into slice s of the shard (slice = sum + beta * slice).
   void start(int s, double beta) {
-    ops_[s % 2] = ex_.start_partial_reduce_scatter(axis_, buffers_[s % 2], shard_, dim_,
-                                                   {options_.slices, s, options_.block}, beta);
+    this->ops_[s % 2] = this->ex_.start_partial_reduce_scatter(
+        this->axis_, this->buffers_[s % 2], this->sliced_, this->dim_, this->spec(s), beta);
   }
 
   // Waits for the reduce-scatters still in flight.
   void finish() {
-    for (int i = 0; i < std::min(options_.slices, 2); ++i) ex_.wait(ops_[i]);
+    for (int i = 0; i < this->in_flight(); ++i) this->ex_.wait(this->ops_[i]);
   }
-
- private:
-  Exec& ex_;
-  Axis axis_;
-  Mat shard_;
-  MatrixDim dim_;
-  GemmOptions options_;
-  std::array<Mat, 2> buffers_;
-  std::array<typename Exec::OpId, 2> ops_{};
 };
 
 }  // namespace meshslice

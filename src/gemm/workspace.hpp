@@ -98,9 +98,6 @@ class Workspace {
                              std::to_string(slots_.size()) + " collectives' scratch");
   }
 
-  std::size_t buffer_count() const { return buffers_.size(); }
-  std::size_t scratch_count() const { return scratch_.size(); }
-
  private:
   Mode mode_ = Mode::rehearse;
   std::vector<Mat> buffers_;
@@ -113,5 +110,21 @@ class Workspace {
 
 // Scratch of an executor whose collectives need none (the emulating executor).
 struct NoScratch {};
+
+// Attaches a workspace to an executor for the lifetime of the object (detached on any exit,
+// exceptions included): how a plan runs its rehearsal and its replays.
+template <class Exec>
+class AttachedWorkspace {
+ public:
+  AttachedWorkspace(Exec& ex, typename Exec::Workspace& workspace) : ex_(ex) {
+    ex_.use_workspace(&workspace);
+  }
+  ~AttachedWorkspace() { ex_.use_workspace(nullptr); }
+  AttachedWorkspace(const AttachedWorkspace&) = delete;
+  AttachedWorkspace& operator=(const AttachedWorkspace&) = delete;
+
+ private:
+  Exec& ex_;
+};
 
 }  // namespace meshslice

@@ -19,6 +19,7 @@
 #include "core/errors.hpp"
 #include "gemm/executor_interface.hpp"
 #include "gemm/gemm_problem.hpp"
+#include "gemm/workspace.hpp"
 
 namespace meshslice {
 
@@ -31,7 +32,8 @@ class GradientSync {
     workspace_.rehearse();
     for (std::size_t i = 0; i < shapes_.size(); ++i) {
       const Mat g = ex_.placeholder(shapes_[i].rows, shapes_[i].cols);
-      attached([&] { ops_.push_back(ex_.start_all_reduce(Axis::dp, g, g)); });
+      const AttachedWorkspace<Exec> attached(ex_, workspace_);
+      ops_.push_back(ex_.start_all_reduce(Axis::dp, g, g));
     }
     ops_.clear();
   }
@@ -50,7 +52,8 @@ class GradientSync {
             "GradientSync: gradient ", index, " is ", gradient.extent(0), "x",
             gradient.extent(1), " but was planned as ", shapes_[index].rows, "x",
             shapes_[index].cols);
-    attached([&] { ops_.push_back(ex_.start_all_reduce(Axis::dp, gradient, gradient)); });
+    const AttachedWorkspace<Exec> attached(ex_, workspace_);
+    ops_.push_back(ex_.start_all_reduce(Axis::dp, gradient, gradient));
     gradients_.push_back(gradient);
   }
 
@@ -69,17 +72,6 @@ class GradientSync {
   }
 
  private:
-  // Runs `f` with the workspace attached (detached again on any exit).
-  template <class F>
-  void attached(F&& f) {
-    struct Detach {
-      Exec& ex;
-      ~Detach() { ex.use_workspace(nullptr); }
-    } detach{ex_};
-    ex_.use_workspace(&workspace_);
-    f();
-  }
-
   Exec& ex_;
   std::vector<MatrixShape> shapes_;
   typename Exec::Workspace workspace_;

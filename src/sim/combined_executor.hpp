@@ -48,7 +48,6 @@ class CombinedExecutor {
       real.check_replayed();
       sim.check_replayed();
     }
-    std::size_t buffer_count() const { return real.buffer_count(); }
   };
 
   CombinedExecutor(Real& real, const hw::MachineModel& machine,

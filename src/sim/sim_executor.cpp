@@ -198,16 +198,18 @@ SimExecutor::OpId SimExecutor::start_all_reduce(Axis axis, const Mat& in, const 
                      out, P > 1 ? 2.0 * (P - 1) * bytes / P : 0.0);
 }
 
-SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int) {
+SimExecutor::OpId SimExecutor::point_to_point(const char* name, Axis axis, const Mat& buffer) {
   const double bytes = buffer.size() * element_bytes();
-  return communicate("send", axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
+  return communicate(name, axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
                      bytes);
 }
 
+SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int) {
+  return point_to_point("send", axis, buffer);
+}
+
 SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int) {
-  const double bytes = buffer.size() * element_bytes();
-  return communicate("recv", axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
-                     bytes);
+  return point_to_point("recv", axis, buffer);
 }
 
 SimExecutor::OpId SimExecutor::start_broadcast(Axis axis, const Mat& buffer, int) {

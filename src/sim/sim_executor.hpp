@@ -151,6 +151,8 @@ class SimExecutor {
   double element_bytes() const { return machine_.machine.chip.element_bytes; }
   OpId communicate(const char* name, Axis axis, const hw::CommCost& cost, const Mat& in,
                    const Mat& out, double bytes_sent);
+  // One send or receive of `buffer` over the axis's link (a pipeline-stage hop).
+  OpId point_to_point(const char* name, Axis axis, const Mat& buffer);
   // A synchronous copy on the cores from `in` (if any) into `out`.
   void local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
                   double bytes_written);
