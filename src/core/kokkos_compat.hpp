@@ -6,7 +6,8 @@
 //     of that name so Kokkos tools still see what waited;
 //   - KokkosBlas::gemm on an execution-space instance (KokkosKernels 4.x); 3.4 has only the
 //     default-instance overload, so the instance is fenced first and the call runs on the
-//     default one (on Serial, the only backend Debian ships, they are the same).
+//     default one (on Serial, the only backend Debian ships, they are the same);
+//   - math functions for kernels (kmath::sqrt & co.).
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
 
@@ -62,5 +63,23 @@ class ProfilingRegion {
   ProfilingRegion(const ProfilingRegion&) = delete;
   ProfilingRegion& operator=(const ProfilingRegion&) = delete;
 };
+
+// Math functions callable in kernels on every backend: Kokkos >= 3.7 has them in Kokkos::,
+// 3.4 in Kokkos::Experimental:: (std:: would not compile for a GPU).
+namespace kmath {
+#if KOKKOS_VERSION >= 30700
+using Kokkos::cos;
+using Kokkos::exp;
+using Kokkos::log;
+using Kokkos::sqrt;
+using Kokkos::tanh;
+#else
+using Kokkos::Experimental::cos;
+using Kokkos::Experimental::exp;
+using Kokkos::Experimental::log;
+using Kokkos::Experimental::sqrt;
+using Kokkos::Experimental::tanh;
+#endif
+}  // namespace kmath
 
 }  // namespace meshslice

@@ -41,6 +41,10 @@ class RealExecutor {
   int mesh_cols() const { return torus_.size(Axis::col); }
   int coord(Axis axis) const { return torus_.coord(axis); }
   int size(Axis axis) const { return torus_.size(axis); }
+  const Torus& torus() const { return torus_; }
+  // The instance local GEMMs run on: callers queue their own kernels (the training step's norms,
+  // attention, activations) here so they stay ordered with the GEMMs around them.
+  const ExecSpace& compute_space() const { return compute_; }
 
   // Buffers (see gemm/executor_interface.hpp for the workspace protocol).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label);

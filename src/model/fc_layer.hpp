@@ -12,7 +12,12 @@
 // W-stationary layer takes its input (and gives its input gradient). The weight gradient is
 // accumulated over micro-batches through the GEMM's beta: no extra copies.
 //
-//     FcLayer<RealExecutor<float>> layer(ex, Stationary::Y, tokens, in, out, {choice, choice, choice});
+// The transposed variant computes the transpose of every one of those GEMMs, C^T = op'(B^T, A^T)
+// (OS stays OS, LS and RS swap): every tensor is kept transposed (Y-stn then takes X^T and gives
+// Y^T; W-stn takes X and gives Y^T), and the two operands of each GEMM swap places. The training
+// driver uses it where it saves a re-layout of the layer's input.
+//
+//     FcLayer<RealExecutor<float>> layer(ex, Stationary::Y, false, tokens, in, out, {choice, choice, choice});
 //     layer.forward(x, w, y);
 //     layer.backward_data(dy, w, dx);
 //     layer.backward_weight(x, dy, dw, /*accumulate=*/micro_batch > 0);
@@ -38,10 +43,12 @@ class FcLayer {
 
   // Plans the three GEMMs for `tokens` rows of X, `in` inputs and `out` outputs. A choice the
   // mesh cannot run is a UserError on every rank, naming the pass.
-  FcLayer(Exec& ex, Stationary stationary, std::size_t tokens, std::size_t in, std::size_t out,
-          const std::array<GemmChoice, 3>& choices)
-      : stationary_(stationary) {
-    const auto problems = fc_layer_gemms(stationary, tokens, in, out);
+  FcLayer(Exec& ex, Stationary stationary, bool transposed, std::size_t tokens, std::size_t in,
+          std::size_t out, const std::array<GemmChoice, 3>& choices)
+      : stationary_(stationary), transposed_(transposed) {
+    auto problems = fc_layer_gemms(stationary, tokens, in, out);
+    if (transposed)
+      for (auto& p : problems) p = meshslice::transposed(p);
     for (int pass = 0; pass < 3; ++pass) {
       const Algorithm a = choices[pass].algorithm;
       require(a != Algorithm::tp1d && a != Algorithm::fsdp, "FC layer ", pass_name(Pass(pass)),
@@ -52,7 +59,8 @@ class FcLayer {
         plans_[pass] = std::make_unique<GemmPlan<Exec>>(ex, choices[pass].algorithm,
                                                         problems[pass], choices[pass].options);
       } catch (const UserError& e) {
-        throw UserError(concat("FC layer (", stationary_name(stationary), ", ", tokens,
+        throw UserError(concat("FC layer (", stationary_name(stationary),
+                               transposed ? " transposed" : "", ", ", tokens,
                                " tokens, ", in, " -> ", out, "), ", pass_name(Pass(pass)), ": ",
                                e.what()));
       }
@@ -60,6 +68,7 @@ class FcLayer {
   }
 
   Stationary stationary() const { return stationary_; }
+  bool transposed() const { return transposed_; }
   const GemmPlan<Exec>& plan(Pass pass) const { return *plans_[static_cast<int>(pass)]; }
 
   // y = x w (x is X, or X^T when W-stationary; w is W, or W^T when X-stationary).
@@ -87,10 +96,15 @@ class FcLayer {
 
  private:
   void run(Pass pass, const Mat& a, const Mat& b, const Mat& c, double beta = 0.0) {
-    plans_[static_cast<int>(pass)]->run(a, b, c, 1.0, beta);
+    auto& plan = *plans_[static_cast<int>(pass)];
+    if (transposed_)
+      plan.run(b, a, c, 1.0, beta);  // C^T = op'(B^T, A^T): the operands as kept, swapped
+    else
+      plan.run(a, b, c, 1.0, beta);
   }
 
   Stationary stationary_;
+  bool transposed_;
   std::array<std::unique_ptr<GemmPlan<Exec>>, 3> plans_;
 };
 

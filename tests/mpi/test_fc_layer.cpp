@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "core/errors.hpp"
 #include "gemm/real_executor.hpp"
@@ -17,18 +18,22 @@ namespace {
 
 constexpr std::size_t kT = 48, kI = 72, kO = 96;  // tokens, inputs, outputs
 
-class FcLayerRows : public ::testing::TestWithParam<Stationary> {};
+// A row of Table 1, and whether its transposed variant runs.
+class FcLayerRows : public ::testing::TestWithParam<std::tuple<Stationary, bool>> {};
 
 TEST_P(FcLayerRows, TrainingStepMatchesSerial) {
-  const Stationary s = GetParam();
+  const auto [s, transposed_variant] = GetParam();
   // Two micro-batches of the same layer.
   const GlobalMatrix w = global_matrix({kI, kO}, 1, 0, 1.0 / 16);
   const GlobalMatrix x[2] = {global_matrix({kT, kI}, 2, 0, 1.0 / 16),
                              global_matrix({kT, kI}, 2, 1, 1.0 / 16)};
   const GlobalMatrix dy[2] = {global_matrix({kT, kO}, 3, 0, 1.0 / 16),
                               global_matrix({kT, kO}, 3, 1, 1.0 / 16)};
-  // The layouts of Table 1's row: X-stn keeps W^T (and W'^T), W-stn takes X^T (and gives X'^T).
-  const bool wt = s == Stationary::X, xt = s == Stationary::W;
+  // The layouts of Table 1's row: X-stn keeps W^T (and W'^T), W-stn takes X^T (and gives X'^T);
+  // the transposed variant keeps every tensor transposed.
+  const bool wt = (s == Stationary::X) != transposed_variant;
+  const bool xt = (s == Stationary::W) != transposed_variant;
+  const bool yt = transposed_variant;
   const std::array<GemmChoice, 3> collective{GemmChoice{Algorithm::collective, {1, 1}},
                                              GemmChoice{Algorithm::collective, {1, 1}},
                                              GemmChoice{Algorithm::collective, {1, 1}}};
@@ -37,14 +42,15 @@ TEST_P(FcLayerRows, TrainingStepMatchesSerial) {
                                          GemmChoice{Algorithm::meshslice, {2, 1}}};
   for (const auto& choices : {collective, sliced}) {
     RealExecutor<double> ex(torus(), CommOptions{});
-    FcLayer<RealExecutor<double>> layer(ex, s, kT, kI, kO, choices);
+    FcLayer<RealExecutor<double>> layer(ex, s, transposed_variant, kT, kI, kO, choices);
     const auto w_shard = block(wt ? transpose(w) : w);
     Matrix<double> dw("dw", w_shard.extent(0), w_shard.extent(1));
     GlobalMatrix dw_want{{kI, kO}, std::vector<double>(kI * kO, 0.0)};
     for (int mb = 0; mb < 2; ++mb) {
       const auto x_shard = block(xt ? transpose(x[mb]) : x[mb]);
-      const auto dy_shard = block(dy[mb]);
-      Matrix<double> y("y", kT / torus().size(Axis::row), kO / torus().size(Axis::col));
+      const auto dy_shard = block(yt ? transpose(dy[mb]) : dy[mb]);
+      const std::size_t y_rows = yt ? kO : kT, y_cols = yt ? kT : kO;
+      Matrix<double> y("y", y_rows / torus().size(Axis::row), y_cols / torus().size(Axis::col));
       Matrix<double> dx("dx", x_shard.extent(0), x_shard.extent(1));
       layer.forward(x_shard, w_shard, y);
       layer.backward_data(dy_shard, w_shard, dx);
@@ -52,9 +58,10 @@ TEST_P(FcLayerRows, TrainingStepMatchesSerial) {
       const GlobalMatrix dx_want = product(dy[mb], false, w, true);
       const GlobalMatrix step = product(x[mb], true, dy[mb], false);
       for (std::size_t i = 0; i < dw_want.values.size(); ++i) dw_want.values[i] += step.values[i];
-      const std::string what = concat(stationary_name(s), " ",
+      const std::string what = concat(stationary_name(s), transposed_variant ? " transposed " : " ",
                                       algorithm_name(choices[0].algorithm), " micro-batch ", mb);
-      EXPECT_LE(worst_error(y, product(x[mb], false, w, false)), 1e-12) << what << " Y";
+      const GlobalMatrix y_want = product(x[mb], false, w, false);
+      EXPECT_LE(worst_error(y, yt ? transpose(y_want) : y_want), 1e-12) << what << " Y";
       EXPECT_LE(worst_error(dx, xt ? transpose(dx_want) : dx_want), 1e-12) << what << " X'";
       EXPECT_LE(worst_error(dw, wt ? transpose(dw_want) : dw_want), 1e-12) << what << " W'";
     }
@@ -62,19 +69,23 @@ TEST_P(FcLayerRows, TrainingStepMatchesSerial) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table1, FcLayerRows,
-                         ::testing::Values(Stationary::Y, Stationary::X, Stationary::W),
+                         ::testing::Combine(::testing::Values(Stationary::Y, Stationary::X,
+                                                              Stationary::W),
+                                            ::testing::Bool()),
                          [](const auto& info) {
-                           return std::string(1, "YXW"[static_cast<int>(info.param)]) + "stn";
+                           const int row = static_cast<int>(std::get<0>(info.param));
+                           return std::string(1, "YXW"[row]) + "stn" +
+                                  (std::get<1>(info.param) ? "_transposed" : "");
                          });
 
 TEST(FcLayerErrors, OneDimensionalAlgorithmsAndBadSlicesAreClearErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});
   const GemmChoice ok{Algorithm::collective, {1, 1}};
   using Layer = FcLayer<RealExecutor<double>>;
-  EXPECT_THROW(Layer(ex, Stationary::Y, kT, kI, kO, {GemmChoice{Algorithm::tp1d, {1, 1}}, ok, ok}),
+  EXPECT_THROW(Layer(ex, Stationary::Y, false, kT, kI, kO, {GemmChoice{Algorithm::tp1d, {1, 1}}, ok, ok}),
                UserError);
   try {
-    Layer(ex, Stationary::Y, kT, kI, kO, {ok, ok, GemmChoice{Algorithm::meshslice, {5, 7}}});
+    Layer(ex, Stationary::Y, false, kT, kI, kO, {ok, ok, GemmChoice{Algorithm::meshslice, {5, 7}}});
     ADD_FAILURE() << "S=5, B=7 accepted";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("bwd_weight"), std::string::npos) << e.what();

@@ -34,8 +34,8 @@ TEST_P(GradientSyncTest, AveragesOverReplicasWhileTheBackwardPassRuns) {
                                          GemmChoice{Algorithm::meshslice, {2, 1}},
                                          GemmChoice{Algorithm::meshslice, {2, 1}}};
   // Layer 1: H -> F, layer 2: F -> H, both Y-stationary.
-  FcLayer<RealExecutor<double>> first(ex, Stationary::Y, kT, kH, kF, choice);
-  FcLayer<RealExecutor<double>> second(ex, Stationary::Y, kT, kF, kH, choice);
+  FcLayer<RealExecutor<double>> first(ex, Stationary::Y, false, kT, kH, kF, choice);
+  FcLayer<RealExecutor<double>> second(ex, Stationary::Y, false, kT, kF, kH, choice);
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
   GradientSync<RealExecutor<double>> sync(ex, {{kF / rows, kH / cols}, {kH / rows, kF / cols}});
 

@@ -1,0 +1,52 @@
+#pragma once
+// The distributed transpose of a matrix kept in Pr x Pc blocks (chip (i, j) holds block (i, j)):
+// R x C in, its C x R transpose out, again in Pr x Pc blocks. It is the training driver's
+// re-layout: an activation whose tokens are split over mesh rows and hidden over mesh columns
+// becomes one whose hidden is split over rows and tokens over columns (what a W-stationary
+// layer takes), and back.
+//
+// Each chip sends every other chip of the row x col group (the tp ring) the part of its block
+// that lands in that chip's output block, already transposed, so the receiver only copies
+// contiguous runs: one all-to-all of R*C/P elements per chip, never a gather of the whole
+// matrix. Planned: the exchange buffers are allocated at construction, a run allocates nothing.
+//
+//     BlockTranspose<float> relayout(torus, rows, cols);
+//     relayout.run(space, x, xt);   // xt = x^T, both in Pr x Pc blocks
+#include <cstddef>
+#include <vector>
+
+#include "core/kokkos_types.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+template <class T>
+class BlockTranspose {
+ public:
+  // UserError unless R and C split evenly over both mesh axes (each is a row and a column
+  // dimension on one side of the transpose).
+  BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols);
+
+  // out = in^T: in is this chip's R/Pr x C/Pc block, out its C/Pr x R/Pc block. Kernels run on
+  // `space`; returns once out is written (fenced).
+  void run(const ExecSpace& space, const Matrix<T>& in, const Matrix<T>& out);
+
+  // Elements this chip sends to other chips per run (what a re-layout costs on the links).
+  std::size_t elements_sent() const { return elements_sent_; }
+
+ private:
+  // The rectangle of the input matrix (global indices) one chip pair exchanges.
+  struct Piece {
+    std::size_t row0 = 0, rows = 0, col0 = 0, cols = 0;  // in the input matrix's coordinates
+    std::size_t offset = 0;                              // in the packed buffer
+  };
+  const Torus& torus_;
+  std::size_t rows_, cols_;
+  std::vector<Piece> sends_, receives_;  // indexed by tp rank
+  std::vector<int> send_counts_, send_offsets_, receive_counts_, receive_offsets_;
+  Buffer<T> send_, receive_;
+  typename Buffer<T>::HostMirror send_host_, receive_host_;
+  std::size_t elements_sent_ = 0;
+};
+
+}  // namespace meshslice

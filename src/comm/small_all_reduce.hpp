@@ -1,0 +1,53 @@
+#pragma once
+// Blocking sums of small device matrices over a mesh axis: the training step's per-token
+// statistics (RMSNorm), norm-gain gradients and scalars (loss, gradient norm). They are a few
+// kilobytes and sit on the step's critical path, so they go through MPI_Allreduce on a host
+// mirror allocated once, not through the ring collectives' pipelines.
+//
+//     SmallAllReduce<float> reduce(max_elements);
+//     reduce.sum(space, torus.axis(Axis::col), dot);   // dot = sum over the ring of dot
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+
+#include "comm/mpi_datatype.hpp"
+#include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+template <class T>
+class SmallAllReduce {
+ public:
+  explicit SmallAllReduce(std::size_t max_elements)
+      : host_(Kokkos::ViewAllocateWithoutInitializing("small_all_reduce"), max_elements) {}
+
+  // x = the sum of x over `ring`, in place (x contiguous, at most max_elements).
+  void sum(const ExecSpace& space, const AxisComm& ring, const Matrix<T>& x) {
+    require(x.size() <= host_.extent(0), "SmallAllReduce: ", x.size(), " elements, planned for ",
+            host_.extent(0));
+    if (ring.size() == 1) return;
+    const Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(host_.data(), x.size());
+    const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), x.size());
+    Kokkos::deep_copy(space, host, flat);
+    fence(space, "small_all_reduce");
+    MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(x.size()), mpi_datatype<T>(), MPI_SUM,
+                  ring.comm());
+    Kokkos::deep_copy(space, flat, host);
+    fence(space, "small_all_reduce");
+  }
+
+  // A host scalar summed over `ring`.
+  static double sum(const AxisComm& ring, double value) {
+    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, ring.comm());
+    return value;
+  }
+
+ private:
+  Kokkos::View<T*, Kokkos::HostSpace> host_;
+};
+
+}  // namespace meshslice

@@ -1,0 +1,118 @@
+#pragma once
+// The element-by-element kernels of the training step: initialisation, GeLU, residual adds, the
+// loss, sums of squares and the optimizers' updates. Every one runs on the caller's execution
+// space instance, on shards of any layout.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/kokkos_types.hpp"
+#include "model/model_math.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace meshslice {
+
+// Runs f(r, c) for every element of an R x C shard.
+template <class F>
+void for_each_element(const char* name, const ExecSpace& space, std::size_t rows, std::size_t cols,
+                      const F& f) {
+  Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace>(space, 0, rows * cols),
+                       KOKKOS_LAMBDA(std::size_t k) { f(k / cols, k % cols); });
+}
+
+// A parameter shard's initial values (model_math.hpp's init_value of its logical elements).
+template <class T>
+void fill_parameter(const ExecSpace& space, const Matrix<T>& shard, const StoredLayout& layout,
+                    std::uint64_t seed, std::uint64_t stream, double std_dev) {
+  for_each_element("init_parameter", space, shard.extent(0), shard.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+                     std::size_t row = 0, col = 0;
+                     layout.logical(r, c, row, col);
+                     shard(r, c) = static_cast<T>(init_value(seed, stream, std_dev, row, col));
+                   });
+}
+
+// Inputs in the standard layout: shard element (r, c) is token token0 + r, hidden col0 + c.
+template <class T>
+void fill_inputs(const ExecSpace& space, const Matrix<T>& x, std::uint64_t seed,
+                 std::uint64_t stream, std::size_t token0, std::size_t col0) {
+  for_each_element("init_inputs", space, x.extent(0), x.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+                     x(r, c) = static_cast<T>(counter_normal(seed, stream, token0 + r, col0 + c));
+                   });
+}
+
+template <class T>
+void gelu_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& z) {
+  for_each_element("gelu_forward", space, u.extent(0), u.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = gelu(u(r, c)); });
+}
+
+// du = dz * gelu'(u), in place of dz.
+template <class T>
+void gelu_backward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& dz) {
+  for_each_element("gelu_backward", space, u.extent(0), u.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+                     dz(r, c) *= gelu_derivative(u(r, c));
+                   });
+}
+
+// x += y (the residual stream).
+template <class T>
+void add_into(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& y) {
+  for_each_element("residual_add", space, x.extent(0), x.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) { x(r, c) += y(r, c); });
+}
+
+// Sum of squares of a shard, in double.
+template <class T>
+double sum_squares(const ExecSpace& space, const Matrix<T>& x) {
+  const std::size_t cols = x.extent(1);
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "sum_squares", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0) * cols),
+      KOKKOS_LAMBDA(std::size_t k, double& acc) {
+        const double v = static_cast<double>(x(k / cols, k % cols));
+        acc += v * v;
+      },
+      sum);
+  return sum;
+}
+
+// The squared error's sum over the shard, and its gradient dy = factor (y - target).
+template <class T>
+double squared_error(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& target,
+                     double factor, const Matrix<T>& dy) {
+  const std::size_t cols = y.extent(1);
+  const T f = static_cast<T>(factor);
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "squared_error", Kokkos::RangePolicy<ExecSpace>(space, 0, y.extent(0) * cols),
+      KOKKOS_LAMBDA(std::size_t k, double& acc) {
+        const std::size_t r = k / cols, c = k % cols;
+        const T diff = y(r, c) - target(r, c);
+        dy(r, c) = f * diff;
+        acc += static_cast<double>(diff) * static_cast<double>(diff);
+      },
+      sum);
+  return sum;
+}
+
+template <class T>
+void sgd_step(const ExecSpace& space, const UpdateScalars& u, const Matrix<T>& w,
+              const Matrix<T>& grad, const Matrix<T>& velocity) {
+  for_each_element("sgd_update", space, w.extent(0), w.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+                     sgd_update(u, w(r, c), grad(r, c), velocity(r, c));
+                   });
+}
+
+template <class T>
+void adamw_step(const ExecSpace& space, const UpdateScalars& u, const Matrix<T>& w,
+                const Matrix<T>& grad, const Matrix<T>& m, const Matrix<T>& v) {
+  for_each_element("adamw_update", space, w.extent(0), w.extent(1),
+                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+                     adamw_update(u, w(r, c), grad(r, c), m(r, c), v(r, c));
+                   });
+}
+
+}  // namespace meshslice

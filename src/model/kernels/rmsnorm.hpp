@@ -1,0 +1,86 @@
+#pragma once
+// RMSNorm on a shard whose hidden dimension is split over mesh columns: h = x / rms(x) * g with
+// rms over the whole hidden dimension, so the per-token sums of squares (forward) and the
+// per-token dot product of the backward pass are partial sums the caller all-reduces over the
+// axis that splits hidden, between the two kernels of each pass.
+//
+//   forward:   row_sum_squares(x, ss); all-reduce ss; rmsnorm_apply(x, ss, g, H, rinv, h)
+//   backward:  rmsnorm_backward_partials(dh, x, g, rinv, dot, dg); all-reduce dot (hidden
+//              axis) and dg (token axis); rmsnorm_backward_apply(dh, x, g, rinv, dot, H, dx)
+#include <cstddef>
+
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+#include "model/model_config.hpp"
+
+namespace meshslice {
+
+// ss(t, 0) = sum over this shard's columns of x(t, c)^2.
+template <class T>
+void row_sum_squares(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& ss) {
+  const std::size_t cols = x.extent(1);
+  Kokkos::parallel_for(
+      "rmsnorm_sum_squares", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t) {
+        T sum = 0;
+        for (std::size_t c = 0; c < cols; ++c) sum += x(t, c) * x(t, c);
+        ss(t, 0) = sum;
+      });
+}
+
+// rinv(t) = 1 / sqrt(ss(t) / H + eps);  h = x * rinv * g (g: 1 x this shard's columns).
+template <class T>
+void rmsnorm_apply(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& ss,
+                   const Matrix<T>& g, std::size_t hidden, const Matrix<T>& rinv,
+                   const Matrix<T>& h) {
+  const std::size_t cols = x.extent(1);
+  const T inv_hidden = T(1) / static_cast<T>(hidden), eps = static_cast<T>(kRmsNormEpsilon);
+  Kokkos::parallel_for(
+      "rmsnorm_apply", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t) {
+        const T r = T(1) / kmath::sqrt(ss(t, 0) * inv_hidden + eps);
+        rinv(t, 0) = r;
+        for (std::size_t c = 0; c < cols; ++c) h(t, c) = x(t, c) * r * g(0, c);
+      });
+}
+
+// The backward pass's partial sums: dot(t) = sum_c g dh x over this shard's columns, and the
+// gain gradient over this shard's tokens, dg(c) = sum_t dh x rinv.
+template <class T>
+void rmsnorm_backward_partials(const ExecSpace& space, const Matrix<T>& dh, const Matrix<T>& x,
+                               const Matrix<T>& g, const Matrix<T>& rinv, const Matrix<T>& dot,
+                               const Matrix<T>& dg) {
+  const std::size_t rows = x.extent(0), cols = x.extent(1);
+  Kokkos::parallel_for(
+      "rmsnorm_backward_dot", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),
+      KOKKOS_LAMBDA(std::size_t t) {
+        T sum = 0;
+        for (std::size_t c = 0; c < cols; ++c) sum += g(0, c) * dh(t, c) * x(t, c);
+        dot(t, 0) = sum;
+      });
+  Kokkos::parallel_for(
+      "rmsnorm_backward_gain", Kokkos::RangePolicy<ExecSpace>(space, 0, cols),
+      KOKKOS_LAMBDA(std::size_t c) {
+        T sum = 0;
+        for (std::size_t t = 0; t < rows; ++t) sum += dh(t, c) * x(t, c) * rinv(t, 0);
+        dg(0, c) = sum;
+      });
+}
+
+// dx += rinv g dh - x rinv^3 dot / H: the input gradient, added to what dx holds (the residual
+// stream's gradient).
+template <class T>
+void rmsnorm_backward_apply(const ExecSpace& space, const Matrix<T>& dh, const Matrix<T>& x,
+                            const Matrix<T>& g, const Matrix<T>& rinv, const Matrix<T>& dot,
+                            std::size_t hidden, const Matrix<T>& dx) {
+  const std::size_t cols = x.extent(1);
+  const T inv_hidden = T(1) / static_cast<T>(hidden);
+  Kokkos::parallel_for(
+      "rmsnorm_backward_apply", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t) {
+        const T r = rinv(t, 0), k = r * r * r * dot(t, 0) * inv_hidden;
+        for (std::size_t c = 0; c < cols; ++c) dx(t, c) += r * g(0, c) * dh(t, c) - x(t, c) * k;
+      });
+}
+
+}  // namespace meshslice

@@ -1,0 +1,58 @@
+#pragma once
+// How each FC layer of a transformer block runs (the same for every block: they have the same
+// shapes): its row of Table 1, whether the transposed variant is used, and the algorithm and
+// slicing of each of its three GEMMs. The layouts follow from that:
+//
+//   activation layouts   standard:    tokens split over mesh rows, hidden over mesh columns
+//                        transposed:  the transpose (hidden over rows, tokens over columns)
+//   Y-stn, X-stn         input and output standard (both transposed in the transposed variant)
+//   W-stn                input transposed, output standard (the transposed variant: input
+//                        standard, output transposed)
+//   weight kept as       W for Y- and W-stn, W^T for X-stn; the other in the transposed variant
+//
+// Everything else in a block (RMSNorm, attention, residual adds) works in the standard layout,
+// and GeLU in whatever layout FF1 produces; where a layer's input or output layout differs from
+// its neighbour's, the driver re-lays the activation out (a distributed transpose) and counts it.
+#include <array>
+#include <cstddef>
+#include <string>
+
+#include "gemm/fc_dataflow.hpp"
+#include "model/fc_layer.hpp"
+#include "model/model_config.hpp"
+
+namespace meshslice {
+
+enum class Layout { standard, transposed };
+const char* layout_name(Layout layout);  // "tokens/row hidden/col" or "hidden/row tokens/col"
+
+enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
+constexpr int kFcKinds = 4;
+const char* fc_name(FcKind kind);        // "qkv", "attn_out", "ff1", "ff2"
+FcKind parse_fc_kind(const std::string& name);
+ParamKind fc_param(FcKind kind);         // the parameter holding the layer's weight
+std::size_t fc_inputs(const ModelShape& shape, FcKind kind);
+std::size_t fc_outputs(const ModelShape& shape, FcKind kind);
+
+struct FcPlan {
+  Stationary stationary = Stationary::Y;
+  bool transposed = false;
+  std::array<GemmChoice, 3> gemms{};  // indexed by Pass
+
+  Layout input() const;
+  Layout output() const;
+  bool weight_transposed() const;
+  std::string str() const;  // "Y-stn fwd meshslice S=2 B=1, ..."
+};
+
+using BlockPlan = std::array<FcPlan, kFcKinds>;
+
+// The paper's phase-1 rule for T tokens per replica: the largest of X, W and Y stays stationary,
+// and the transposed variant is used when that saves a re-layout of the layer's input (FF2's
+// input is FF1's output, in whatever layout FF1 gives it). Every GEMM runs `choice`.
+BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice);
+
+// The transposed flag that makes a layer of row `s` take its input in layout `wanted`.
+bool transposed_for_input(Stationary s, Layout wanted);
+
+}  // namespace meshslice

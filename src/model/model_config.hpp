@@ -1,0 +1,81 @@
+#pragma once
+// What a training run is, independent of how it is distributed: the transformer's shape, the
+// synthetic task's seeds and the optimizer. The serial reference and the distributed model both
+// take these, and everything they initialise is a function of (seed, tensor, logical row,
+// logical column) only (model/counter_random.hpp), so every mesh trains the same model.
+//
+// The model: L pre-norm blocks, each
+//   h = RMSNorm(x) * g1;  [q k v] = h Wqkv;  a = causal multi-head attention(q, k, v);
+//   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + GeLU(h W1) W2
+// with no biases. The task: a fixed random teacher of the same shape maps random inputs to
+// targets; the loss is the mean squared error over every element of the output.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace meshslice {
+
+struct ModelShape {
+  std::size_t hidden = 64;     // H
+  std::size_t heads = 4;       // heads x head_dim = H
+  std::size_t blocks = 2;      // L
+  std::size_t seq_len = 16;    // tokens per sequence
+  std::size_t sequences = 4;   // sequences per data-parallel replica and step
+  std::size_t ffn() const { return 4 * hidden; }
+  std::size_t head_dim() const { return hidden / heads; }
+  std::size_t tokens() const { return sequences * seq_len; }  // T per replica and step
+};
+
+constexpr double kRmsNormEpsilon = 1e-6;
+
+// The parameters of one block, in the order the backward pass produces their gradients last
+// to first (kind numbers are part of the seeding: do not reorder).
+enum class ParamKind { norm1_gain = 0, qkv = 1, attn_out = 2, norm2_gain = 3, ff1 = 4, ff2 = 5 };
+constexpr int kParamKinds = 6;
+const char* param_kind_name(ParamKind kind);  // "norm1_gain", "qkv", ...
+
+// Logical shape of a parameter (gains are 1 x H).
+struct ParamShape {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+};
+ParamShape param_shape(const ModelShape& shape, ParamKind kind);
+
+// The id that seeds parameter `kind` of block `block`.
+constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
+  return 8 * static_cast<std::uint64_t>(block) + static_cast<std::uint64_t>(kind);
+}
+
+enum class OptimizerKind { sgd, adamw };
+const char* optimizer_name(OptimizerKind kind);   // "sgd", "adamw"
+OptimizerKind parse_optimizer(const std::string& name);  // UserError listing the valid names
+
+struct OptimizerSettings {
+  OptimizerKind kind = OptimizerKind::adamw;
+  double lr = 1e-3;           // peak learning rate, reached after warm-up
+  double min_lr = 1e-4;       // where the cosine decay ends
+  std::size_t warmup_steps = 10;
+  std::size_t total_steps = 100;  // the cosine decay reaches min_lr here
+  double momentum = 0.9;      // SGD: v = momentum v + g; w -= lr v
+  double beta1 = 0.9;         // AdamW
+  double beta2 = 0.95;
+  double epsilon = 1e-8;
+  double weight_decay = 0.0;  // AdamW, decoupled, weight matrices only (not the norm gains)
+  double clip_norm = 1.0;     // gradients are scaled to this global L2 norm when above; 0: off
+};
+
+struct TaskSeeds {
+  std::uint64_t student = 1;  // the trained model's initial weights
+  std::uint64_t teacher = 2;  // the fixed model whose outputs are the targets
+  std::uint64_t data = 3;     // inputs
+};
+
+// The stream of the inputs of training step `step` (0-based) and of evaluation batch `batch`.
+// Input element (global token g, hidden h) of a step is counter_normal(data seed, stream, g, h);
+// replica r of dp takes global tokens [r T, (r + 1) T).
+constexpr std::uint64_t train_input_stream(std::size_t step) { return step; }
+constexpr std::uint64_t eval_input_stream(std::size_t batch) {
+  return (std::uint64_t{1} << 40) + batch;  // held out: never a training step's stream
+}
+
+}  // namespace meshslice

@@ -1,0 +1,118 @@
+#pragma once
+// The scalar formulas of the model and its optimizers, shared by the serial reference and the
+// distributed kernels so that both compute the same thing element by element (what the
+// distributed model adds — layouts, collectives, the GEMM library — is what the tests check).
+#include <cmath>
+#include <cstddef>
+
+#include "core/kokkos_compat.hpp"
+#include "model/counter_random.hpp"
+#include "model/model_config.hpp"
+
+namespace meshslice {
+
+// GeLU, tanh approximation (GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <class T>
+KOKKOS_INLINE_FUNCTION T gelu(T x) {
+  const T c = T(0.7978845608028654);
+  return T(0.5) * x * (T(1) + kmath::tanh(c * (x + T(0.044715) * x * x * x)));
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T gelu_derivative(T x) {
+  const T c = T(0.7978845608028654);
+  const T t = kmath::tanh(c * (x + T(0.044715) * x * x * x));
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * c * (T(1) + T(3 * 0.044715) * x * x);
+}
+
+// Standard deviation of a weight matrix's initial values: 1/sqrt(fan_in), and for the two
+// matrices that write into the residual stream (attention output, FF2) a further 1/sqrt(2L)
+// (GPT-2), so the residual stream's variance does not grow with depth.
+inline double init_std(const ModelShape& shape, ParamKind kind) {
+  const double fan_in = static_cast<double>(param_shape(shape, kind).rows);
+  double s = 1.0 / std::sqrt(fan_in);
+  if (kind == ParamKind::attn_out || kind == ParamKind::ff2)
+    s /= std::sqrt(2.0 * static_cast<double>(shape.blocks));
+  return s;
+}
+
+inline bool is_gain(ParamKind kind) {
+  return kind == ParamKind::norm1_gain || kind == ParamKind::norm2_gain;
+}
+
+// Initial value of logical element (row, col) of a parameter; gains start at 1.
+KOKKOS_INLINE_FUNCTION double init_value(std::uint64_t seed, std::uint64_t stream, double std_dev,
+                                         std::size_t row, std::size_t col) {
+  if (std_dev == 0) return 1.0;  // a gain (see parameter_std)
+  return std_dev * counter_normal(seed, stream, row, col);
+}
+// The std_dev argument of init_value for a parameter: 0 marks a gain.
+inline double parameter_std(const ModelShape& shape, ParamKind kind) {
+  return is_gain(kind) ? 0.0 : init_std(shape, kind);
+}
+
+// Learning rate of step t (1-based): linear warm-up from lr/warmup to lr over warmup_steps, then
+// cosine decay to min_lr at total_steps (and min_lr after).
+inline double learning_rate(const OptimizerSettings& o, std::size_t t) {
+  if (o.warmup_steps > 0 && t <= o.warmup_steps)
+    return o.lr * static_cast<double>(t) / static_cast<double>(o.warmup_steps);
+  if (t >= o.total_steps || o.total_steps <= o.warmup_steps) return o.min_lr;
+  const double progress = static_cast<double>(t - o.warmup_steps) /
+                          static_cast<double>(o.total_steps - o.warmup_steps);
+  return o.min_lr + 0.5 * (o.lr - o.min_lr) * (1.0 + std::cos(3.141592653589793 * progress));
+}
+
+// The factor gradients are multiplied by before the update: clip to the global norm.
+inline double clip_factor(const OptimizerSettings& o, double global_norm) {
+  if (o.clip_norm <= 0 || global_norm <= o.clip_norm) return 1.0;
+  return o.clip_norm / (global_norm + 1e-6);
+}
+
+// The per-step scalars of an optimizer update, computed once on the host.
+struct UpdateScalars {
+  double lr = 0;
+  double grad_scale = 1;  // the clipping factor
+  double momentum = 0;    // SGD
+  double beta1 = 0, beta2 = 0, epsilon = 0;
+  double bias1 = 1, bias2 = 1;  // AdamW's 1 - beta^t
+  double decay = 0;             // lr * weight_decay, for weight matrices; 0 for gains
+};
+
+inline UpdateScalars update_scalars(const OptimizerSettings& o, std::size_t t, double clip,
+                                    bool decayed) {
+  UpdateScalars u;
+  u.lr = learning_rate(o, t);
+  u.grad_scale = clip;
+  u.momentum = o.momentum;
+  u.beta1 = o.beta1;
+  u.beta2 = o.beta2;
+  u.epsilon = o.epsilon;
+  u.bias1 = 1.0 - std::pow(o.beta1, static_cast<double>(t));
+  u.bias2 = 1.0 - std::pow(o.beta2, static_cast<double>(t));
+  u.decay = decayed ? u.lr * o.weight_decay : 0.0;
+  return u;
+}
+
+// SGD with momentum (PyTorch's form): v = momentum v + g; w -= lr v.
+template <class T>
+KOKKOS_INLINE_FUNCTION void sgd_update(const UpdateScalars& u, T& w, T grad, T& velocity) {
+  const double g = static_cast<double>(grad) * u.grad_scale;
+  const double v = u.momentum * static_cast<double>(velocity) + g;
+  velocity = static_cast<T>(v);
+  w = static_cast<T>(static_cast<double>(w) - u.lr * v);
+}
+
+// AdamW (Loshchilov & Hutter): m, v moments with bias correction; decoupled weight decay.
+template <class T>
+KOKKOS_INLINE_FUNCTION void adamw_update(const UpdateScalars& u, T& w, T grad, T& m, T& v) {
+  const double g = static_cast<double>(grad) * u.grad_scale;
+  const double m1 = u.beta1 * static_cast<double>(m) + (1 - u.beta1) * g;
+  const double v1 = u.beta2 * static_cast<double>(v) + (1 - u.beta2) * g * g;
+  m = static_cast<T>(m1);
+  v = static_cast<T>(v1);
+  const double step = (m1 / u.bias1) / (kmath::sqrt(v1 / u.bias2) + u.epsilon);
+  const double w0 = static_cast<double>(w);
+  w = static_cast<T>(w0 - u.lr * step - u.decay * w0);
+}
+
+}  // namespace meshslice

@@ -1,0 +1,406 @@
+#include "model/reference_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/errors.hpp"
+#include "model/counter_random.hpp"
+#include "model/model_math.hpp"
+
+namespace meshslice {
+
+namespace {
+
+// The three products of a linear layer, accumulating into c; a is n x k, b is k x m.
+// Forward: c (n x m) += a b.
+template <class T>
+void add_ab(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& c, std::size_t n,
+            std::size_t k, std::size_t m) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      const T aip = a[i * k + p];
+      for (std::size_t j = 0; j < m; ++j) c[i * m + j] += aip * b[p * m + j];
+    }
+}
+
+// Backward data: da (n x k) += dc (n x m) b^T.
+template <class T>
+void add_ab_t(const std::vector<T>& dc, const std::vector<T>& b, std::vector<T>& da, std::size_t n,
+              std::size_t k, std::size_t m) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      T sum = 0;
+      for (std::size_t j = 0; j < m; ++j) sum += dc[i * m + j] * b[p * m + j];
+      da[i * k + p] += sum;
+    }
+}
+
+// Backward weight: db (k x m) += a^T dc.
+template <class T>
+void add_a_t_b(const std::vector<T>& a, const std::vector<T>& dc, std::vector<T>& db, std::size_t n,
+               std::size_t k, std::size_t m) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      const T aip = a[i * k + p];
+      for (std::size_t j = 0; j < m; ++j) db[p * m + j] += aip * dc[i * m + j];
+    }
+}
+
+// h = x / sqrt(mean(x^2) + eps) * gain, row by row; inv_rms keeps each row's 1 / sqrt(...).
+template <class T>
+void rms_norm(const std::vector<T>& x, const std::vector<T>& gain, std::size_t tokens,
+              std::size_t hidden, std::vector<T>& h, std::vector<T>& inv_rms) {
+  h.assign(tokens * hidden, T(0));
+  inv_rms.assign(tokens, T(0));
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const T* row = &x[t * hidden];
+    T sum = 0;
+    for (std::size_t c = 0; c < hidden; ++c) sum += row[c] * row[c];
+    const T r = T(1) / std::sqrt(sum / T(hidden) + T(kRmsNormEpsilon));
+    inv_rms[t] = r;
+    for (std::size_t c = 0; c < hidden; ++c) h[t * hidden + c] = row[c] * r * gain[c];
+  }
+}
+
+// Adds the gradients of rms_norm's input and gain given dh. With r = (mean(x^2) + eps)^-1/2 and
+// e = dh * gain: dx_j = r e_j - r^3 x_j (e . x) / H, since dr/dx_j = -r^3 x_j / H.
+template <class T>
+void rms_norm_backward(const std::vector<T>& x, const std::vector<T>& gain,
+                       const std::vector<T>& inv_rms, const std::vector<T>& dh, std::size_t tokens,
+                       std::size_t hidden, std::vector<T>& dx, std::vector<T>& dgain) {
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::size_t row = t * hidden;
+    const T r = inv_rms[t];
+    T e_dot_x = 0;
+    for (std::size_t c = 0; c < hidden; ++c) {
+      dgain[c] += dh[row + c] * x[row + c] * r;
+      e_dot_x += dh[row + c] * gain[c] * x[row + c];
+    }
+    const T coupling = r * r * r * e_dot_x / T(hidden);
+    for (std::size_t c = 0; c < hidden; ++c)
+      dx[row + c] += r * dh[row + c] * gain[c] - coupling * x[row + c];
+  }
+}
+
+// Where q, k, v of (token, head) start in a row of qkv, and the row-major index of the
+// attention probability p_ij of (sequence, head).
+struct AttentionIndex {
+  std::size_t hidden, heads, head_dim, seq_len;
+  std::size_t q(std::size_t token, std::size_t head) const {
+    return token * 3 * hidden + head * head_dim;
+  }
+  std::size_t k(std::size_t token, std::size_t head) const { return q(token, head) + hidden; }
+  std::size_t v(std::size_t token, std::size_t head) const { return q(token, head) + 2 * hidden; }
+  std::size_t p(std::size_t sequence, std::size_t head, std::size_t i, std::size_t j) const {
+    return ((sequence * heads + head) * seq_len + i) * seq_len + j;
+  }
+};
+
+AttentionIndex attention_index(const ModelShape& s) {
+  return {s.hidden, s.heads, s.head_dim(), s.seq_len};
+}
+
+// Causal softmax attention of every sequence and head; keeps the probabilities (zero above the
+// diagonal) for the backward pass. out is tokens x H, column head * head_dim + d.
+template <class T>
+void attention(const std::vector<T>& qkv, const ModelShape& shape, std::size_t tokens,
+               std::vector<T>& probs, std::vector<T>& out) {
+  const AttentionIndex at = attention_index(shape);
+  const std::size_t sequences = tokens / shape.seq_len;
+  const T scale = T(1) / std::sqrt(T(at.head_dim));
+  probs.assign(sequences * at.heads * at.seq_len * at.seq_len, T(0));
+  out.assign(tokens * at.hidden, T(0));
+  std::vector<T> scores(at.seq_len);
+  for (std::size_t s = 0; s < sequences; ++s)
+    for (std::size_t head = 0; head < at.heads; ++head)
+      for (std::size_t i = 0; i < at.seq_len; ++i) {
+        const std::size_t ti = s * at.seq_len + i;
+        T max_score = -std::numeric_limits<T>::infinity();
+        for (std::size_t j = 0; j <= i; ++j) {
+          const std::size_t tj = s * at.seq_len + j;
+          T dot = 0;
+          for (std::size_t d = 0; d < at.head_dim; ++d)
+            dot += qkv[at.q(ti, head) + d] * qkv[at.k(tj, head) + d];
+          scores[j] = dot * scale;
+          max_score = std::max(max_score, scores[j]);
+        }
+        T sum = 0;
+        for (std::size_t j = 0; j <= i; ++j) {
+          scores[j] = std::exp(scores[j] - max_score);
+          sum += scores[j];
+        }
+        T* a = &out[ti * at.hidden + head * at.head_dim];
+        for (std::size_t j = 0; j <= i; ++j) {
+          const T p = scores[j] / sum;
+          probs[at.p(s, head, i, j)] = p;
+          const std::size_t tj = s * at.seq_len + j;
+          for (std::size_t d = 0; d < at.head_dim; ++d) a[d] += p * qkv[at.v(tj, head) + d];
+        }
+      }
+}
+
+// Adds the gradient of qkv given d_out. Per row i: dp_ij = d_out_i . v_j, dv_j += p_ij d_out_i,
+// dscore_ij = p_ij (dp_ij - sum_l p_il dp_il) (softmax), dq_i += scale dscore_ij k_j,
+// dk_j += scale dscore_ij q_i.
+template <class T>
+void attention_backward(const std::vector<T>& qkv, const std::vector<T>& probs,
+                        const std::vector<T>& d_out, const ModelShape& shape, std::size_t tokens,
+                        std::vector<T>& dqkv) {
+  const AttentionIndex at = attention_index(shape);
+  const std::size_t sequences = tokens / shape.seq_len;
+  const T scale = T(1) / std::sqrt(T(at.head_dim));
+  std::vector<T> dp(at.seq_len);
+  for (std::size_t s = 0; s < sequences; ++s)
+    for (std::size_t head = 0; head < at.heads; ++head)
+      for (std::size_t i = 0; i < at.seq_len; ++i) {
+        const std::size_t ti = s * at.seq_len + i;
+        const T* da = &d_out[ti * at.hidden + head * at.head_dim];
+        T weighted = 0;  // sum_l p_il dp_il
+        for (std::size_t j = 0; j <= i; ++j) {
+          const std::size_t tj = s * at.seq_len + j;
+          const T p = probs[at.p(s, head, i, j)];
+          T dot = 0;
+          for (std::size_t d = 0; d < at.head_dim; ++d) {
+            dot += da[d] * qkv[at.v(tj, head) + d];
+            dqkv[at.v(tj, head) + d] += p * da[d];
+          }
+          dp[j] = dot;
+          weighted += p * dot;
+        }
+        for (std::size_t j = 0; j <= i; ++j) {
+          const std::size_t tj = s * at.seq_len + j;
+          const T dscore = probs[at.p(s, head, i, j)] * (dp[j] - weighted) * scale;
+          for (std::size_t d = 0; d < at.head_dim; ++d) {
+            dqkv[at.q(ti, head) + d] += dscore * qkv[at.k(tj, head) + d];
+            dqkv[at.k(tj, head) + d] += dscore * qkv[at.q(ti, head) + d];
+          }
+        }
+      }
+}
+
+void check_batch(const ModelShape& shape, std::size_t x_size, std::size_t tokens) {
+  require(tokens > 0 && tokens % shape.seq_len == 0, "reference model: ", tokens,
+          " tokens are not a whole number of sequences of ", shape.seq_len);
+  require(x_size == tokens * shape.hidden, "reference model: the input has ", x_size,
+          " elements, expected tokens x hidden = ", tokens, " x ", shape.hidden);
+}
+
+}  // namespace
+
+template <class T>
+struct ReferenceModel<T>::Activations {
+  std::vector<T> x_in, inv_rms1, h1, qkv, probs, attn;  // attention half
+  std::vector<T> x_mid, inv_rms2, h2, u, z;             // feed-forward half (z = gelu(u))
+};
+
+template <class T>
+ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
+  require(shape.heads > 0 && shape.hidden % shape.heads == 0, "reference model: heads (",
+          shape.heads, ") must divide hidden (", shape.hidden, ")");
+  for (std::size_t b = 0; b < shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k) {
+      const auto kind = static_cast<ParamKind>(k);
+      const ParamShape ps = param_shape(shape, kind);
+      const double std_dev = parameter_std(shape, kind);
+      std::vector<T> p(ps.rows * ps.cols);
+      for (std::size_t r = 0; r < ps.rows; ++r)
+        for (std::size_t c = 0; c < ps.cols; ++c)
+          p[r * ps.cols + c] =
+              static_cast<T>(init_value(seed, param_stream(b, kind), std_dev, r, c));
+      params_.push_back(p);
+      grads_.emplace_back(p.size(), T(0));
+      moment1_.emplace_back(p.size(), T(0));
+      moment2_.emplace_back(p.size(), T(0));
+    }
+}
+
+template <class T>
+std::size_t ReferenceModel<T>::index(std::size_t block, ParamKind kind) const {
+  require(block < shape_.blocks, "reference model: block ", block, " of ", shape_.blocks);
+  return block * kParamKinds + static_cast<std::size_t>(kind);
+}
+
+template <class T>
+const std::vector<T>& ReferenceModel<T>::param(std::size_t block, ParamKind kind) const {
+  return params_[index(block, kind)];
+}
+
+template <class T>
+std::vector<T>& ReferenceModel<T>::param(std::size_t block, ParamKind kind) {
+  return params_[index(block, kind)];
+}
+
+template <class T>
+const std::vector<T>& ReferenceModel<T>::gradient(std::size_t block, ParamKind kind) const {
+  return grads_[index(block, kind)];
+}
+
+template <class T>
+std::vector<T> ReferenceModel<T>::forward(const std::vector<T>& x, std::size_t tokens) const {
+  return run_forward(x, tokens, nullptr);
+}
+
+template <class T>
+std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::size_t tokens,
+                                              std::vector<Activations>* saved) const {
+  check_batch(shape_, x_in.size(), tokens);
+  const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
+  if (saved) saved->resize(shape_.blocks);
+  Activations scratch;
+  std::vector<T> x = x_in;
+  for (std::size_t b = 0; b < shape_.blocks; ++b) {
+    Activations& a = saved ? (*saved)[b] : scratch;
+    a.x_in = x;
+    rms_norm(x, param(b, ParamKind::norm1_gain), n, hidden, a.h1, a.inv_rms1);
+    a.qkv.assign(n * 3 * hidden, T(0));
+    add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, 3 * hidden);
+    attention(a.qkv, shape_, n, a.probs, a.attn);
+    add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden);
+
+    a.x_mid = x;
+    rms_norm(x, param(b, ParamKind::norm2_gain), n, hidden, a.h2, a.inv_rms2);
+    a.u.assign(n * ffn, T(0));
+    add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ffn);
+    a.z.resize(a.u.size());
+    for (std::size_t i = 0; i < a.u.size(); ++i) a.z[i] = gelu(a.u[i]);
+    add_ab(a.z, param(b, ParamKind::ff2), x, n, ffn, hidden);
+  }
+  return x;
+}
+
+template <class T>
+T ReferenceModel<T>::loss_and_gradients(const std::vector<T>& x, const std::vector<T>& target,
+                                        std::size_t tokens) {
+  std::vector<Activations> saved;
+  const std::vector<T> y = run_forward(x, tokens, &saved);
+  require(target.size() == y.size(), "reference model: the target has ", target.size(),
+          " elements, the output ", y.size());
+  std::vector<T> dy(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) dy[i] = T(2) * (y[i] - target[i]) / T(y.size());
+  backward(saved, std::move(dy), tokens);
+  return mean_squared_error(y, target);
+}
+
+// The forward pass of run_forward in reverse, one block at a time; dx is the gradient of the
+// residual stream, which passes each residual connection unchanged.
+template <class T>
+void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vector<T> dx,
+                                 std::size_t tokens) {
+  const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
+  for (auto& g : grads_) std::fill(g.begin(), g.end(), T(0));
+  auto grad = [&](std::size_t b, ParamKind kind) -> std::vector<T>& {
+    return grads_[index(b, kind)];
+  };
+  for (std::size_t b = shape_.blocks; b-- > 0;) {
+    const Activations& a = saved[b];
+    // x = x_mid + gelu(h2 W1) W2
+    std::vector<T> du(n * ffn, T(0));
+    add_ab_t(dx, param(b, ParamKind::ff2), du, n, ffn, hidden);
+    add_a_t_b(a.z, dx, grad(b, ParamKind::ff2), n, ffn, hidden);
+    for (std::size_t i = 0; i < du.size(); ++i) du[i] *= gelu_derivative(a.u[i]);
+    std::vector<T> dh(n * hidden, T(0));
+    add_ab_t(du, param(b, ParamKind::ff1), dh, n, hidden, ffn);
+    add_a_t_b(a.h2, du, grad(b, ParamKind::ff1), n, hidden, ffn);
+    rms_norm_backward(a.x_mid, param(b, ParamKind::norm2_gain), a.inv_rms2, dh, n, hidden, dx,
+                      grad(b, ParamKind::norm2_gain));
+
+    // x_mid = x_in + attention(h1 Wqkv) Wo
+    std::vector<T> d_attn(n * hidden, T(0));
+    add_ab_t(dx, param(b, ParamKind::attn_out), d_attn, n, hidden, hidden);
+    add_a_t_b(a.attn, dx, grad(b, ParamKind::attn_out), n, hidden, hidden);
+    std::vector<T> dqkv(n * 3 * hidden, T(0));
+    attention_backward(a.qkv, a.probs, d_attn, shape_, n, dqkv);
+    std::fill(dh.begin(), dh.end(), T(0));
+    add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, 3 * hidden);
+    add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, 3 * hidden);
+    rms_norm_backward(a.x_in, param(b, ParamKind::norm1_gain), a.inv_rms1, dh, n, hidden, dx,
+                      grad(b, ParamKind::norm1_gain));
+  }
+  input_gradient_ = std::move(dx);
+}
+
+template <class T>
+double ReferenceModel<T>::step(const OptimizerSettings& o, std::size_t t) {
+  double sum_squares = 0;
+  for (const auto& g : grads_)
+    for (T value : g) sum_squares += static_cast<double>(value) * static_cast<double>(value);
+  const double norm = std::sqrt(sum_squares);
+  const double clip = clip_factor(o, norm);
+  for (std::size_t b = 0; b < shape_.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k) {
+      const auto kind = static_cast<ParamKind>(k);
+      const std::size_t i = index(b, kind);
+      const UpdateScalars u = update_scalars(o, t, clip, /*decayed=*/!is_gain(kind));
+      std::vector<T>& w = params_[i];
+      for (std::size_t e = 0; e < w.size(); ++e) {
+        if (o.kind == OptimizerKind::sgd)
+          sgd_update(u, w[e], grads_[i][e], moment1_[i][e]);
+        else
+          adamw_update(u, w[e], grads_[i][e], moment1_[i][e], moment2_[i][e]);
+      }
+    }
+  return norm;
+}
+
+template <class T>
+T mean_squared_error(const std::vector<T>& y, const std::vector<T>& target) {
+  double sum = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double d = static_cast<double>(y[i]) - static_cast<double>(target[i]);
+    sum += d * d;
+  }
+  return static_cast<T>(sum / static_cast<double>(y.size()));
+}
+
+template <class T>
+std::vector<T> make_inputs(std::uint64_t data_seed, std::uint64_t stream, std::size_t first_token,
+                           std::size_t tokens, std::size_t hidden) {
+  std::vector<T> x(tokens * hidden);
+  for (std::size_t i = 0; i < tokens; ++i)
+    for (std::size_t c = 0; c < hidden; ++c)
+      x[i * hidden + c] = static_cast<T>(counter_normal(data_seed, stream, first_token + i, c));
+  return x;
+}
+
+template <class T>
+ReferenceTrainer<T>::ReferenceTrainer(const ModelShape& shape, const TaskSeeds& seeds,
+                                      const OptimizerSettings& optimizer)
+    : seeds_(seeds),
+      optimizer_(optimizer),
+      student_(shape, seeds.student),
+      teacher_(shape, seeds.teacher) {}
+
+template <class T>
+T ReferenceTrainer<T>::train_step(std::size_t global_tokens) {
+  const std::vector<T> x = make_inputs<T>(seeds_.data, train_input_stream(steps_done_), 0,
+                                          global_tokens, student_.shape().hidden);
+  const T loss = student_.loss_and_gradients(x, teacher_.forward(x, global_tokens), global_tokens);
+  ++steps_done_;
+  last_gradient_norm_ = student_.step(optimizer_, steps_done_);
+  return loss;
+}
+
+template <class T>
+T ReferenceTrainer<T>::eval_loss(std::size_t batches, std::size_t tokens) const {
+  require(batches > 0, "reference trainer: evaluation needs at least one batch");
+  double sum = 0;
+  for (std::size_t batch = 0; batch < batches; ++batch) {
+    const std::vector<T> x =
+        make_inputs<T>(seeds_.data, eval_input_stream(batch), 0, tokens, student_.shape().hidden);
+    sum += mean_squared_error(student_.forward(x, tokens), teacher_.forward(x, tokens));
+  }
+  return static_cast<T>(sum / static_cast<double>(batches));
+}
+
+#define MESHSLICE_INSTANTIATE_REFERENCE(T)                                                       \
+  template class ReferenceModel<T>;                                                              \
+  template class ReferenceTrainer<T>;                                                            \
+  template T mean_squared_error<T>(const std::vector<T>&, const std::vector<T>&);                \
+  template std::vector<T> make_inputs<T>(std::uint64_t, std::uint64_t, std::size_t, std::size_t, \
+                                         std::size_t);
+MESHSLICE_INSTANTIATE_REFERENCE(double)
+MESHSLICE_INSTANTIATE_REFERENCE(float)
+#undef MESHSLICE_INSTANTIATE_REFERENCE
+
+}  // namespace meshslice

@@ -1,0 +1,54 @@
+#pragma once
+// The synthetic task's training loop on one replica's chips: a fixed teacher (the same
+// architecture, its own seed) maps this step's random inputs to targets, the student is trained
+// on them with the MSE loss, and held-out inputs give the evaluation loss. Inputs are drawn by
+// global token (model_config.hpp), so the replicas of dp together see the same batch as a single
+// chip would.
+//
+//     Trainer<float> trainer(ex, shape, plan, optimizer, seeds);
+//     for (...) { const auto r = trainer.step(); ... r.loss ... }
+//     double eval = trainer.eval_loss(2);
+#include <cstddef>
+
+#include "model/transformer.hpp"
+
+namespace meshslice {
+
+template <class T>
+class Trainer {
+ public:
+  using Mat = Matrix<T>;
+
+  struct StepResult {
+    double loss = 0;       // this step's training loss (mean over the global batch), before the update
+    double grad_norm = 0;  // global gradient norm before clipping
+    double lr = 0;
+  };
+
+  Trainer(RealExecutor<T>& ex, const ModelShape& shape, const BlockPlan& plan,
+          const OptimizerSettings& optimizer, const TaskSeeds& seeds);
+
+  StepResult step();                        // the next training step
+  double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
+  std::size_t steps_done() const { return steps_; }
+  Transformer<T>& student() { return student_; }
+  const Transformer<T>& student() const { return student_; }
+  std::size_t bytes() const;  // the student, the teacher and the task's buffers
+
+ private:
+  // Inputs of `stream` into x_, targets into target_, the student's output into y_; returns the
+  // replica's mean squared error, with its gradient in dy_.
+  double forward(std::uint64_t stream);
+  double mean_over_replicas(double value) const;
+
+  RealExecutor<T>& ex_;
+  ModelShape shape_;
+  OptimizerSettings optimizer_;
+  TaskSeeds seeds_;
+  Transformer<T> student_;
+  Transformer<T> teacher_;
+  Mat x_, target_, y_, dy_;
+  std::size_t steps_ = 0;
+};
+
+}  // namespace meshslice

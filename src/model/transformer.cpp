@@ -1,0 +1,401 @@
+#include "model/transformer.hpp"
+
+#include <cmath>
+#include <string>
+#include <mpi.h>
+
+#include "core/errors.hpp"
+#include "model/kernels/elementwise.hpp"
+#include "model/kernels/rmsnorm.hpp"
+#include "model/model_math.hpp"
+
+namespace meshslice {
+namespace {
+
+constexpr ParamKind kBackwardOrder[kParamKinds] = {ParamKind::ff2,        ParamKind::ff1,
+                                                   ParamKind::norm2_gain, ParamKind::attn_out,
+                                                   ParamKind::qkv,        ParamKind::norm1_gain};
+
+void check_shape(const ModelShape& s, int pr, int pc) {
+  require(s.hidden > 0 && s.heads > 0 && s.blocks > 0 && s.seq_len > 0 && s.sequences > 0,
+          "model: hidden, heads, blocks, seq_len and sequences must all be positive");
+  require(s.hidden % s.heads == 0, "model: hidden size ", s.hidden, " is not divisible by the ",
+          s.heads, " heads (heads x head_dim must equal hidden)");
+  require(s.heads % static_cast<std::size_t>(pc) == 0, "model: ", s.heads,
+          " heads do not divide over the ", pc, " mesh columns that split the hidden dimension "
+          "(each column keeps whole heads); choose heads divisible by ", pc, " or another mesh");
+  require(s.sequences % static_cast<std::size_t>(pr) == 0, "model: ", s.sequences,
+          " sequences per replica do not divide over the ", pr, " mesh rows that split the "
+          "tokens (each row keeps whole sequences); choose sequences divisible by ", pr,
+          " or another mesh");
+}
+
+}  // namespace
+
+template <class T>
+Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
+                            std::uint64_t seed, bool trainable)
+    : ex_(ex),
+      torus_(ex.torus()),
+      space_(ex.compute_space()),
+      shape_(shape),
+      plan_(plan),
+      trainable_(trainable),
+      small_((check_shape(shape, ex.mesh_rows(), ex.mesh_cols()),
+              std::max(shape.tokens() / ex.mesh_rows(), shape.hidden / ex.mesh_cols()))) {
+  const std::size_t T_ = shape.tokens(), H = shape.hidden;
+  for (int k = 0; k < kFcKinds; ++k) {
+    const FcKind kind = FcKind(k);
+    const FcPlan& p = plan_[k];
+    try {
+      layers_[k] = std::make_unique<FcLayer<Exec>>(ex, p.stationary, p.transposed, T_,
+                                                   fc_inputs(shape, kind), fc_outputs(shape, kind),
+                                                   p.gemms);
+    } catch (const UserError& e) {
+      throw UserError(concat("layer ", fc_name(kind), ": ", e.what()));
+    }
+    if (p.output() == Layout::transposed)
+      out_t_[k] = activation(Layout::transposed, fc_outputs(shape, kind), "fc_output_t");
+    if (p.input() == Layout::transposed && trainable)
+      in_t_[k] = activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t");
+  }
+  attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
+                shape.head_dim()};
+  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
+  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  blocks_.resize(shape.blocks);
+  for (std::size_t bi = 0; bi < shape.blocks; ++bi) {
+    Block& b = blocks_[bi];
+    for (int k = 0; k < kParamKinds; ++k) {
+      const ParamKind kind = ParamKind(k);
+      const StoredLayout layout = stored_layout(kind);
+      const ParamShape logical = param_shape(shape, kind);
+      std::size_t rows = logical.rows, cols = logical.cols;
+      if (layout.transposed) std::swap(rows, cols);
+      if (!is_gain(kind)) rows /= ex.mesh_rows();
+      cols /= ex.mesh_cols();
+      b.w[k] = alloc(rows, cols, param_kind_name(kind));
+      fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
+                     parameter_std(shape, kind));
+      if (!trainable) continue;
+      b.grad[k] = alloc(rows, cols, "gradient");
+      b.m[k] = alloc(rows, cols, "optimizer_state");
+      b.v[k] = alloc(rows, cols, "optimizer_state");
+    }
+    b.x_in = activation(Layout::standard, H, "x_in");
+    b.rinv1 = alloc(local_tokens(), 1, "rinv");
+    b.qkv_in = activation(pq.input(), H, "qkv_in");
+    b.qkv = activation(Layout::standard, 3 * H, "qkv");
+    b.p = Probabilities<T>("attention_p", attention_.seqs * attention_.heads, shape.seq_len,
+                           shape.seq_len);
+    bytes_ += b.p.size() * sizeof(T);
+    b.a = activation(Layout::standard, H, "attention");
+    b.ao_in = pa.input() == Layout::standard ? b.a : activation(pa.input(), H, "attn_out_in");
+    b.x_mid = activation(Layout::standard, H, "x_mid");
+    b.rinv2 = alloc(local_tokens(), 1, "rinv");
+    b.ff1_in = activation(p1.input(), H, "ff1_in");
+    b.u = activation(p1.output(), shape.ffn(), "ff1_out");
+    b.ff2_in = activation(p2.input(), shape.ffn(), "ff2_in");
+  }
+  h_ = activation(Layout::standard, H, "normed");
+  o_ = activation(Layout::standard, H, "fc_output");
+  ss_ = alloc(local_tokens(), 1, "rms_sums");
+  if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out");
+  if (trainable) {
+    dot_ = alloc(local_tokens(), 1, "rms_dots");
+    g_mid_ = activation(Layout::standard, H, "grad_x_mid");
+    g_h_ = activation(Layout::standard, H, "grad_normed");
+    g_a_ = activation(Layout::standard, H, "grad_attention");
+    g_qkv_ = activation(Layout::standard, 3 * H, "grad_qkv");
+    g_u_ = activation(p1.output(), shape.ffn(), "grad_ff1_out");
+    if (p2.input() != p1.output()) g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in");
+    g_x_[0] = activation(Layout::standard, H, "grad_x");
+    g_x_[1] = activation(Layout::standard, H, "grad_x");
+    std::vector<MatrixShape> shapes;
+    for (std::size_t bi = shape.blocks; bi-- > 0;)
+      for (ParamKind kind : kBackwardOrder) {
+        const Mat& g = blocks_[bi].grad[static_cast<int>(kind)];
+        shapes.push_back({g.extent(0), g.extent(1)});
+      }
+    sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(shapes));
+  }
+  // Plan the re-layouts the block plan needs (sizes checked here, not in the first step).
+  for (int k = 0; k < kFcKinds; ++k) {
+    const FcKind kind = FcKind(k);
+    if (plan_[k].input() == Layout::transposed) transpose_for(Layout::standard, fc_inputs(shape, kind));
+    if (plan_[k].output() == Layout::transposed) transpose_for(Layout::transposed, fc_outputs(shape, kind));
+    if (trainable && plan_[k].input() == Layout::transposed)
+      transpose_for(Layout::transposed, fc_inputs(shape, kind));
+    if (trainable && plan_[k].output() == Layout::transposed)
+      transpose_for(Layout::standard, fc_outputs(shape, kind));
+  }
+  if (p2.input() != p1.output()) {
+    transpose_for(p1.output(), shape.ffn());
+    if (trainable) transpose_for(p2.input(), shape.ffn());
+  }
+  fence(space_, "transformer_init");
+}
+
+template <class T>
+std::size_t Transformer<T>::local_tokens() const {
+  return shape_.tokens() / ex_.mesh_rows();
+}
+
+template <class T>
+std::size_t Transformer<T>::local_hidden() const {
+  return shape_.hidden / ex_.mesh_cols();
+}
+
+template <class T>
+typename Transformer<T>::Mat Transformer<T>::alloc(std::size_t rows, std::size_t cols,
+                                                   const char* label) {
+  bytes_ += rows * cols * sizeof(T);
+  return Mat(std::string(label), rows, cols);
+}
+
+template <class T>
+typename Transformer<T>::Mat Transformer<T>::activation(Layout layout, std::size_t width,
+                                                        const char* label) {
+  const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols(), t = shape_.tokens();
+  if (layout == Layout::standard) return alloc(t / pr, width / pc, label);
+  return alloc(width / pr, t / pc, label);
+}
+
+template <class T>
+StoredLayout Transformer<T>::stored_layout(ParamKind kind) const {
+  const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols();
+  const std::size_t i = ex_.coord(Axis::row), j = ex_.coord(Axis::col);
+  StoredLayout layout;
+  layout.mesh_cols = pc;
+  const ParamShape logical = param_shape(shape_, kind);
+  if (is_gain(kind)) {
+    layout.col0 = j * (logical.cols / pc);
+    return layout;
+  }
+  for (int k = 0; k < kFcKinds; ++k)
+    if (fc_param(FcKind(k)) == kind) layout.transposed = plan_[k].weight_transposed();
+  const std::size_t rows = layout.transposed ? logical.cols : logical.rows;
+  const std::size_t cols = layout.transposed ? logical.rows : logical.cols;
+  layout.row0 = i * (rows / pr);
+  layout.col0 = j * (cols / pc);
+  if (kind == ParamKind::qkv) layout.qkv_hidden = shape_.hidden;
+  return layout;
+}
+
+template <class T>
+BlockTranspose<T>& Transformer<T>::transpose_for(Layout from, std::size_t width) {
+  const std::size_t t = shape_.tokens();
+  const auto key = from == Layout::standard ? std::make_pair(t, width) : std::make_pair(width, t);
+  auto& slot = transposes_[key];
+  if (!slot) slot = std::make_unique<BlockTranspose<T>>(torus_, key.first, key.second);
+  return *slot;
+}
+
+template <class T>
+void Transformer<T>::relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst) {
+  BlockTranspose<T>& transpose = transpose_for(from, width);
+  transpose.run(space_, src, dst);
+  relayouts_.count += 1;
+  relayouts_.bytes += static_cast<double>(transpose.elements_sent() * sizeof(T));
+}
+
+template <class T>
+const typename Transformer<T>::Mat& Transformer<T>::in_layout(const Mat& src, Layout want,
+                                                              std::size_t width, const Mat& dst) {
+  if (want == Layout::standard) return src;
+  relayout(src, Layout::standard, width, dst);
+  return dst;
+}
+
+template <class T>
+const typename Transformer<T>::Mat& Transformer<T>::to_standard(const Mat& src, Layout have,
+                                                                std::size_t width, const Mat& dst) {
+  if (have == Layout::standard) return src;
+  relayout(src, Layout::transposed, width, dst);
+  return dst;
+}
+
+template <class T>
+void Transformer<T>::norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h) {
+  row_sum_squares(space_, x, ss_);
+  small_.sum(space_, torus_.axis(Axis::col), ss_);
+  rmsnorm_apply(space_, x, ss_, gain, shape_.hidden, rinv, h);
+}
+
+template <class T>
+void Transformer<T>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
+                                   const Mat& dx, const Mat& dgain) {
+  rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain);
+  small_.sum(space_, torus_.axis(Axis::col), dot_);  // over the hidden dimension
+  small_.sum(space_, torus_.axis(Axis::row), dgain);  // over the tokens
+  rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
+}
+
+template <class T>
+void Transformer<T>::forward(const Mat& x, const Mat& y) {
+  require(x.extent(0) == local_tokens() && x.extent(1) == local_hidden() &&
+              y.extent(0) == local_tokens() && y.extent(1) == local_hidden(),
+          "Transformer::forward: shards must be ", local_tokens(), "x", local_hidden());
+  Kokkos::deep_copy(space_, blocks_[0].x_in, x);
+  for (std::size_t bi = 0; bi < blocks_.size(); ++bi)
+    block_forward(blocks_[bi], bi + 1 < blocks_.size() ? blocks_[bi + 1].x_in : y);
+  fence(space_, "transformer_forward");
+}
+
+template <class T>
+void Transformer<T>::block_forward(Block& b, const Mat& out) {
+  const std::size_t H = shape_.hidden, F = shape_.ffn();
+  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
+  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
+  const int qkv = static_cast<int>(FcKind::qkv), ao = static_cast<int>(FcKind::attn_out);
+  const int ff2 = static_cast<int>(FcKind::ff2);
+
+  // Attention half: norm, QKV, local attention, output projection, residual.
+  const bool qkv_in_std = pq.input() == Layout::standard;
+  norm_forward(b.x_in, w(ParamKind::norm1_gain), b.rinv1, qkv_in_std ? b.qkv_in : h_);
+  if (!qkv_in_std) relayout(h_, Layout::standard, H, b.qkv_in);
+  const bool qkv_out_std = pq.output() == Layout::standard;
+  layer(FcKind::qkv).forward(b.qkv_in, w(ParamKind::qkv), qkv_out_std ? b.qkv : out_t_[qkv]);
+  if (!qkv_out_std) relayout(out_t_[qkv], Layout::transposed, 3 * H, b.qkv);
+  attention_forward(space_, attention_, b.qkv, b.p, b.a);
+  in_layout(b.a, pa.input(), H, b.ao_in);
+  const bool ao_out_std = pa.output() == Layout::standard;
+  layer(FcKind::attn_out).forward(b.ao_in, w(ParamKind::attn_out), ao_out_std ? o_ : out_t_[ao]);
+  const Mat& attn = to_standard(out_t_[ao], pa.output(), H, o_);
+  Kokkos::deep_copy(space_, b.x_mid, b.x_in);
+  add_into(space_, b.x_mid, ao_out_std ? o_ : attn);
+
+  // Feed-forward half: norm, FF1, GeLU, FF2, residual.
+  const bool ff1_in_std = p1.input() == Layout::standard;
+  norm_forward(b.x_mid, w(ParamKind::norm2_gain), b.rinv2, ff1_in_std ? b.ff1_in : h_);
+  if (!ff1_in_std) relayout(h_, Layout::standard, H, b.ff1_in);
+  layer(FcKind::ff1).forward(b.ff1_in, w(ParamKind::ff1), b.u);
+  if (p2.input() == p1.output()) {
+    gelu_forward(space_, b.u, b.ff2_in);
+  } else {
+    gelu_forward(space_, b.u, z_);
+    relayout(z_, p1.output(), F, b.ff2_in);
+  }
+  const bool ff2_out_std = p2.output() == Layout::standard;
+  layer(FcKind::ff2).forward(b.ff2_in, w(ParamKind::ff2), ff2_out_std ? o_ : out_t_[ff2]);
+  if (!ff2_out_std) relayout(out_t_[ff2], Layout::transposed, H, o_);
+  Kokkos::deep_copy(space_, out, b.x_mid);
+  add_into(space_, out, o_);
+}
+
+template <class T>
+void Transformer<T>::backward(const Mat& dy) {
+  require(trainable_, "Transformer::backward on a model built without gradients");
+  require(dy.extent(0) == local_tokens() && dy.extent(1) == local_hidden(),
+          "Transformer::backward: dy must be ", local_tokens(), "x", local_hidden());
+  sync_->begin_step();
+  next_gradient_ = 0;
+  const Mat* dout = &dy;
+  for (std::size_t bi = blocks_.size(); bi-- > 0;) {
+    const Mat& din = g_x_[(blocks_.size() - 1 - bi) % 2];
+    block_backward(blocks_[bi], *dout, din);
+    dout = &din;
+  }
+}
+
+template <class T>
+void Transformer<T>::start_sync(const Mat& gradient) {
+  sync_->start(next_gradient_++, gradient);
+}
+
+template <class T>
+void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
+  const std::size_t H = shape_.hidden, F = shape_.ffn();
+  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
+  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
+  auto grad = [&b](ParamKind kind) -> const Mat& { return b.grad[static_cast<int>(kind)]; };
+  const int qkv = static_cast<int>(FcKind::qkv), ao = static_cast<int>(FcKind::attn_out);
+  const int ff1 = static_cast<int>(FcKind::ff1), ff2 = static_cast<int>(FcKind::ff2);
+
+  // FF2, GeLU, FF1 (each weight gradient first, so its dp averaging overlaps the data GEMM).
+  const Mat& dy2 = in_layout(dout, p2.output(), H, out_t_[ff2]);
+  layer(FcKind::ff2).backward_weight(b.ff2_in, dy2, grad(ParamKind::ff2), false);
+  start_sync(grad(ParamKind::ff2));
+  const bool same = p2.input() == p1.output();
+  layer(FcKind::ff2).backward_data(dy2, w(ParamKind::ff2), same ? g_u_ : g_z_);
+  if (!same) relayout(g_z_, p2.input(), F, g_u_);
+  gelu_backward(space_, b.u, g_u_);
+  layer(FcKind::ff1).backward_weight(b.ff1_in, g_u_, grad(ParamKind::ff1), false);
+  start_sync(grad(ParamKind::ff1));
+  const bool ff1_in_std = p1.input() == Layout::standard;
+  layer(FcKind::ff1).backward_data(g_u_, w(ParamKind::ff1), ff1_in_std ? g_h_ : in_t_[ff1]);
+  if (!ff1_in_std) relayout(in_t_[ff1], Layout::transposed, H, g_h_);
+  Kokkos::deep_copy(space_, g_mid_, dout);  // the residual path
+  norm_backward(g_h_, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, g_mid_,
+                grad(ParamKind::norm2_gain));
+  start_sync(grad(ParamKind::norm2_gain));
+
+  // Output projection, attention, QKV.
+  const Mat& dyo = in_layout(g_mid_, pa.output(), H, out_t_[ao]);
+  layer(FcKind::attn_out).backward_weight(b.ao_in, dyo, grad(ParamKind::attn_out), false);
+  start_sync(grad(ParamKind::attn_out));
+  const bool ao_in_std = pa.input() == Layout::standard;
+  layer(FcKind::attn_out).backward_data(dyo, w(ParamKind::attn_out), ao_in_std ? g_a_ : in_t_[ao]);
+  if (!ao_in_std) relayout(in_t_[ao], Layout::transposed, H, g_a_);
+  attention_backward(space_, attention_, b.qkv, b.a, g_a_, b.p, g_qkv_);
+  const Mat& dyq = in_layout(g_qkv_, pq.output(), 3 * H, out_t_[qkv]);
+  layer(FcKind::qkv).backward_weight(b.qkv_in, dyq, grad(ParamKind::qkv), false);
+  start_sync(grad(ParamKind::qkv));
+  const bool qkv_in_std = pq.input() == Layout::standard;
+  layer(FcKind::qkv).backward_data(dyq, w(ParamKind::qkv), qkv_in_std ? g_h_ : in_t_[qkv]);
+  if (!qkv_in_std) relayout(in_t_[qkv], Layout::transposed, H, g_h_);
+  Kokkos::deep_copy(space_, din, g_mid_);
+  norm_backward(g_h_, b.x_in, w(ParamKind::norm1_gain), b.rinv1, din, grad(ParamKind::norm1_gain));
+  start_sync(grad(ParamKind::norm1_gain));
+}
+
+template <class T>
+double Transformer<T>::update(const OptimizerSettings& optimizer, std::size_t t) {
+  require(trainable_, "Transformer::update on a model built without gradients");
+  sync_->finish();
+  // The global gradient norm: weight shards are disjoint over the tensor-parallel chips; the
+  // gains are copied on every mesh row, so only row 0 counts them.
+  double local = 0;
+  for (const Block& b : blocks_)
+    for (int k = 0; k < kParamKinds; ++k)
+      if (!is_gain(ParamKind(k)) || ex_.coord(Axis::row) == 0)
+        local += sum_squares(space_, b.grad[k]);
+  const double norm = std::sqrt(SmallAllReduce<T>::sum(torus_.axis(Axis::tp), local));
+  const double clip = clip_factor(optimizer, norm);
+  for (Block& b : blocks_)
+    for (int k = 0; k < kParamKinds; ++k) {
+      const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
+      if (optimizer.kind == OptimizerKind::sgd)
+        sgd_step(space_, u, b.w[k], b.grad[k], b.m[k]);
+      else
+        adamw_step(space_, u, b.w[k], b.grad[k], b.m[k], b.v[k]);
+    }
+  fence(space_, "optimizer_step");
+  return norm;
+}
+
+template <class T>
+std::vector<double> Transformer<T>::gather(std::size_t block, ParamKind kind) const {
+  const ParamShape logical = param_shape(shape_, kind);
+  std::vector<double> global(logical.rows * logical.cols, 0.0);
+  const Mat& shard = blocks_.at(block).w[static_cast<int>(kind)];
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), shard);
+  const StoredLayout layout = stored_layout(kind);
+  if (!is_gain(kind) || ex_.coord(Axis::row) == 0)
+    for (std::size_t r = 0; r < host.extent(0); ++r)
+      for (std::size_t c = 0; c < host.extent(1); ++c) {
+        std::size_t row = 0, col = 0;
+        layout.logical(r, c, row, col);
+        global[row * logical.cols + col] = static_cast<double>(host(r, c));
+      }
+  MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE, MPI_SUM,
+                torus_.axis(Axis::tp).comm());
+  return global;
+}
+
+template class Transformer<float>;
+template class Transformer<double>;
+
+}  // namespace meshslice

@@ -1,0 +1,129 @@
+#pragma once
+// The transformer of model/model_config.hpp distributed over the mesh with 2D tensor
+// parallelism: every activation in the standard layout (tokens over mesh rows, hidden over mesh
+// columns), every FC layer's three GEMMs through the distributed GEMM library as the block plan
+// says (model/layer_plan.hpp), re-layouts where a layer wants its input or gives its output
+// transposed, attention local to each chip, RMSNorm with one small all-reduce over the columns.
+// Data parallelism: gradients are averaged over dp, each one started as soon as it exists and
+// progressed by the rest of the backward pass (model/gradient_sync.hpp).
+//
+//     Transformer<float> model(ex, shape, plan, seed, /*trainable=*/true);
+//     model.forward(x, y);                 // x, y: this chip's standard-layout shards
+//     model.backward(dy);                  // gradients, dp averaging started
+//     double norm = model.update(opt, t);  // finishes the averaging, clips, steps the optimizer
+//
+// Everything is allocated at construction: a step allocates nothing but what the FC layers'
+// plans and the re-layouts planned for themselves.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "comm/block_transpose.hpp"
+#include "comm/small_all_reduce.hpp"
+#include "gemm/real_executor.hpp"
+#include "model/fc_layer.hpp"
+#include "model/gradient_sync.hpp"
+#include "model/kernels/attention.hpp"
+#include "model/layer_plan.hpp"
+#include "model/model_config.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace meshslice {
+
+// Re-layouts run so far and what they sent (the step summary reports them).
+struct RelayoutCount {
+  std::size_t count = 0;
+  double bytes = 0;
+};
+
+template <class T>
+class Transformer {
+ public:
+  using Exec = RealExecutor<T>;
+  using Mat = Matrix<T>;
+
+  // UserError on every rank when the shape cannot be laid out on the mesh (heads, sequences
+  // and sizes not divisible by the chips that split them) or a layer's plan cannot run.
+  Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan, std::uint64_t seed,
+              bool trainable);
+
+  const ModelShape& shape() const { return shape_; }
+  const BlockPlan& plan() const { return plan_; }
+  std::size_t local_tokens() const;  // T / Pr: rows of an activation shard
+  std::size_t local_hidden() const;  // H / Pc: its columns
+
+  // y = model(x) on this replica's tokens (standard layout). A trainable model keeps what the
+  // backward pass needs.
+  void forward(const Mat& x, const Mat& y);
+  // The gradients of everything for the loss gradient dy (standard layout) of the last forward;
+  // starts the dp averaging of each gradient as soon as it exists.
+  void backward(const Mat& dy);
+  // Finishes the dp averaging, clips to the global norm and applies one optimizer step t
+  // (1-based). Returns the global gradient norm before clipping.
+  double update(const OptimizerSettings& optimizer, std::size_t t);
+
+  // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
+  std::vector<double> gather(std::size_t block, ParamKind kind) const;
+  const RelayoutCount& relayouts() const { return relayouts_; }
+  // Bytes this rank holds for the model: parameters, gradients, optimizer state, saved
+  // activations and work buffers (the FC layers' GEMM workspaces are the executor's to count).
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  struct Block {
+    std::array<Mat, kParamKinds> w, grad, m, v;  // m is SGD's velocity
+    // What the backward pass needs, each in the layout its consumer reads.
+    Mat x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
+    Probabilities<T> p;
+  };
+
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label);
+  Mat activation(Layout layout, std::size_t width, const char* label);
+  StoredLayout stored_layout(ParamKind kind) const;
+  const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
+  FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
+  // The planned transpose of a T x width activation out of layout `from` (made on first use).
+  BlockTranspose<T>& transpose_for(Layout from, std::size_t width);
+  // dst = src^T, from `from` layout to the other; counts it.
+  void relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst);
+  // src (standard) in `want`: src itself, or its re-layout into dst.
+  const Mat& in_layout(const Mat& src, Layout want, std::size_t width, const Mat& dst);
+  // src (in `have`) in the standard layout: src itself, or its re-layout into dst.
+  const Mat& to_standard(const Mat& src, Layout have, std::size_t width, const Mat& dst);
+  void norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h);
+  // dx += the norm's input gradient for dh; the gain's gradient into dgain.
+  void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
+                     const Mat& dx, const Mat& dgain);
+  void start_sync(const Mat& gradient);  // the next gradient of the backward order
+  void block_forward(Block& b, const Mat& out);
+  void block_backward(Block& b, const Mat& dout, const Mat& din);
+
+  Exec& ex_;
+  const Torus& torus_;
+  ExecSpace space_;
+  ModelShape shape_;
+  BlockPlan plan_;
+  bool trainable_;
+  std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
+  std::vector<Block> blocks_;
+  std::unique_ptr<GradientSync<Exec>> sync_;
+  std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<BlockTranspose<T>>> transposes_;
+  SmallAllReduce<T> small_;
+  AttentionShape attention_;
+  // Work buffers shared by the blocks (standard layout unless named otherwise).
+  Mat h_, o_, ss_, dot_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
+  Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
+  std::array<Mat, 2> g_x_;           // the residual stream's gradient, block to block
+  std::size_t next_gradient_ = 0;
+  std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
+  std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
+  Mat z_;                            // GeLU output before its re-layout to FF2's input
+  RelayoutCount relayouts_;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace meshslice

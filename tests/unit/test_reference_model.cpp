@@ -1,0 +1,246 @@
+// The serial reference model, the yardstick of every distributed training test: its hand-written
+// backward pass against finite differences, causality of the attention, the optimizer wiring,
+// deterministic initialisation, and that training actually learns the teacher.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "model/counter_random.hpp"
+#include "model/model_math.hpp"
+#include "model/reference_model.hpp"
+
+namespace meshslice {
+namespace {
+
+ModelShape make_shape(std::size_t hidden, std::size_t heads, std::size_t blocks,
+                      std::size_t seq_len, std::size_t sequences) {
+  ModelShape s;
+  s.hidden = hidden;
+  s.heads = heads;
+  s.blocks = blocks;
+  s.seq_len = seq_len;
+  s.sequences = sequences;
+  return s;
+}
+
+ModelShape tiny_shape() { return make_shape(8, 2, 2, 4, 2); }
+
+const ParamKind kAllKinds[] = {ParamKind::norm1_gain, ParamKind::qkv, ParamKind::attn_out,
+                               ParamKind::norm2_gain, ParamKind::ff1, ParamKind::ff2};
+
+// Moves every parameter off its initial value: gains that are all 1 would hide a backward pass
+// that forgets to multiply by them.
+void perturb(ReferenceModel<double>& model) {
+  const ModelShape& s = model.shape();
+  for (std::size_t b = 0; b < s.blocks; ++b)
+    for (ParamKind kind : kAllKinds) {
+      const double scale = is_gain(kind) ? 0.3 : 0.5 * init_std(s, kind);
+      auto& p = model.param(b, kind);
+      for (std::size_t e = 0; e < p.size(); ++e)
+        p[e] += scale * counter_normal(77, param_stream(b, kind), e, 0);
+    }
+}
+
+// d loss / d value by central differences, the loss a function of `value` alone.
+template <class Loss>
+double central_difference(double& value, const Loss& loss) {
+  const double step = 1e-5;
+  const double saved = value;
+  value = saved + step;
+  const double plus = loss();
+  value = saved - step;
+  const double minus = loss();
+  value = saved;
+  return (plus - minus) / (2 * step);
+}
+
+// Checks every element of `analytic` against the difference quotient of `values` to 1e-6
+// relative; the absolute 1e-9 only covers gradients so small that the quotient's rounding
+// (~1e-10 here) dominates. Reports the worst element once per tensor.
+template <class Loss>
+void expect_gradient(const std::vector<double>& analytic, std::vector<double>& values,
+                     const Loss& loss, const std::string& what) {
+  ASSERT_EQ(analytic.size(), values.size()) << what;
+  double worst = 0, largest = 0;
+  std::size_t worst_element = 0;
+  double worst_numeric = 0;
+  for (std::size_t e = 0; e < values.size(); ++e) {
+    const double numeric = central_difference(values[e], loss);
+    const double badness = std::abs(analytic[e] - numeric) / (1e-6 * std::abs(numeric) + 1e-9);
+    if (badness > worst) {
+      worst = badness;
+      worst_element = e;
+      worst_numeric = numeric;
+    }
+    largest = std::max(largest, std::abs(numeric));
+  }
+  EXPECT_LE(worst, 1.0) << what << ": element " << worst_element << " has gradient "
+                        << analytic[worst_element] << ", finite differences " << worst_numeric;
+  EXPECT_GT(largest, 1e-3) << what << ": gradients too small for the check to mean anything";
+}
+
+TEST(ReferenceModel, GradientsMatchFiniteDifferences) {
+  const ModelShape s = tiny_shape();
+  const std::size_t tokens = s.tokens();
+  ReferenceModel<double> model(s, 11);
+  perturb(model);
+  std::vector<double> x = make_inputs<double>(5, 0, 0, tokens, s.hidden);
+  const auto target = make_inputs<double>(5, 1, 0, tokens, s.hidden);  // far off: large gradients
+  model.loss_and_gradients(x, target, tokens);
+  const auto loss = [&] { return mean_squared_error(model.forward(x, tokens), target); };
+
+  for (std::size_t b = 0; b < s.blocks; ++b)
+    for (ParamKind kind : kAllKinds)
+      expect_gradient(model.gradient(b, kind), model.param(b, kind), loss,
+                      std::string(param_kind_name(kind)) + " of block " + std::to_string(b));
+  expect_gradient(model.input_gradient(), x, loss, "input");
+}
+
+TEST(ReferenceModel, AttentionIsCausalWithinEachSequence) {
+  const ModelShape s = tiny_shape();
+  const std::size_t tokens = s.tokens(), h = s.hidden, len = s.seq_len;
+  const ReferenceModel<double> model(s, 11);
+  const auto x = make_inputs<double>(5, 0, 0, tokens, h);
+  const auto y = model.forward(x, tokens);
+
+  // The last token of the first sequence changes: only its own output may change.
+  auto x_last = x;
+  x_last[(len - 1) * h] += 1.0;
+  const auto y_last = model.forward(x_last, tokens);
+  for (std::size_t t = 0; t < tokens; ++t)
+    for (std::size_t c = 0; c < h; ++c) {
+      if (t == len - 1) continue;
+      ASSERT_EQ(y_last[t * h + c], y[t * h + c]) << "token " << t << " saw a later token";
+    }
+  EXPECT_NE(y_last[(len - 1) * h + 1], y[(len - 1) * h + 1]);
+
+  // The first token of the first sequence changes: every later token of that sequence attends
+  // to it (so the check above is not passing for want of attention), the other sequence not.
+  auto x_first = x;
+  x_first[0] += 1.0;
+  const auto y_first = model.forward(x_first, tokens);
+  for (std::size_t t = 1; t < len; ++t) EXPECT_NE(y_first[t * h], y[t * h]) << "token " << t;
+  for (std::size_t e = len * h; e < tokens * h; ++e) ASSERT_EQ(y_first[e], y[e]);
+}
+
+TEST(ReferenceModel, InitialisationIsDeterministicAndSeedDependent) {
+  const ModelShape s = tiny_shape();
+  const ReferenceModel<double> a(s, 1), again(s, 1), other(s, 2);
+  for (std::size_t b = 0; b < s.blocks; ++b)
+    for (ParamKind kind : kAllKinds) {
+      const ParamShape ps = param_shape(s, kind);
+      const auto& p = a.param(b, kind);
+      ASSERT_EQ(p.size(), ps.rows * ps.cols);
+      EXPECT_EQ(p, again.param(b, kind));
+      if (is_gain(kind)) {
+        for (double g : p) EXPECT_EQ(g, 1.0);
+        continue;
+      }
+      EXPECT_NE(p, other.param(b, kind));
+      const std::size_t r = ps.rows - 1, c = ps.cols / 2;  // row-major, logical indices
+      EXPECT_EQ(p[r * ps.cols + c],
+                init_value(1, param_stream(b, kind), parameter_std(s, kind), r, c));
+    }
+  // The blocks are seeded apart.
+  EXPECT_NE(a.param(0, ParamKind::ff1), a.param(1, ParamKind::ff1));
+}
+
+TEST(ReferenceModel, FloatAgreesWithDouble) {
+  const ModelShape s = tiny_shape();
+  const ReferenceModel<double> d(s, 3);
+  const ReferenceModel<float> f(s, 3);
+  const auto yd = d.forward(make_inputs<double>(5, 0, 0, s.tokens(), s.hidden), s.tokens());
+  const auto yf = f.forward(make_inputs<float>(5, 0, 0, s.tokens(), s.hidden), s.tokens());
+  for (std::size_t e = 0; e < yd.size(); ++e)
+    EXPECT_NEAR(yf[e], yd[e], 1e-5 * (1 + std::abs(yd[e])));
+}
+
+// One update from fresh optimizer state, checked against its closed form on every parameter:
+// the clip uses the norm of all gradients (gains included), weight decay skips the gains.
+TEST(ReferenceModel, StepClipsToTheGlobalNormAndDecaysOnlyMatrices) {
+  const ModelShape s = tiny_shape();
+  const auto x = make_inputs<double>(5, 0, 0, s.tokens(), s.hidden);
+  const auto target = make_inputs<double>(5, 1, 0, s.tokens(), s.hidden);
+  ReferenceModel<double> sgd(s, 11), adamw(s, 11);
+  sgd.loss_and_gradients(x, target, s.tokens());
+  adamw.loss_and_gradients(x, target, s.tokens());
+  const ReferenceModel<double> before = sgd;
+
+  double sum_squares = 0;
+  for (std::size_t b = 0; b < s.blocks; ++b)
+    for (ParamKind kind : kAllKinds)
+      for (double g : before.gradient(b, kind)) sum_squares += g * g;
+  const double norm = std::sqrt(sum_squares);
+
+  OptimizerSettings o;
+  o.lr = 0.1;
+  o.warmup_steps = 0;
+  o.weight_decay = 0.2;
+  o.clip_norm = 1e-3 * norm;  // clips
+  o.kind = OptimizerKind::sgd;
+  EXPECT_DOUBLE_EQ(sgd.step(o, 1), norm);
+  o.kind = OptimizerKind::adamw;
+  EXPECT_DOUBLE_EQ(adamw.step(o, 1), norm);
+
+  const double lr = learning_rate(o, 1);
+  const double clip = o.clip_norm / (norm + 1e-6);
+  for (std::size_t b = 0; b < s.blocks; ++b)
+    for (ParamKind kind : kAllKinds) {
+      const auto& w0 = before.param(b, kind);
+      const auto& g = before.gradient(b, kind);
+      const double decay = is_gain(kind) ? 0.0 : lr * o.weight_decay;
+      for (std::size_t e = 0; e < w0.size(); ++e) {
+        EXPECT_NEAR(sgd.param(b, kind)[e], w0[e] - lr * clip * g[e], 1e-15);
+        // AdamW's first step is lr * g / (|g| + eps) whatever the clip.
+        const double scaled = clip * g[e];
+        EXPECT_NEAR(adamw.param(b, kind)[e],
+                    w0[e] - lr * scaled / (std::abs(scaled) + o.epsilon) - decay * w0[e], 1e-12);
+      }
+    }
+}
+
+// Trains a small student on the teacher's outputs for 60 steps. Measured (default seeds, H=16,
+// 2 blocks, 32 tokens a step): AdamW lr 1e-2 takes the held-out loss from 0.837 to 0.152 and the
+// training loss from 0.787 (step 1) to 0.153 (mean of steps 51-60); SGD lr 0.2 to 0.156 and
+// 0.154. Other seeds land within 10%; the asserts ask for a factor 3.
+void expect_learns(const OptimizerSettings& o) {
+  const ModelShape s = make_shape(16, 2, 2, 8, 4);
+  ReferenceTrainer<double> trainer(s, TaskSeeds{}, o);
+  const double eval_before = trainer.eval_loss(4, s.tokens());
+  EXPECT_EQ(trainer.eval_loss(4, s.tokens()), eval_before) << "evaluation changed the model";
+  const std::size_t steps = 60;
+  double first = 0, last_ten = 0;
+  for (std::size_t step = 1; step <= steps; ++step) {
+    const double loss = trainer.train_step(s.tokens());
+    if (step == 1) first = loss;
+    if (step > steps - 10) last_ten += loss / 10;
+    EXPECT_TRUE(std::isfinite(trainer.last_gradient_norm()));
+  }
+  EXPECT_EQ(trainer.steps_done(), steps);
+  EXPECT_LT(last_ten, first / 3);
+  EXPECT_LT(trainer.eval_loss(4, s.tokens()), eval_before / 3);
+}
+
+OptimizerSettings schedule(OptimizerKind kind, double lr) {
+  OptimizerSettings o;
+  o.kind = kind;
+  o.lr = lr;
+  o.warmup_steps = 5;
+  o.total_steps = 60;
+  return o;
+}
+
+TEST(ReferenceTrainer, AdamWLearnsTheTeacher) {
+  expect_learns(schedule(OptimizerKind::adamw, 1e-2));
+}
+
+TEST(ReferenceTrainer, SgdWithMomentumLearnsTheTeacher) {
+  expect_learns(schedule(OptimizerKind::sgd, 0.2));  // momentum 0.9
+}
+
+}  // namespace
+}  // namespace meshslice
