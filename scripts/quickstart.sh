@@ -26,9 +26,9 @@ cmake --build "$build" -j "$jobs"
 # shellcheck source=scripts/mpi-env.sh
 source "$repo/scripts/mpi-env.sh"
 if [ "$mode" = run ]; then
-  # The main job: until the training driver lands, the GEMM benchmark on its default deck
-  # (inputs/bench/gemm.yaml: MeshSlice vs Collective vs ScaLAPACK, verified and traced).
-  mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-bench" --out "$repo/out"
+  # The main job: training transformer blocks on the default deck (inputs/train/laptop.yaml:
+  # 2D tensor parallelism on a 1x2 mesh, MeshSlice GEMMs, the teacher task).
+  mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-train" --out "$repo/out"
 else
   cd "$build"
   ctest --output-on-failure -j "$jobs"

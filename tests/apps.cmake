@@ -49,3 +49,37 @@ meshslice_app_test(error_gemm_unknown_algorithm 2 ${EXPECT_ERROR} "unknown GEMM 
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.algorithms=meshslice,fox --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
 meshslice_app_test(error_gemm_unknown_machine 2 ${EXPECT_ERROR} "machine: "
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.hardware=tpu99 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+
+# meshslice-train: short runs of the laptop deck (1x2 and 2x1, one with an explicit plan that
+# re-lays activations out) and of the dp x tp deck, with their result files; bad input.
+set(TRAIN $<TARGET_FILE:meshslice-train>)
+set(CHECK_TRAIN ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_train.sh)
+set(SHORT_TRAIN --set train.steps=40 --set train.eval_every=20 --set train.log_every=10)
+meshslice_app_test(train_help 1 ${TRAIN} --help)
+set_tests_properties(train_help PROPERTIES PASS_REGULAR_EXPRESSION "plan\\.layers")
+meshslice_app_test(train_laptop_1x2 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-1x2 40
+  ${MPI2} ${TRAIN} ${SHORT_TRAIN})
+meshslice_app_test(train_explicit_plan_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-plan 40
+  ${MPI2} ${TRAIN} ${SHORT_TRAIN} --set mesh.rows=2 --set plan.source=layers
+  "--set=plan.layers=qkv W meshslice S=2,attn_out Yt collective,ff1 Wt summa S=2,ff2 Yt wang")
+meshslice_app_test(train_dp_tp 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-dp-tp 20
+  ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=20
+  --set train.eval_every=10)
+set(TRAIN_ERR_OUT --out ${CMAKE_CURRENT_BINARY_DIR}/train-err-out)
+meshslice_app_test(train_error_heads_over_cols 2 ${EXPECT_ERROR} "heads do not divide over the 2 mesh columns"
+  ${MPI2} ${TRAIN} --set model.hidden=60 --set model.heads=3 ${TRAIN_ERR_OUT})
+meshslice_app_test(train_error_sequences_over_rows 2 ${EXPECT_ERROR} "sequences per replica do not divide over the 2 mesh rows"
+  ${MPI2} ${TRAIN} --set mesh.rows=2 --set model.sequences=3 ${TRAIN_ERR_OUT})
+meshslice_app_test(train_error_hidden_over_heads 2 ${EXPECT_ERROR} "not divisible by the 5 heads"
+  ${MPI2} ${TRAIN} --set model.heads=5 ${TRAIN_ERR_OUT})
+meshslice_app_test(train_error_bad_slices 2 ${EXPECT_ERROR} "layer qkv: FC layer"
+  ${MPI2} ${TRAIN} --set plan.slices=7 ${TRAIN_ERR_OUT})
+meshslice_app_test(train_error_unknown_algorithm 2 ${EXPECT_ERROR} "plan entry 'ff1 Y gossip'"
+  ${MPI2} ${TRAIN} --set plan.source=layers
+  "--set=plan.layers=qkv Y meshslice,attn_out Y meshslice,ff1 Y gossip,ff2 X meshslice" ${TRAIN_ERR_OUT})
+meshslice_app_test(train_error_unknown_row 2 ${EXPECT_ERROR} "unknown row of Table 1 'Q'"
+  ${MPI2} ${TRAIN} --set plan.source=layers
+  "--set=plan.layers=qkv Q meshslice,attn_out Y meshslice,ff1 Y meshslice,ff2 X meshslice" ${TRAIN_ERR_OUT})
+meshslice_app_test(train_error_plan_other_mesh 2 ${EXPECT_ERROR} "was made for mesh_cols = 4"
+  ${MPI2} ${TRAIN} --set plan.source=file
+  --set plan.file=${CMAKE_CURRENT_SOURCE_DIR}/data/plan-other-mesh.yaml ${TRAIN_ERR_OUT})

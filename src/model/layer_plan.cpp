@@ -1,5 +1,7 @@
 #include "model/layer_plan.hpp"
 
+#include <sstream>
+
 #include "core/errors.hpp"
 
 namespace meshslice {
@@ -77,6 +79,56 @@ BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice) 
     p.gemms = {choice, choice, choice};
     next_input = p.output();
   }
+  return plan;
+}
+
+FcKind parse_fc_plan(const std::string& entry, FcPlan& plan) {
+  const std::string form = "write LAYER STATIONARY ALGORITHM [S=n] [B=n], e.g. 'ff1 W meshslice S=4'";
+  std::istringstream in(entry);
+  std::string layer, row, algorithm, option;
+  require(static_cast<bool>(in >> layer >> row >> algorithm), "plan entry '", entry, "': ", form);
+  FcKind kind;
+  GemmChoice choice;
+  try {
+    kind = parse_fc_kind(layer);
+    choice.algorithm = parse_algorithm(algorithm);
+  } catch (const UserError& e) {
+    throw UserError(concat("plan entry '", entry, "': ", e.what()));
+  }
+  const bool transposed = row.size() == 2 && row[1] == 't';
+  const char r = row.empty() ? '?' : row[0];
+  require((row.size() == 1 || transposed) && (r == 'Y' || r == 'X' || r == 'W'), "plan entry '",
+          entry, "': unknown row of Table 1 '", row, "'; valid: Y, X, W (stationary), with a "
+          "trailing t for the transposed variant (Yt, Xt, Wt)");
+  plan.stationary = r == 'Y' ? Stationary::Y : r == 'X' ? Stationary::X : Stationary::W;
+  plan.transposed = transposed;
+  while (in >> option) {
+    int value = 0;
+    char extra = 0;
+    const bool slices = option.rfind("S=", 0) == 0, block = option.rfind("B=", 0) == 0;
+    std::istringstream number(option.substr(2));
+    require((slices || block) && (number >> value) && !(number >> extra) && value >= 1,
+            "plan entry '", entry, "': '", option, "' is not S=<slices> or B=<block> with a "
+            "positive integer");
+    (slices ? choice.options.slices : choice.options.block) = value;
+  }
+  plan.gemms = {choice, choice, choice};
+  return kind;
+}
+
+BlockPlan parse_block_plan(const std::vector<std::string>& entries) {
+  BlockPlan plan;
+  std::array<bool, kFcKinds> seen{};
+  for (const std::string& entry : entries) {
+    FcPlan p;
+    const FcKind kind = parse_fc_plan(entry, p);
+    require(!seen[static_cast<int>(kind)], "plan: layer ", fc_name(kind), " appears twice");
+    seen[static_cast<int>(kind)] = true;
+    plan[static_cast<int>(kind)] = p;
+  }
+  for (int k = 0; k < kFcKinds; ++k)
+    require(seen[k], "plan: layer ", fc_name(FcKind(k)), " is missing; an explicit plan names "
+            "every layer (qkv, attn_out, ff1, ff2)");
   return plan;
 }
 

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "gemm/fc_dataflow.hpp"
 #include "model/fc_layer.hpp"
@@ -54,5 +55,15 @@ BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice);
 
 // The transposed flag that makes a layer of row `s` take its input in layout `wanted`.
 bool transposed_for_input(Stationary s, Layout wanted);
+
+// One layer of an explicit plan, as a deck writes it:
+//     LAYER STATIONARY ALGORITHM [S=<slices>] [B=<block>]
+// e.g. "ff1 W meshslice S=4", "qkv Yt summa S=2" (a trailing t: the transposed variant). The
+// algorithm and slicing hold for the layer's three GEMMs. A malformed entry, an unknown layer,
+// row of Table 1 or algorithm is a UserError quoting the entry.
+FcKind parse_fc_plan(const std::string& entry, FcPlan& plan);
+
+// A block plan from explicit entries: every layer exactly once.
+BlockPlan parse_block_plan(const std::vector<std::string>& entries);
 
 }  // namespace meshslice

@@ -21,8 +21,12 @@ Trainer<T>::Trainer(RealExecutor<T>& ex, const ModelShape& shape, const BlockPla
       dy_("loss_gradient", student_.local_tokens(), student_.local_hidden()) {}
 
 template <class T>
-std::size_t Trainer<T>::bytes() const {
-  return student_.bytes() + teacher_.bytes() + 4 * x_.size() * sizeof(T);
+MemoryUse Trainer<T>::memory() const {
+  MemoryUse m = student_.memory();
+  const MemoryUse& teacher = teacher_.memory();
+  m.parameters += teacher.parameters;
+  m.work += teacher.activations + teacher.work + 4 * x_.size() * sizeof(T);
+  return m;
 }
 
 template <class T>

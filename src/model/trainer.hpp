@@ -33,7 +33,8 @@ class Trainer {
   std::size_t steps_done() const { return steps_; }
   Transformer<T>& student() { return student_; }
   const Transformer<T>& student() const { return student_; }
-  std::size_t bytes() const;  // the student, the teacher and the task's buffers
+  // The student's, the teacher's (counted as parameters and work) and the task's buffers.
+  MemoryUse memory() const;
 
  private:
   // Inputs of `stream` into x_, targets into target_, the student's output into y_; returns the

@@ -55,9 +55,9 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
       throw UserError(concat("layer ", fc_name(kind), ": ", e.what()));
     }
     if (p.output() == Layout::transposed)
-      out_t_[k] = activation(Layout::transposed, fc_outputs(shape, kind), "fc_output_t");
+      out_t_[k] = activation(Layout::transposed, fc_outputs(shape, kind), "fc_output_t", memory_.work);
     if (p.input() == Layout::transposed && trainable)
-      in_t_[k] = activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t");
+      in_t_[k] = activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t", memory_.work);
   }
   attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
                 shape.head_dim()};
@@ -74,43 +74,43 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
       if (layout.transposed) std::swap(rows, cols);
       if (!is_gain(kind)) rows /= ex.mesh_rows();
       cols /= ex.mesh_cols();
-      b.w[k] = alloc(rows, cols, param_kind_name(kind));
+      b.w[k] = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
       fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
                      parameter_std(shape, kind));
       if (!trainable) continue;
-      b.grad[k] = alloc(rows, cols, "gradient");
-      b.m[k] = alloc(rows, cols, "optimizer_state");
-      b.v[k] = alloc(rows, cols, "optimizer_state");
+      b.grad[k] = alloc(rows, cols, "gradient", memory_.gradients);
+      b.m[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
+      b.v[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
     }
-    b.x_in = activation(Layout::standard, H, "x_in");
-    b.rinv1 = alloc(local_tokens(), 1, "rinv");
-    b.qkv_in = activation(pq.input(), H, "qkv_in");
-    b.qkv = activation(Layout::standard, 3 * H, "qkv");
+    b.x_in = activation(Layout::standard, H, "x_in", memory_.activations);
+    b.rinv1 = alloc(local_tokens(), 1, "rinv", memory_.activations);
+    b.qkv_in = activation(pq.input(), H, "qkv_in", memory_.activations);
+    b.qkv = activation(Layout::standard, 3 * H, "qkv", memory_.activations);
     b.p = Probabilities<T>("attention_p", attention_.seqs * attention_.heads, shape.seq_len,
                            shape.seq_len);
-    bytes_ += b.p.size() * sizeof(T);
-    b.a = activation(Layout::standard, H, "attention");
-    b.ao_in = pa.input() == Layout::standard ? b.a : activation(pa.input(), H, "attn_out_in");
-    b.x_mid = activation(Layout::standard, H, "x_mid");
-    b.rinv2 = alloc(local_tokens(), 1, "rinv");
-    b.ff1_in = activation(p1.input(), H, "ff1_in");
-    b.u = activation(p1.output(), shape.ffn(), "ff1_out");
-    b.ff2_in = activation(p2.input(), shape.ffn(), "ff2_in");
+    memory_.activations += b.p.size() * sizeof(T);
+    b.a = activation(Layout::standard, H, "attention", memory_.activations);
+    b.ao_in = pa.input() == Layout::standard ? b.a : activation(pa.input(), H, "attn_out_in", memory_.activations);
+    b.x_mid = activation(Layout::standard, H, "x_mid", memory_.activations);
+    b.rinv2 = alloc(local_tokens(), 1, "rinv", memory_.activations);
+    b.ff1_in = activation(p1.input(), H, "ff1_in", memory_.activations);
+    b.u = activation(p1.output(), shape.ffn(), "ff1_out", memory_.activations);
+    b.ff2_in = activation(p2.input(), shape.ffn(), "ff2_in", memory_.activations);
   }
-  h_ = activation(Layout::standard, H, "normed");
-  o_ = activation(Layout::standard, H, "fc_output");
-  ss_ = alloc(local_tokens(), 1, "rms_sums");
-  if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out");
+  h_ = activation(Layout::standard, H, "normed", memory_.work);
+  o_ = activation(Layout::standard, H, "fc_output", memory_.work);
+  ss_ = alloc(local_tokens(), 1, "rms_sums", memory_.work);
+  if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
   if (trainable) {
-    dot_ = alloc(local_tokens(), 1, "rms_dots");
-    g_mid_ = activation(Layout::standard, H, "grad_x_mid");
-    g_h_ = activation(Layout::standard, H, "grad_normed");
-    g_a_ = activation(Layout::standard, H, "grad_attention");
-    g_qkv_ = activation(Layout::standard, 3 * H, "grad_qkv");
-    g_u_ = activation(p1.output(), shape.ffn(), "grad_ff1_out");
-    if (p2.input() != p1.output()) g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in");
-    g_x_[0] = activation(Layout::standard, H, "grad_x");
-    g_x_[1] = activation(Layout::standard, H, "grad_x");
+    dot_ = alloc(local_tokens(), 1, "rms_dots", memory_.work);
+    g_mid_ = activation(Layout::standard, H, "grad_x_mid", memory_.work);
+    g_h_ = activation(Layout::standard, H, "grad_normed", memory_.work);
+    g_a_ = activation(Layout::standard, H, "grad_attention", memory_.work);
+    g_qkv_ = activation(Layout::standard, 3 * H, "grad_qkv", memory_.work);
+    g_u_ = activation(p1.output(), shape.ffn(), "grad_ff1_out", memory_.work);
+    if (p2.input() != p1.output()) g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in", memory_.work);
+    g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
+    g_x_[1] = activation(Layout::standard, H, "grad_x", memory_.work);
     std::vector<MatrixShape> shapes;
     for (std::size_t bi = shape.blocks; bi-- > 0;)
       for (ParamKind kind : kBackwardOrder) {
@@ -148,17 +148,17 @@ std::size_t Transformer<T>::local_hidden() const {
 
 template <class T>
 typename Transformer<T>::Mat Transformer<T>::alloc(std::size_t rows, std::size_t cols,
-                                                   const char* label) {
-  bytes_ += rows * cols * sizeof(T);
+                                                   const char* label, std::size_t& use) {
+  use += rows * cols * sizeof(T);
   return Mat(std::string(label), rows, cols);
 }
 
 template <class T>
 typename Transformer<T>::Mat Transformer<T>::activation(Layout layout, std::size_t width,
-                                                        const char* label) {
+                                                        const char* label, std::size_t& use) {
   const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols(), t = shape_.tokens();
-  if (layout == Layout::standard) return alloc(t / pr, width / pc, label);
-  return alloc(width / pr, t / pc, label);
+  if (layout == Layout::standard) return alloc(t / pr, width / pc, label, use);
+  return alloc(width / pr, t / pc, label, use);
 }
 
 template <class T>

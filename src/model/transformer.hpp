@@ -40,6 +40,11 @@ struct RelayoutCount {
   double bytes = 0;
 };
 
+struct MemoryUse {
+  std::size_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0, work = 0;
+  std::size_t total() const { return parameters + gradients + optimizer_state + activations + work; }
+};
+
 template <class T>
 class Transformer {
  public:
@@ -69,9 +74,9 @@ class Transformer {
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   std::vector<double> gather(std::size_t block, ParamKind kind) const;
   const RelayoutCount& relayouts() const { return relayouts_; }
-  // Bytes this rank holds for the model: parameters, gradients, optimizer state, saved
-  // activations and work buffers (the FC layers' GEMM workspaces are the executor's to count).
-  std::size_t bytes() const { return bytes_; }
+  // Bytes this rank holds for the model, by kind (the FC layers' GEMM workspaces are counted by
+  // the caller from the allocation high-water mark; see apps/meshslice-train).
+  const MemoryUse& memory() const { return memory_; }
 
  private:
   struct Block {
@@ -81,8 +86,9 @@ class Transformer {
     Probabilities<T> p;
   };
 
-  Mat alloc(std::size_t rows, std::size_t cols, const char* label);
-  Mat activation(Layout layout, std::size_t width, const char* label);
+  // Allocates and counts into `use` (one of memory_'s fields).
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use);
+  Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);
   StoredLayout stored_layout(ParamKind kind) const;
   const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
   FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
@@ -123,7 +129,7 @@ class Transformer {
   std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
   Mat z_;                            // GeLU output before its re-layout to FF2's input
   RelayoutCount relayouts_;
-  std::size_t bytes_ = 0;
+  MemoryUse memory_;
 };
 
 }  // namespace meshslice

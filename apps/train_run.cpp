@@ -1,0 +1,171 @@
+#include "train_run.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/csv.hpp"
+#include "core/kokkos_compat.hpp"
+#include "core/log.hpp"
+#include "model/trainer.hpp"
+#include "train_settings.hpp"
+
+namespace meshslice::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// The step's dense GEMM FLOPs over the whole job: the FC layers' 72 T H^2 per block (forward and
+// both backward GEMMs) and attention's q k^T and p v, 12 B S^2 H per block, on every replica.
+double step_flops(const ModelShape& m, int replicas) {
+  const double t = static_cast<double>(m.tokens()), h = static_cast<double>(m.hidden);
+  const double s = static_cast<double>(m.seq_len), b = static_cast<double>(m.sequences);
+  return replicas * static_cast<double>(m.blocks) * (72 * t * h * h + 12 * b * s * s * h);
+}
+
+// One local GEMM of the size the FC layers run (this chip's FF1 forward under Collective), timed
+// alone: the rate the step is held to. Best of three after a warm-up.
+template <class T>
+double local_gemm_peak(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k) {
+  Matrix<T> a("peak_a", m, k), b("peak_b", k, n), c("peak_c", m, n);
+  Kokkos::deep_copy(a, T(0.5));
+  Kokkos::deep_copy(b, T(0.25));
+  double best = 1e30;
+  for (int rep = 0; rep < 4; ++rep) {
+    const auto start = Clock::now();
+    blas_gemm(space, "N", "N", T(1), a, b, T(0), c);
+    fence(space, "local_gemm_peak");
+    if (rep > 0) best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * m * n * k / best;
+}
+
+double high_water_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
+void print_plan(const Settings& s, const BlockPlan& plan) {
+  log_info("model: ", s.model.blocks, " blocks, H = ", s.model.hidden, ", ", s.model.heads,
+           " heads, ", s.model.sequences, " sequences x ", s.model.seq_len, " tokens per replica (T = ",
+           s.model.tokens(), "); mesh ", s.mesh.str(), "; ", optimizer_name(s.optimizer.kind),
+           ", ", s.precision);
+  for (int k = 0; k < kFcKinds; ++k) {
+    const FcKind kind = FcKind(k);
+    const FcPlan& p = plan[k];
+    log_info("  ", fc_name(kind), " (", fc_inputs(s.model, kind), " -> ", fc_outputs(s.model, kind),
+             "): ", p.str(), "; input ", layout_name(p.input()), ", output ",
+             layout_name(p.output()), ", weight kept as ", p.weight_transposed() ? "W^T" : "W");
+  }
+}
+
+void print_memory(const MemoryUse& m) {
+  log_info("memory per rank (model buffers): ", mib(m.total()), " MiB = parameters ",
+           mib(m.parameters), " + gradients ", mib(m.gradients), " + optimizer state ",
+           mib(m.optimizer_state), " + saved activations ", mib(m.activations), " + work ",
+           mib(m.work), " (GEMM workspaces and the runtime come on top)");
+}
+
+template <class T>
+int train(AppContext& context, const Settings& s) {
+  require(s.mesh.pp == 1, "mesh.pp = ", s.mesh.pp, ": meshslice-train has no pipeline stages "
+          "yet; set mesh.pp = 1");
+  Torus torus(MPI_COMM_WORLD, s.mesh);
+  RealExecutor<T> ex(torus, s.comm, s.gemm_chunks);
+  const BlockPlan plan = block_plan(s);
+  print_plan(s, plan);
+  const double rss_before = high_water_mib();
+  Trainer<T> trainer(ex, s.model, plan, s.optimizer, s.seeds);
+  const MemoryUse memory = trainer.memory();
+  print_memory(memory);
+  const double peak = local_gemm_peak<T>(ex.compute_space(), trainer.student().local_tokens(),
+                                         s.model.ffn() / s.mesh.cols, s.model.hidden);
+  const int ranks = torus.shape().total();
+  log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks, " ranks: ",
+           ranks * peak / 1e9, " GFLOP/s)");
+
+  const bool writer = context.rank == 0;
+  std::unique_ptr<CsvWriter> csv;
+  if (writer)
+    csv = std::make_unique<CsvWriter>(
+        context.out_dir + "/train.csv",
+        std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds",
+                                 "tokens_per_s", "gemm_gflops", "peak_fraction", "relayouts"});
+  const double flops = step_flops(s.model, s.mesh.dp);
+  const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
+  double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
+  log_info("step 0: eval loss ", first_eval);
+  double total_seconds = 0, best_seconds = 1e30;
+  std::size_t relayouts_before = 0;
+  for (std::size_t step = 1; step <= s.steps; ++step) {
+    MPI_Barrier(torus.comm());
+    const auto start = Clock::now();
+    const auto r = trainer.step();
+    MPI_Barrier(torus.comm());
+    const double seconds = seconds_since(start);
+    total_seconds += seconds;
+    if (step > 1) best_seconds = std::min(best_seconds, seconds);
+    if (step == 1) first_loss = r.loss;
+    last_loss = r.loss;
+    const std::size_t relayouts = trainer.student().relayouts().count - relayouts_before;
+    relayouts_before = trainer.student().relayouts().count;
+    const bool eval = step == s.steps || (s.eval_every > 0 && step % s.eval_every == 0);
+    const double eval_loss = eval ? trainer.eval_loss(s.eval_batches) : 0;
+    if (eval) last_eval = eval_loss;
+    const double gflops = flops / seconds / 1e9, fraction = flops / seconds / (ranks * peak);
+    if (step == 1 || step == s.steps || step % s.log_every == 0 || eval)
+      log_info("step ", step, "/", s.steps, "  loss ", r.loss,
+               eval ? concat("  eval ", eval_loss) : std::string(), "  ", seconds * 1e3, " ms  ",
+               static_cast<long>(tokens / seconds), " tokens/s  ", gflops, " GFLOP/s (",
+               static_cast<int>(100 * fraction), "% of peak)  |g| ", r.grad_norm, "  lr ", r.lr);
+    if (csv)
+      csv->row(step, r.loss, eval ? concat(eval_loss) : std::string(), r.grad_norm, r.lr, seconds,
+               tokens / seconds, gflops, fraction, relayouts);
+  }
+  const double rss = high_water_mib();
+  log_info("train loss ", first_loss, " -> ", last_loss, " (", first_loss / last_loss,
+           "x), eval loss ", first_eval, " -> ", last_eval, " (", first_eval / last_eval, "x)");
+  log_info("best step ", best_seconds * 1e3, " ms: ", static_cast<long>(tokens / best_seconds),
+           " tokens/s, ", flops / best_seconds / 1e9, " GFLOP/s, ",
+           100 * flops / best_seconds / (ranks * peak), "% of ", ranks, " x the local GEMM peak");
+  log_info("re-layouts: ", trainer.student().relayouts().count, " (",
+           mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
+  log_info("memory per rank: estimated ", mib(memory.total()), " MiB of model buffers; measured "
+           "high-water mark ", rss, " MiB (process, of which ", rss_before,
+           " MiB before the model was built)");
+  if (writer) {
+    std::ofstream json(context.out_dir + "/summary.json");
+    json << "{\n  \"mesh\": \"" << s.mesh.str() << "\",\n  \"steps\": " << s.steps
+         << ",\n  \"first_loss\": " << first_loss << ",\n  \"last_loss\": " << last_loss
+         << ",\n  \"first_eval_loss\": " << first_eval << ",\n  \"last_eval_loss\": " << last_eval
+         << ",\n  \"mean_step_seconds\": " << total_seconds / s.steps
+         << ",\n  \"best_step_seconds\": " << best_seconds
+         << ",\n  \"tokens_per_second\": " << tokens / best_seconds
+         << ",\n  \"gemm_gflops\": " << flops / best_seconds / 1e9
+         << ",\n  \"local_gemm_peak_gflops\": " << peak / 1e9
+         << ",\n  \"peak_fraction\": " << flops / best_seconds / (ranks * peak)
+         << ",\n  \"relayouts\": " << trainer.student().relayouts().count
+         << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
+         << ",\n  \"memory_high_water_mib\": " << rss << "\n}\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_training(AppContext& context) {
+  const Settings s = settings_from(context);
+  return s.precision == "double" ? train<double>(context, s) : train<float>(context, s);
+}
+
+}  // namespace meshslice::train

@@ -1,0 +1,144 @@
+#include "train_settings.hpp"
+
+#include "comm/comm_parameters.hpp"
+#include "core/deck.hpp"
+#include "mesh/mesh_parameters.hpp"
+
+namespace meshslice::train {
+
+Teuchos::ParameterList valid_parameters() {
+  Teuchos::ParameterList valid("meshslice-train");
+  add_mesh_parameters(valid);
+  add_comm_parameters(valid);
+  auto& model = valid.sublist("model", false, "The transformer (L pre-norm blocks, no biases).");
+  model.set("hidden", 64, "hidden size H (heads x head_dim)");
+  model.set("heads", 4, "attention heads; divisible by mesh.cols (each column keeps whole heads)");
+  model.set("blocks", 2, "transformer blocks L");
+  model.set("seq_len", 32, "tokens per sequence");
+  model.set("sequences", 16, "sequences per data-parallel replica and step; divisible by mesh.rows");
+  auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
+  set_choice(opt, "kind", "adamw", {"adamw", "sgd"}, "adamw, or sgd with momentum");
+  opt.set("lr", 3e-3, "peak learning rate, reached at the end of warm-up");
+  opt.set("min_lr", 1e-4, "learning rate at the end of the cosine decay (the last step)");
+  opt.set("warmup_steps", 50, "linear warm-up steps");
+  opt.set("momentum", 0.9, "sgd: momentum");
+  opt.set("beta1", 0.9, "adamw: first-moment decay");
+  opt.set("beta2", 0.95, "adamw: second-moment decay");
+  opt.set("epsilon", 1e-8, "adamw: denominator epsilon");
+  opt.set("weight_decay", 0.0, "adamw: decoupled weight decay of the weight matrices");
+  opt.set("clip_norm", 1.0, "clip gradients to this global L2 norm; 0 = no clipping");
+  auto& train = valid.sublist("train", false, "The run.");
+  train.set("steps", 1500, "training steps");
+  train.set("eval_every", 250, "evaluation loss every N steps (and after the last); 0 = last only");
+  train.set("eval_batches", 2, "held-out batches per evaluation");
+  train.set("log_every", 100, "a progress line every N steps (and the first and last)");
+  set_choice(train, "precision", "float", {"float", "double"}, "scalar type of every tensor");
+  train.set("seed_student", 1, "seed of the trained model's initial weights");
+  train.set("seed_teacher", 2, "seed of the fixed teacher that makes the targets");
+  train.set("seed_data", 3, "seed of the inputs");
+  train.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress communication");
+  auto& plan = valid.sublist("plan", false, "How each FC layer's GEMMs run (Table 1 dataflows).");
+  set_choice(plan, "source", "default", {"default", "layers", "file"},
+             "default: the largest of X, W, Y stays stationary (transposed variant where it "
+             "saves a re-layout), every GEMM runs plan.algorithm with plan.slices; layers: the "
+             "entries of plan.layers; file: a YAML file whose `layers` key holds such entries");
+  plan.set("algorithm", "meshslice", "default plan: algorithm of every GEMM (meshslice, "
+           "collective, summa, cannon, wang)");
+  plan.set("slices", 2, "default plan: S of every GEMM");
+  plan.set("block", 1, "default plan: B (block size of the sliced dimension)");
+  plan.set("layers",
+           Teuchos::Array<std::string>(std::vector<std::string>{
+               "qkv Y meshslice S=2", "attn_out Y meshslice S=2", "ff1 Y meshslice S=2",
+               "ff2 X meshslice S=2"}),
+           "source layers: one entry per FC layer, 'LAYER ROW ALGORITHM [S=n] [B=n]', ROW one of "
+           "Y, X, W (stationary) with a trailing t for the transposed variant, e.g. 'ff1 Wt summa S=4'");
+  plan.set("file", "", "source file: path of the plan file");
+  return valid;
+}
+
+Settings settings_from(const AppContext& context) {
+  const auto& d = context.deck;
+  Settings s;
+  s.mesh = mesh_shape_from(d, context.size);
+  s.comm = comm_options_from(d);
+  const auto positive = [&d](const std::string& key) {
+    const int v = get_param<int>(d, key);
+    require(v > 0, key, " = ", v, " must be positive");
+    return static_cast<std::size_t>(v);
+  };
+  const auto non_negative = [&d](const std::string& key) {
+    const int v = get_param<int>(d, key);
+    require(v >= 0, key, " = ", v, " must not be negative");
+    return static_cast<std::size_t>(v);
+  };
+  s.model.hidden = positive("model.hidden");
+  s.model.heads = positive("model.heads");
+  s.model.blocks = positive("model.blocks");
+  s.model.seq_len = positive("model.seq_len");
+  s.model.sequences = positive("model.sequences");
+  OptimizerSettings& o = s.optimizer;
+  o.kind = parse_optimizer(get_param<std::string>(d, "optimizer.kind"));
+  o.lr = get_param<double>(d, "optimizer.lr");
+  o.min_lr = get_param<double>(d, "optimizer.min_lr");
+  require(o.lr > 0 && o.min_lr >= 0 && o.min_lr <= o.lr, "optimizer.lr = ", o.lr,
+          " and optimizer.min_lr = ", o.min_lr, ": need lr > 0 and 0 <= min_lr <= lr");
+  o.warmup_steps = non_negative("optimizer.warmup_steps");
+  o.momentum = get_param<double>(d, "optimizer.momentum");
+  o.beta1 = get_param<double>(d, "optimizer.beta1");
+  o.beta2 = get_param<double>(d, "optimizer.beta2");
+  require(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
+          "optimizer.beta1 and optimizer.beta2 must lie in [0, 1)");
+  o.epsilon = get_param<double>(d, "optimizer.epsilon");
+  o.weight_decay = get_param<double>(d, "optimizer.weight_decay");
+  o.clip_norm = get_param<double>(d, "optimizer.clip_norm");
+  s.steps = positive("train.steps");
+  o.total_steps = s.steps;
+  s.eval_every = non_negative("train.eval_every");
+  s.eval_batches = positive("train.eval_batches");
+  s.log_every = positive("train.log_every");
+  s.precision = get_param<std::string>(d, "train.precision");
+  s.seeds = {static_cast<std::uint64_t>(non_negative("train.seed_student")),
+             static_cast<std::uint64_t>(non_negative("train.seed_teacher")),
+             static_cast<std::uint64_t>(non_negative("train.seed_data"))};
+  s.gemm_chunks = static_cast<int>(positive("train.gemm_chunks"));
+  s.plan_source = get_param<std::string>(d, "plan.source");
+  s.default_choice.algorithm = parse_algorithm(get_param<std::string>(d, "plan.algorithm"));
+  s.default_choice.options = {static_cast<int>(positive("plan.slices")),
+                              static_cast<int>(positive("plan.block"))};
+  s.plan_layers = get_strings(d, "plan.layers");
+  s.plan_file = get_param<std::string>(d, "plan.file");
+  require(s.plan_source != "file" || !s.plan_file.empty(),
+          "plan.source = file needs plan.file, the path of the plan file");
+  return s;
+}
+
+BlockPlan block_plan(const Settings& s) {
+  if (s.plan_source == "default") return default_block_plan(s.model, s.default_choice);
+  if (s.plan_source == "layers") return parse_block_plan(s.plan_layers);
+  Teuchos::ParameterList file = load_deck(s.plan_file);
+  require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
+          "plan file ", s.plan_file, ": needs a `layers` key holding a list of entries such as "
+          "'ff1 W meshslice S=4' (one per FC layer)");
+  // What the plan was made for, when the file says (the autotuner writes it): a plan for another
+  // model or mesh is refused rather than silently run.
+  const auto check = [&](const char* key, std::size_t want) {
+    if (!file.isParameter(key)) return;
+    require(file.isType<int>(key) && static_cast<std::size_t>(file.get<int>(key)) == want,
+            "plan file ", s.plan_file, " was made for ", key, " = ",
+            file.isType<int>(key) ? std::to_string(file.get<int>(key)) : std::string("?"),
+            " but this run has ", key, " = ", want, "; make a plan for this model and mesh");
+  };
+  check("hidden", s.model.hidden);
+  check("heads", s.model.heads);
+  check("tokens", s.model.tokens());
+  check("mesh_rows", static_cast<std::size_t>(s.mesh.rows));
+  check("mesh_cols", static_cast<std::size_t>(s.mesh.cols));
+  const auto layers = file.get<Teuchos::Array<std::string>>("layers");
+  try {
+    return parse_block_plan({layers.begin(), layers.end()});
+  } catch (const UserError& e) {
+    throw UserError(concat("plan file ", s.plan_file, ": ", e.what()));
+  }
+}
+
+}  // namespace meshslice::train

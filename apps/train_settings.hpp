@@ -1,0 +1,44 @@
+#pragma once
+// meshslice-train's deck: the valid parameters (documented for --help and the README) and the
+// settings read from a validated deck.
+#include <Teuchos_ParameterList.hpp>
+
+#include <cstddef>
+#include <string>
+
+#include "comm/comm_options.hpp"
+#include "core/app.hpp"
+#include "mesh/torus.hpp"
+#include "model/layer_plan.hpp"
+#include "model/model_config.hpp"
+
+namespace meshslice::train {
+
+Teuchos::ParameterList valid_parameters();
+
+struct Settings {
+  MeshShape mesh;
+  CommOptions comm;
+  ModelShape model;
+  OptimizerSettings optimizer;
+  TaskSeeds seeds;
+  std::size_t steps = 0;
+  std::size_t eval_every = 0;  // 0: only after the last step
+  std::size_t eval_batches = 0;
+  std::size_t log_every = 1;
+  std::string precision;       // "float" or "double"
+  int gemm_chunks = 8;
+  // The plan: "default" (the paper's phase-1 rule, every GEMM running default_choice),
+  // "layers" (the explicit entries) or "file" (a YAML file whose `layers` key holds them).
+  std::string plan_source;
+  GemmChoice default_choice;
+  std::vector<std::string> plan_layers;
+  std::string plan_file;
+};
+
+Settings settings_from(const AppContext& context);
+
+// The block plan the settings ask for (reads the plan file when there is one).
+BlockPlan block_plan(const Settings& settings);
+
+}  // namespace meshslice::train
