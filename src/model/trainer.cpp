@@ -1,5 +1,7 @@
 #include "model/trainer.hpp"
 
+#include <chrono>
+
 #include "comm/small_all_reduce.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/model_math.hpp"
@@ -39,8 +41,10 @@ double Trainer<T>::forward(std::uint64_t stream) {
   const ExecSpace& space = ex_.compute_space();
   const std::size_t token0 =
       ex_.coord(Axis::dp) * shape_.tokens() + ex_.coord(Axis::row) * student_.local_tokens();
+  const auto start = std::chrono::steady_clock::now();
   fill_inputs(space, x_, seeds_.data, stream, token0, ex_.coord(Axis::col) * student_.local_hidden());
-  teacher_.forward(x_, target_);
+  teacher_.forward(x_, target_);  // fenced
+  data_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   student_.forward(x_, y_);
   // The loss is the mean over the replica's T x H elements; its gradient 2 (y - target) / (T H).
   const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
@@ -52,6 +56,7 @@ template <class T>
 typename Trainer<T>::StepResult Trainer<T>::step() {
   StepResult r;
   r.loss = mean_over_replicas(forward(train_input_stream(steps_)));
+  r.data_seconds = data_seconds_;
   student_.backward(dy_);
   ++steps_;
   r.grad_norm = student_.update(optimizer_, steps_);

@@ -23,6 +23,9 @@ class Trainer {
     double loss = 0;       // this step's training loss (mean over the global batch), before the update
     double grad_norm = 0;  // global gradient norm before clipping
     double lr = 0;
+    // Of the step's time, what making the batch took (inputs and the teacher's forward pass):
+    // the task's data pipeline, not training work.
+    double data_seconds = 0;
   };
 
   Trainer(RealExecutor<T>& ex, const ModelShape& shape, const BlockPlan& plan,
@@ -50,6 +53,7 @@ class Trainer {
   Transformer<T> teacher_;
   Mat x_, target_, y_, dy_;
   std::size_t steps_ = 0;
+  double data_seconds_ = 0;
 };
 
 }  // namespace meshslice

@@ -61,6 +61,8 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
   }
   attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
                 shape.head_dim()};
+  local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
+  memory_.work += local_attention_->bytes();
   const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
   blocks_.resize(shape.blocks);
@@ -86,8 +88,7 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
     b.rinv1 = alloc(local_tokens(), 1, "rinv", memory_.activations);
     b.qkv_in = activation(pq.input(), H, "qkv_in", memory_.activations);
     b.qkv = activation(Layout::standard, 3 * H, "qkv", memory_.activations);
-    b.p = Probabilities<T>("attention_p", attention_.seqs * attention_.heads, shape.seq_len,
-                           shape.seq_len);
+    b.p = Probabilities<T>("attention_p", attention_.pairs(), shape.seq_len, shape.seq_len);
     memory_.activations += b.p.size() * sizeof(T);
     b.a = activation(Layout::standard, H, "attention", memory_.activations);
     b.ao_in = pa.input() == Layout::standard ? b.a : activation(pa.input(), H, "attn_out_in", memory_.activations);
@@ -258,7 +259,7 @@ void Transformer<T>::block_forward(Block& b, const Mat& out) {
   const bool qkv_out_std = pq.output() == Layout::standard;
   layer(FcKind::qkv).forward(b.qkv_in, w(ParamKind::qkv), qkv_out_std ? b.qkv : out_t_[qkv]);
   if (!qkv_out_std) relayout(out_t_[qkv], Layout::transposed, 3 * H, b.qkv);
-  attention_forward(space_, attention_, b.qkv, b.p, b.a);
+  local_attention_->forward(space_, b.qkv, b.p, b.a);
   in_layout(b.a, pa.input(), H, b.ao_in);
   const bool ao_out_std = pa.output() == Layout::standard;
   layer(FcKind::attn_out).forward(b.ao_in, w(ParamKind::attn_out), ao_out_std ? o_ : out_t_[ao]);
@@ -339,7 +340,7 @@ void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
   const bool ao_in_std = pa.input() == Layout::standard;
   layer(FcKind::attn_out).backward_data(dyo, w(ParamKind::attn_out), ao_in_std ? g_a_ : in_t_[ao]);
   if (!ao_in_std) relayout(in_t_[ao], Layout::transposed, H, g_a_);
-  attention_backward(space_, attention_, b.qkv, b.a, g_a_, b.p, g_qkv_);
+  local_attention_->backward(space_, b.qkv, b.a, g_a_, b.p, g_qkv_);
   const Mat& dyq = in_layout(g_qkv_, pq.output(), 3 * H, out_t_[qkv]);
   layer(FcKind::qkv).backward_weight(b.qkv_in, dyq, grad(ParamKind::qkv), false);
   start_sync(grad(ParamKind::qkv));

@@ -120,6 +120,7 @@ class Transformer {
   std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<BlockTranspose<T>>> transposes_;
   SmallAllReduce<T> small_;
   AttentionShape attention_;
+  std::unique_ptr<LocalAttention<T>> local_attention_;
   // Work buffers shared by the blocks (standard layout unless named otherwise).
   Mat h_, o_, ss_, dot_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
   Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
