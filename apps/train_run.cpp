@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <string>
 

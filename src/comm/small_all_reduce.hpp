@@ -40,14 +40,14 @@ class SmallAllReduce {
     fence(space, "small_all_reduce");
   }
 
-  // A host scalar summed over `ring`.
-  static double sum(const AxisComm& ring, double value) {
-    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, ring.comm());
-    return value;
-  }
-
  private:
   Kokkos::View<T*, Kokkos::HostSpace> host_;
 };
+
+// A host scalar summed over `ring` (a loss, a squared norm).
+inline double sum_over(const AxisComm& ring, double value) {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, ring.comm());
+  return value;
+}
 
 }  // namespace meshslice

@@ -57,6 +57,9 @@ class GradientSync {
     gradients_.push_back(gradient);
   }
 
+  // How many gradients this step has started (the index the next start() takes).
+  std::size_t started() const { return ops_.size(); }
+
   // Waits for every started reduction and turns the sums into averages.
   void finish() {
     require(ops_.size() == shapes_.size(), "GradientSync: finish() after ", ops_.size(), " of ",

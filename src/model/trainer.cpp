@@ -33,7 +33,7 @@ MemoryUse Trainer<T>::memory() const {
 
 template <class T>
 double Trainer<T>::mean_over_replicas(double value) const {
-  return SmallAllReduce<T>::sum(ex_.torus().axis(Axis::dp), value) / ex_.size(Axis::dp);
+  return sum_over(ex_.torus().axis(Axis::dp), value) / ex_.size(Axis::dp);
 }
 
 template <class T>
@@ -49,7 +49,7 @@ double Trainer<T>::forward(std::uint64_t stream) {
   // The loss is the mean over the replica's T x H elements; its gradient 2 (y - target) / (T H).
   const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
   const double local = squared_error(space, y_, target_, 2.0 / elements, dy_);
-  return SmallAllReduce<T>::sum(ex_.torus().axis(Axis::tp), local) / elements;
+  return sum_over(ex_.torus().axis(Axis::tp), local) / elements;
 }
 
 template <class T>

@@ -120,20 +120,17 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
       }
     sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(shapes));
   }
-  // Plan the re-layouts the block plan needs (sizes checked here, not in the first step).
+  // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
+  // step; nothing is allocated during a step).
+  const auto plan_relayouts = [this](std::size_t width) {
+    transpose_for(Layout::standard, width);
+    transpose_for(Layout::transposed, width);
+  };
   for (int k = 0; k < kFcKinds; ++k) {
-    const FcKind kind = FcKind(k);
-    if (plan_[k].input() == Layout::transposed) transpose_for(Layout::standard, fc_inputs(shape, kind));
-    if (plan_[k].output() == Layout::transposed) transpose_for(Layout::transposed, fc_outputs(shape, kind));
-    if (trainable && plan_[k].input() == Layout::transposed)
-      transpose_for(Layout::transposed, fc_inputs(shape, kind));
-    if (trainable && plan_[k].output() == Layout::transposed)
-      transpose_for(Layout::standard, fc_outputs(shape, kind));
+    if (plan_[k].input() == Layout::transposed) plan_relayouts(fc_inputs(shape, FcKind(k)));
+    if (plan_[k].output() == Layout::transposed) plan_relayouts(fc_outputs(shape, FcKind(k)));
   }
-  if (p2.input() != p1.output()) {
-    transpose_for(p1.output(), shape.ffn());
-    if (trainable) transpose_for(p2.input(), shape.ffn());
-  }
+  if (p2.input() != p1.output()) plan_relayouts(shape.ffn());
   fence(space_, "transformer_init");
 }
 
@@ -209,11 +206,34 @@ const typename Transformer<T>::Mat& Transformer<T>::in_layout(const Mat& src, La
 }
 
 template <class T>
-const typename Transformer<T>::Mat& Transformer<T>::to_standard(const Mat& src, Layout have,
-                                                                std::size_t width, const Mat& dst) {
-  if (have == Layout::standard) return src;
-  relayout(src, Layout::transposed, width, dst);
-  return dst;
+void Transformer<T>::norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
+                                     const Mat& input) {
+  const bool standard = fc_plan(k).input() == Layout::standard;
+  norm_forward(x, gain, rinv, standard ? input : h_);
+  if (!standard) relayout(h_, Layout::standard, shape_.hidden, input);
+}
+
+template <class T>
+void Transformer<T>::forward_to_standard(FcKind k, const Mat& input, const Mat& w,
+                                         const Mat& output) {
+  const int i = static_cast<int>(k);
+  const bool standard = fc_plan(k).output() == Layout::standard;
+  layer(k).forward(input, w, standard ? output : out_t_[i]);
+  if (!standard) relayout(out_t_[i], Layout::transposed, fc_outputs(shape_, k), output);
+}
+
+template <class T>
+const typename Transformer<T>::Mat& Transformer<T>::output_gradient(FcKind k, const Mat& dy) {
+  return in_layout(dy, fc_plan(k).output(), fc_outputs(shape_, k), out_t_[static_cast<int>(k)]);
+}
+
+template <class T>
+void Transformer<T>::backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w,
+                                               const Mat& dx) {
+  const int i = static_cast<int>(k);
+  const bool standard = fc_plan(k).input() == Layout::standard;
+  layer(k).backward_data(dy, w, standard ? dx : in_t_[i]);
+  if (!standard) relayout(in_t_[i], Layout::transposed, fc_inputs(shape_, k), dx);
 }
 
 template <class T>
@@ -246,31 +266,21 @@ void Transformer<T>::forward(const Mat& x, const Mat& y) {
 template <class T>
 void Transformer<T>::block_forward(Block& b, const Mat& out) {
   const std::size_t H = shape_.hidden, F = shape_.ffn();
-  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
-  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  const FcPlan &pa = fc_plan(FcKind::attn_out), &p1 = fc_plan(FcKind::ff1);
+  const FcPlan& p2 = fc_plan(FcKind::ff2);
   auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
-  const int qkv = static_cast<int>(FcKind::qkv), ao = static_cast<int>(FcKind::attn_out);
-  const int ff2 = static_cast<int>(FcKind::ff2);
 
   // Attention half: norm, QKV, local attention, output projection, residual.
-  const bool qkv_in_std = pq.input() == Layout::standard;
-  norm_forward(b.x_in, w(ParamKind::norm1_gain), b.rinv1, qkv_in_std ? b.qkv_in : h_);
-  if (!qkv_in_std) relayout(h_, Layout::standard, H, b.qkv_in);
-  const bool qkv_out_std = pq.output() == Layout::standard;
-  layer(FcKind::qkv).forward(b.qkv_in, w(ParamKind::qkv), qkv_out_std ? b.qkv : out_t_[qkv]);
-  if (!qkv_out_std) relayout(out_t_[qkv], Layout::transposed, 3 * H, b.qkv);
+  norm_into_input(FcKind::qkv, b.x_in, w(ParamKind::norm1_gain), b.rinv1, b.qkv_in);
+  forward_to_standard(FcKind::qkv, b.qkv_in, w(ParamKind::qkv), b.qkv);
   local_attention_->forward(space_, b.qkv, b.p, b.a);
   in_layout(b.a, pa.input(), H, b.ao_in);
-  const bool ao_out_std = pa.output() == Layout::standard;
-  layer(FcKind::attn_out).forward(b.ao_in, w(ParamKind::attn_out), ao_out_std ? o_ : out_t_[ao]);
-  const Mat& attn = to_standard(out_t_[ao], pa.output(), H, o_);
+  forward_to_standard(FcKind::attn_out, b.ao_in, w(ParamKind::attn_out), o_);
   Kokkos::deep_copy(space_, b.x_mid, b.x_in);
-  add_into(space_, b.x_mid, ao_out_std ? o_ : attn);
+  add_into(space_, b.x_mid, o_);
 
-  // Feed-forward half: norm, FF1, GeLU, FF2, residual.
-  const bool ff1_in_std = p1.input() == Layout::standard;
-  norm_forward(b.x_mid, w(ParamKind::norm2_gain), b.rinv2, ff1_in_std ? b.ff1_in : h_);
-  if (!ff1_in_std) relayout(h_, Layout::standard, H, b.ff1_in);
+  // Feed-forward half: norm, FF1, GeLU (in FF1's output layout), FF2, residual.
+  norm_into_input(FcKind::ff1, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, b.ff1_in);
   layer(FcKind::ff1).forward(b.ff1_in, w(ParamKind::ff1), b.u);
   if (p2.input() == p1.output()) {
     gelu_forward(space_, b.u, b.ff2_in);
@@ -278,9 +288,7 @@ void Transformer<T>::block_forward(Block& b, const Mat& out) {
     gelu_forward(space_, b.u, z_);
     relayout(z_, p1.output(), F, b.ff2_in);
   }
-  const bool ff2_out_std = p2.output() == Layout::standard;
-  layer(FcKind::ff2).forward(b.ff2_in, w(ParamKind::ff2), ff2_out_std ? o_ : out_t_[ff2]);
-  if (!ff2_out_std) relayout(out_t_[ff2], Layout::transposed, H, o_);
+  forward_to_standard(FcKind::ff2, b.ff2_in, w(ParamKind::ff2), o_);
   Kokkos::deep_copy(space_, out, b.x_mid);
   add_into(space_, out, o_);
 }
@@ -291,7 +299,6 @@ void Transformer<T>::backward(const Mat& dy) {
   require(dy.extent(0) == local_tokens() && dy.extent(1) == local_hidden(),
           "Transformer::backward: dy must be ", local_tokens(), "x", local_hidden());
   sync_->begin_step();
-  next_gradient_ = 0;
   const Mat* dout = &dy;
   for (std::size_t bi = blocks_.size(); bi-- > 0;) {
     const Mat& din = g_x_[(blocks_.size() - 1 - bi) % 2];
@@ -302,21 +309,18 @@ void Transformer<T>::backward(const Mat& dy) {
 
 template <class T>
 void Transformer<T>::start_sync(const Mat& gradient) {
-  sync_->start(next_gradient_++, gradient);
+  sync_->start(sync_->started(), gradient);
 }
 
 template <class T>
 void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
-  const std::size_t H = shape_.hidden, F = shape_.ffn();
-  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
+  const std::size_t F = shape_.ffn();
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
   auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
   auto grad = [&b](ParamKind kind) -> const Mat& { return b.grad[static_cast<int>(kind)]; };
-  const int qkv = static_cast<int>(FcKind::qkv), ao = static_cast<int>(FcKind::attn_out);
-  const int ff1 = static_cast<int>(FcKind::ff1), ff2 = static_cast<int>(FcKind::ff2);
 
   // FF2, GeLU, FF1 (each weight gradient first, so its dp averaging overlaps the data GEMM).
-  const Mat& dy2 = in_layout(dout, p2.output(), H, out_t_[ff2]);
+  const Mat& dy2 = output_gradient(FcKind::ff2, dout);
   layer(FcKind::ff2).backward_weight(b.ff2_in, dy2, grad(ParamKind::ff2), false);
   start_sync(grad(ParamKind::ff2));
   const bool same = p2.input() == p1.output();
@@ -325,28 +329,22 @@ void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
   gelu_backward(space_, b.u, g_u_);
   layer(FcKind::ff1).backward_weight(b.ff1_in, g_u_, grad(ParamKind::ff1), false);
   start_sync(grad(ParamKind::ff1));
-  const bool ff1_in_std = p1.input() == Layout::standard;
-  layer(FcKind::ff1).backward_data(g_u_, w(ParamKind::ff1), ff1_in_std ? g_h_ : in_t_[ff1]);
-  if (!ff1_in_std) relayout(in_t_[ff1], Layout::transposed, H, g_h_);
+  backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
   Kokkos::deep_copy(space_, g_mid_, dout);  // the residual path
   norm_backward(g_h_, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, g_mid_,
                 grad(ParamKind::norm2_gain));
   start_sync(grad(ParamKind::norm2_gain));
 
   // Output projection, attention, QKV.
-  const Mat& dyo = in_layout(g_mid_, pa.output(), H, out_t_[ao]);
+  const Mat& dyo = output_gradient(FcKind::attn_out, g_mid_);
   layer(FcKind::attn_out).backward_weight(b.ao_in, dyo, grad(ParamKind::attn_out), false);
   start_sync(grad(ParamKind::attn_out));
-  const bool ao_in_std = pa.input() == Layout::standard;
-  layer(FcKind::attn_out).backward_data(dyo, w(ParamKind::attn_out), ao_in_std ? g_a_ : in_t_[ao]);
-  if (!ao_in_std) relayout(in_t_[ao], Layout::transposed, H, g_a_);
+  backward_data_to_standard(FcKind::attn_out, dyo, w(ParamKind::attn_out), g_a_);
   local_attention_->backward(space_, b.qkv, b.a, g_a_, b.p, g_qkv_);
-  const Mat& dyq = in_layout(g_qkv_, pq.output(), 3 * H, out_t_[qkv]);
+  const Mat& dyq = output_gradient(FcKind::qkv, g_qkv_);
   layer(FcKind::qkv).backward_weight(b.qkv_in, dyq, grad(ParamKind::qkv), false);
   start_sync(grad(ParamKind::qkv));
-  const bool qkv_in_std = pq.input() == Layout::standard;
-  layer(FcKind::qkv).backward_data(dyq, w(ParamKind::qkv), qkv_in_std ? g_h_ : in_t_[qkv]);
-  if (!qkv_in_std) relayout(in_t_[qkv], Layout::transposed, H, g_h_);
+  backward_data_to_standard(FcKind::qkv, dyq, w(ParamKind::qkv), g_h_);
   Kokkos::deep_copy(space_, din, g_mid_);
   norm_backward(g_h_, b.x_in, w(ParamKind::norm1_gain), b.rinv1, din, grad(ParamKind::norm1_gain));
   start_sync(grad(ParamKind::norm1_gain));
@@ -363,7 +361,7 @@ double Transformer<T>::update(const OptimizerSettings& optimizer, std::size_t t)
     for (int k = 0; k < kParamKinds; ++k)
       if (!is_gain(ParamKind(k)) || ex_.coord(Axis::row) == 0)
         local += sum_squares(space_, b.grad[k]);
-  const double norm = std::sqrt(SmallAllReduce<T>::sum(torus_.axis(Axis::tp), local));
+  const double norm = std::sqrt(sum_over(torus_.axis(Axis::tp), local));
   const double clip = clip_factor(optimizer, norm);
   for (Block& b : blocks_)
     for (int k = 0; k < kParamKinds; ++k) {

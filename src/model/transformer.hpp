@@ -98,8 +98,15 @@ class Transformer {
   void relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst);
   // src (standard) in `want`: src itself, or its re-layout into dst.
   const Mat& in_layout(const Mat& src, Layout want, std::size_t width, const Mat& dst);
-  // src (in `have`) in the standard layout: src itself, or its re-layout into dst.
-  const Mat& to_standard(const Mat& src, Layout have, std::size_t width, const Mat& dst);
+  // The norm of x into layer k's input (written there, or re-laid out into it).
+  void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
+                       const Mat& input);
+  // Layer k's forward with its output (or input gradient) in the standard layout, through the
+  // layer's transposed buffer and a re-layout when the layer gives it transposed.
+  void forward_to_standard(FcKind k, const Mat& input, const Mat& w, const Mat& output);
+  void backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
+  // The gradient of layer k's output (standard) in the layout the layer gives its output.
+  const Mat& output_gradient(FcKind k, const Mat& dy);
   void norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h);
   // dx += the norm's input gradient for dh; the gain's gradient into dgain.
   void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
@@ -125,7 +132,6 @@ class Transformer {
   Mat h_, o_, ss_, dot_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
   Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
   std::array<Mat, 2> g_x_;           // the residual stream's gradient, block to block
-  std::size_t next_gradient_ = 0;
   std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
   std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
   Mat z_;                            // GeLU output before its re-layout to FF2's input
