@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -80,11 +81,16 @@ int train(AppContext& context, const Settings& s) {
   require(s.mesh.pp == 1, "mesh.pp = ", s.mesh.pp, ": meshslice-train has no pipeline stages "
           "yet; set mesh.pp = 1");
   Torus torus(MPI_COMM_WORLD, s.mesh);
-  RealExecutor<T> ex(torus, s.comm, s.gemm_chunks);
+  // Every step is traced (the progress line's exposed communication comes from it); the steps
+  // of train.trace_steps are kept for OUT/trace.json. The batches are made on an executor of
+  // their own, untraced: the teacher's forward pass is the task's data pipeline.
+  Trace trace, kept;
+  RealExecutor<T> ex(torus, s.comm, s.gemm_chunks, &trace);
+  RealExecutor<T> data_ex(torus, s.comm, s.gemm_chunks);
   const BlockPlan plan = block_plan(s);
   print_plan(s, plan);
   const double rss_before = high_water_mib();
-  Trainer<T> trainer(ex, s.model, plan, s.optimizer, s.seeds);
+  Trainer<T> trainer(ex, s.model, plan, s.optimizer, s.seeds, &data_ex);
   const MemoryUse memory = trainer.memory();
   print_memory(memory);
   const double peak = local_gemm_peak<T>(ex.compute_space(), trainer.student().local_tokens(),
@@ -99,22 +105,32 @@ int train(AppContext& context, const Settings& s) {
     csv = std::make_unique<CsvWriter>(
         context.out_dir + "/train.csv",
         std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds", "data_seconds",
-                                 "tokens_per_s", "gemm_gflops", "peak_fraction", "relayouts"});
+                                 "tokens_per_s", "gemm_gflops", "peak_fraction", "exposed_comm_fraction",
+                                 "relayouts"});
   const double flops = step_flops(s.model, s.mesh.dp);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
   log_info("step 0: eval loss ", first_eval);
-  double total_seconds = 0, best_seconds = 1e30;
+  double total_seconds = 0, best_seconds = 1e30, total_exposed = 0;
   std::size_t relayouts_before = 0;
   for (std::size_t step = 1; step <= s.steps; ++step) {
     MPI_Barrier(torus.comm());
+    trace.clear();
     const auto start = Clock::now();
+    const double trace_start = trace.now();
     const auto r = trainer.step();
     MPI_Barrier(torus.comm());
     // The step's time without making the batch (the teacher's forward pass is the synthetic
     // task's data pipeline, as a data loader would be elsewhere); both go to train.csv.
     const double seconds = seconds_since(start) - r.data_seconds;
     total_seconds += seconds;
+    // Communication in flight while no computation ran, as a share of the step.
+    const double exposed = summarize_overlap(trace.events()).exposed / seconds;
+    total_exposed += exposed;
+    if (s.trace_steps.count(step)) {
+      for (const TraceEvent& e : trace.events()) kept.add(e);
+      kept.add(TraceEvent{concat("step ", step), TraceLane::phase, trace_start, trace.now()});
+    }
     if (step > 1) best_seconds = std::min(best_seconds, seconds);
     if (step == 1) first_loss = r.loss;
     last_loss = r.loss;
@@ -129,11 +145,17 @@ int train(AppContext& context, const Settings& s) {
                eval ? concat("  eval ", eval_loss) : std::string(), "  ", seconds * 1e3,
                " ms (+", r.data_seconds * 1e3, " ms batch)  ",
                static_cast<long>(tokens / seconds), " tokens/s  ", gflops, " GFLOP/s (",
-               static_cast<int>(100 * fraction), "% of peak)  |g| ", r.grad_norm, "  lr ", r.lr);
+               static_cast<int>(100 * fraction), "% of peak)  comm exposed ",
+               static_cast<int>(std::lround(100 * exposed)), "%  |g| ", r.grad_norm, "  lr ", r.lr);
     if (csv)
       csv->row(step, r.loss, eval ? concat(eval_loss) : std::string(), r.grad_norm, r.lr, seconds,
                r.data_seconds,
-               tokens / seconds, gflops, fraction, relayouts);
+               tokens / seconds, gflops, fraction, exposed, relayouts);
+  }
+  if (!s.trace_steps.empty()) {
+    write_chrome_trace(kept, context.out_dir + "/trace.json", torus.comm());
+    log_info("trace of ", s.trace_steps.size(), " step(s) written to ", context.out_dir,
+             "/trace.json (open in https://ui.perfetto.dev)");
   }
   const double rss = high_water_mib();
   log_info("train loss ", first_loss, " -> ", last_loss, " (", first_loss / last_loss,
@@ -157,6 +179,7 @@ int train(AppContext& context, const Settings& s) {
          << ",\n  \"gemm_gflops\": " << flops / best_seconds / 1e9
          << ",\n  \"local_gemm_peak_gflops\": " << peak / 1e9
          << ",\n  \"peak_fraction\": " << flops / best_seconds / (ranks * peak)
+         << ",\n  \"mean_exposed_comm_fraction\": " << total_exposed / s.steps
          << ",\n  \"relayouts\": " << trainer.student().relayouts().count
          << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
          << ",\n  \"memory_high_water_mib\": " << rss << "\n}\n";

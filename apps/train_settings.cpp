@@ -37,6 +37,9 @@ Teuchos::ParameterList valid_parameters() {
   train.set("seed_teacher", 2, "seed of the fixed teacher that makes the targets");
   train.set("seed_data", 3, "seed of the inputs");
   train.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress communication");
+  train.set("trace_steps", Teuchos::Array<int>(),
+            "steps to record in OUT/trace.json, a Chrome trace (open in Perfetto) with a process "
+            "per rank and lanes compute, row, col, tp, dp links and phases; empty = no trace");
   auto& plan = valid.sublist("plan", false, "How each FC layer's GEMMs run (Table 1 dataflows).");
   set_choice(plan, "source", "default", {"default", "layers", "file"},
              "default: the largest of X, W, Y stays stationary (transposed variant where it "
@@ -101,6 +104,11 @@ Settings settings_from(const AppContext& context) {
              static_cast<std::uint64_t>(non_negative("train.seed_teacher")),
              static_cast<std::uint64_t>(non_negative("train.seed_data"))};
   s.gemm_chunks = static_cast<int>(positive("train.gemm_chunks"));
+  for (const int step : get_ints(d, "train.trace_steps")) {
+    require(step >= 1 && static_cast<std::size_t>(step) <= s.steps, "train.trace_steps holds ",
+            step, ", not a step of this run (1 to train.steps = ", s.steps, ")");
+    s.trace_steps.insert(static_cast<std::size_t>(step));
+  }
   s.plan_source = get_param<std::string>(d, "plan.source");
   s.default_choice.algorithm = parse_algorithm(get_param<std::string>(d, "plan.algorithm"));
   s.default_choice.options = {static_cast<int>(positive("plan.slices")),

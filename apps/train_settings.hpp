@@ -4,6 +4,7 @@
 #include <Teuchos_ParameterList.hpp>
 
 #include <cstddef>
+#include <set>
 #include <string>
 
 #include "comm/comm_options.hpp"
@@ -28,6 +29,7 @@ struct Settings {
   std::size_t log_every = 1;
   std::string precision;       // "float" or "double"
   int gemm_chunks = 8;
+  std::set<std::size_t> trace_steps;  // steps written to OUT/trace.json
   // The plan: "default" (the paper's phase-1 rule, every GEMM running default_choice),
   // "layers" (the explicit entries) or "file" (a YAML file whose `layers` key holds them).
   std::string plan_source;

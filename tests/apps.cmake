@@ -64,7 +64,7 @@ meshslice_app_test(train_explicit_plan_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINA
   "--set=plan.layers=qkv W meshslice S=2,attn_out Yt collective,ff1 Wt summa S=2,ff2 Yt wang")
 meshslice_app_test(train_dp_tp 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-dp-tp 20
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=20
-  --set train.eval_every=10)
+  --set train.eval_every=10 --set train.trace_steps=[5,6])
 set(TRAIN_ERR_OUT --out ${CMAKE_CURRENT_BINARY_DIR}/train-err-out)
 meshslice_app_test(train_error_heads_over_cols 2 ${EXPECT_ERROR} "heads do not divide over the 2 mesh columns"
   ${MPI2} ${TRAIN} --set model.hidden=60 --set model.heads=3 ${TRAIN_ERR_OUT})

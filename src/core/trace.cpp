@@ -8,19 +8,23 @@
 
 namespace meshslice {
 
-namespace {
-
 const char* lane_name(TraceLane lane) {
   switch (lane) {
     case TraceLane::compute: return "compute";
     case TraceLane::row_links: return "row ring";
     case TraceLane::col_links: return "col ring";
     case TraceLane::tp_links: return "tp ring";
+    case TraceLane::dp_links: return "dp ring";
+    case TraceLane::pp_links: return "pp links";
     case TraceLane::local: return "local copies";
     case TraceLane::other: return "other rings";
+    case TraceLane::phase: return "phases";
+    case TraceLane::lane_count: break;
   }
   return "?";
 }
+
+namespace {
 
 struct Interval {
   double start;
@@ -108,7 +112,7 @@ std::string Trace::text_timeline() const {
 std::string Trace::chrome_events_json(int rank) const {
   std::string json;
   char line[512];
-  for (int lane = 0; lane <= static_cast<int>(TraceLane::other); ++lane) {
+  for (int lane = 0; lane < static_cast<int>(TraceLane::lane_count); ++lane) {
     std::snprintf(line, sizeof line,
                   "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
                   "\"args\":{\"name\":\"%s\"}},\n",

@@ -10,7 +10,21 @@
 
 namespace meshslice {
 
-enum class TraceLane { compute = 0, row_links = 1, col_links = 2, tp_links = 3, local = 4, other = 5 };
+// `phase` marks spans of a caller's program (a training step, its forward pass): neither
+// computation nor communication, only context for a reader of the timeline.
+enum class TraceLane {
+  compute = 0,
+  row_links,
+  col_links,
+  tp_links,
+  dp_links,
+  pp_links,
+  local,
+  other,
+  phase,
+  lane_count
+};
+const char* lane_name(TraceLane lane);
 
 struct TraceEvent {
   std::string name;       // "gemm", "all_gather", ...
@@ -21,7 +35,8 @@ struct TraceEvent {
   double flops = 0;       // for GEMMs
   bool communication() const {
     return lane == TraceLane::row_links || lane == TraceLane::col_links ||
-           lane == TraceLane::tp_links || lane == TraceLane::other;
+           lane == TraceLane::tp_links || lane == TraceLane::dp_links ||
+           lane == TraceLane::pp_links || lane == TraceLane::other;
   }
 };
 
@@ -41,6 +56,13 @@ class Trace {
   double now() const;  // seconds since construction (MPI_Wtime based)
   void add(TraceEvent event) { events_.push_back(std::move(event)); }
   void clear() { events_.clear(); }
+  // Runs work() and records it as one event on `lane` (a span of the caller's program).
+  template <class F>
+  void span(const char* name, TraceLane lane, F&& work) {
+    const double start = now();
+    work();
+    add(TraceEvent{name, lane, start, now()});
+  }
   const std::vector<TraceEvent>& events() const { return events_; }
 
   OverlapSummary summarize() const;

@@ -14,14 +14,20 @@ namespace {
 // A chunk shorter than this starves the BLAS kernel; progress then gets fewer chances instead.
 constexpr std::size_t kMinChunkRows = 64;
 
+}  // namespace
+
 TraceLane lane_of(Axis axis) {
   switch (axis) {
     case Axis::row: return TraceLane::row_links;
     case Axis::col: return TraceLane::col_links;
     case Axis::tp: return TraceLane::tp_links;
-    default: return TraceLane::other;
+    case Axis::dp: return TraceLane::dp_links;
+    case Axis::pp: return TraceLane::pp_links;
   }
+  return TraceLane::other;
 }
+
+namespace {
 
 template <class V>
 double bytes_of(const V& m) {
@@ -90,19 +96,6 @@ void RealExecutor<T>::finish(InFlight& op) {
 }
 
 template <class T>
-template <class F>
-void RealExecutor<T>::traced(const char* name, TraceLane lane, double flops, F&& work) {
-  if (rehearsing()) return;
-  const ProfilingRegion region(std::string("meshslice::") + name);
-  const double start = trace_ ? trace_->now() : 0.0;
-  work();
-  if (trace_) {
-    fence(compute_, "meshslice::trace");  // time the work, not its launch
-    trace_->add(TraceEvent{name, lane, start, trace_->now(), 0.0, flops});
-  }
-}
-
-template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
     Axis axis, const Mat& local, const Mat& out, MatrixDim dim, const SliceSpec& slice) {
   const auto& ring = torus_.axis(axis);
@@ -134,29 +127,29 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_reduce_scatter(
 
 template <class T>
 void RealExecutor<T>::slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec) {
-  traced("slice", TraceLane::local, 0, [&] { slice_into(x, sub, dim, spec, compute_); });
+  traced("slice", TraceLane::local, 0, 0, [&] { slice_into(x, sub, dim, spec, compute_); });
 }
 
 template <class T>
 void RealExecutor<T>::unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
                               double beta) {
-  traced("unslice", TraceLane::local, 0,
+  traced("unslice", TraceLane::local, 0, 0,
          [&] { unslice_into(sub, x, dim, spec, static_cast<T>(beta), compute_); });
 }
 
 template <class T>
 void RealExecutor<T>::copy(const Mat& from, const Mat& to) {
-  traced("copy", TraceLane::local, 0, [&] { Kokkos::deep_copy(compute_, to, from); });
+  traced("copy", TraceLane::local, 0, 0, [&] { Kokkos::deep_copy(compute_, to, from); });
 }
 
 template <class T>
 void RealExecutor<T>::zero(const Mat& x) {
-  traced("zero", TraceLane::local, 0, [&] { Kokkos::deep_copy(compute_, x, T(0)); });
+  traced("zero", TraceLane::local, 0, 0, [&] { Kokkos::deep_copy(compute_, x, T(0)); });
 }
 
 template <class T>
 void RealExecutor<T>::scale(const Mat& x, double factor) {
-  traced("scale", TraceLane::local, 0, [&] {
+  traced("scale", TraceLane::local, 0, 0, [&] {
     const T f = static_cast<T>(factor);
     using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
     Kokkos::parallel_for(
@@ -307,7 +300,7 @@ void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const M
                            bool transpose_b, double beta, const Mat& c) {
   if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
-  traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner, [&] {
+  traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner, 0.0, [&] {
     chunked_gemm(static_cast<T>(alpha), a, transpose_a, b, transpose_b, static_cast<T>(beta), c);
   });
 }

@@ -8,11 +8,13 @@
 // collective between chunks.
 #include <cstddef>
 #include <map>
+#include <string>
 
 #include "comm/comm_options.hpp"
 #include "comm/comm_scratch.hpp"
 #include "comm/request.hpp"
 #include "comm/slicing.hpp"
+#include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "core/trace.hpp"
 #include "gemm/executor_interface.hpp"
@@ -20,6 +22,8 @@
 #include "mesh/torus.hpp"
 
 namespace meshslice {
+
+TraceLane lane_of(Axis axis);  // the trace lane of a ring's links
 
 template <class T>
 class RealExecutor {
@@ -94,6 +98,29 @@ class RealExecutor {
   // chunks: the measure of how efficient the sliced local GEMMs themselves are.
   double blas_seconds() const { return blas_seconds_; }
 
+  // The caller's own work, recorded in the trace like the executor's ops: kernels queued on
+  // compute_space() (the training step's norms, attention, activations) and blocking
+  // communication over a ring (its re-layouts and small all-reduces). Nothing runs while a
+  // workspace is rehearsing.
+  template <class F>
+  void compute(const char* name, double flops, F&& work) {
+    traced(name, TraceLane::compute, flops, 0.0, work);
+  }
+  template <class F>
+  void communicate(const char* name, Axis axis, double bytes, F&& work) {
+    traced(name, lane_of(axis), 0.0, bytes, work);
+  }
+
+  // work() as a named span of the caller's program (a training step's forward pass) on the
+  // trace's phase lane.
+  template <class F>
+  void phase(const char* name, F&& work) {
+    if (trace_)
+      trace_->span(name, TraceLane::phase, work);
+    else
+      work();
+  }
+
   // C = alpha op(A) op(B) + beta C, progressing in-flight collectives between chunks.
   void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
             double beta, const Mat& c);
@@ -114,7 +141,16 @@ class RealExecutor {
                     T beta, const Mat& c);
   void finish(InFlight& op);
   template <class F>
-  void traced(const char* name, TraceLane lane, double flops, F&& work);
+  void traced(const char* name, TraceLane lane, double flops, double bytes, F&& work) {
+    if (rehearsing()) return;
+    const ProfilingRegion region(std::string("meshslice::") + name);
+    const double start = trace_ ? trace_->now() : 0.0;
+    work();
+    if (trace_) {
+      fence(compute_, "meshslice::trace");  // time the work, not its launch
+      trace_->add(TraceEvent{name, lane, start, trace_->now(), bytes, flops});
+    }
+  }
 
   const Torus& torus_;
   CommOptions comm_;

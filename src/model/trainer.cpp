@@ -10,13 +10,15 @@ namespace meshslice {
 
 template <class T>
 Trainer<T>::Trainer(RealExecutor<T>& ex, const ModelShape& shape, const BlockPlan& plan,
-                    const OptimizerSettings& optimizer, const TaskSeeds& seeds)
+                    const OptimizerSettings& optimizer, const TaskSeeds& seeds,
+                    RealExecutor<T>* data_ex)
     : ex_(ex),
+      data_ex_(data_ex ? *data_ex : ex),
       shape_(shape),
       optimizer_(optimizer),
       seeds_(seeds),
       student_(ex, shape, plan, seeds.student, /*trainable=*/true),
-      teacher_(ex, shape, plan, seeds.teacher, /*trainable=*/false),
+      teacher_(data_ex_, shape, plan, seeds.teacher, /*trainable=*/false),
       x_("inputs", student_.local_tokens(), student_.local_hidden()),
       target_("targets", student_.local_tokens(), student_.local_hidden()),
       y_("outputs", student_.local_tokens(), student_.local_hidden()),
@@ -37,29 +39,39 @@ double Trainer<T>::mean_over_replicas(double value) const {
 }
 
 template <class T>
-double Trainer<T>::forward(std::uint64_t stream) {
-  const ExecSpace& space = ex_.compute_space();
+void Trainer<T>::make_batch(std::uint64_t stream) {
+  const auto start = std::chrono::steady_clock::now();
   const std::size_t token0 =
       ex_.coord(Axis::dp) * shape_.tokens() + ex_.coord(Axis::row) * student_.local_tokens();
-  const auto start = std::chrono::steady_clock::now();
-  fill_inputs(space, x_, seeds_.data, stream, token0, ex_.coord(Axis::col) * student_.local_hidden());
+  fill_inputs(data_ex_.compute_space(), x_, seeds_.data, stream, token0,
+              ex_.coord(Axis::col) * student_.local_hidden());
   teacher_.forward(x_, target_);  // fenced
   data_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class T>
+double Trainer<T>::forward() {
   student_.forward(x_, y_);
   // The loss is the mean over the replica's T x H elements; its gradient 2 (y - target) / (T H).
   const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
-  const double local = squared_error(space, y_, target_, 2.0 / elements, dy_);
-  return sum_over(ex_.torus().axis(Axis::tp), local) / elements;
+  double local = 0, total = 0;
+  ex_.compute("loss", 0, [&] {
+    local = squared_error(ex_.compute_space(), y_, target_, 2.0 / elements, dy_);
+  });
+  ex_.communicate("loss", Axis::tp, sizeof(double),
+                  [&] { total = sum_over(ex_.torus().axis(Axis::tp), local); });
+  return total / elements;
 }
 
 template <class T>
 typename Trainer<T>::StepResult Trainer<T>::step() {
   StepResult r;
-  r.loss = mean_over_replicas(forward(train_input_stream(steps_)));
+  make_batch(train_input_stream(steps_));
   r.data_seconds = data_seconds_;
-  student_.backward(dy_);
+  ex_.phase("forward", [&] { r.loss = mean_over_replicas(forward()); });
+  ex_.phase("backward", [&] { student_.backward(dy_); });
   ++steps_;
-  r.grad_norm = student_.update(optimizer_, steps_);
+  ex_.phase("update", [&] { r.grad_norm = student_.update(optimizer_, steps_); });
   r.lr = learning_rate(optimizer_, steps_);
   return r;
 }
@@ -67,7 +79,10 @@ typename Trainer<T>::StepResult Trainer<T>::step() {
 template <class T>
 double Trainer<T>::eval_loss(std::size_t batches) {
   double sum = 0;
-  for (std::size_t b = 0; b < batches; ++b) sum += forward(eval_input_stream(b));
+  for (std::size_t b = 0; b < batches; ++b) {
+    make_batch(eval_input_stream(b));
+    sum += forward();
+  }
   return mean_over_replicas(sum / static_cast<double>(batches));
 }
 

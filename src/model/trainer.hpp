@@ -28,8 +28,12 @@ class Trainer {
     double data_seconds = 0;
   };
 
+  // `data_ex` makes the batches (the teacher's forward pass, the task's data pipeline); give it
+  // its own executor, untraced, for a trace of `ex` to hold the training work alone. By
+  // default `ex` does both.
   Trainer(RealExecutor<T>& ex, const ModelShape& shape, const BlockPlan& plan,
-          const OptimizerSettings& optimizer, const TaskSeeds& seeds);
+          const OptimizerSettings& optimizer, const TaskSeeds& seeds,
+          RealExecutor<T>* data_ex = nullptr);
 
   StepResult step();                        // the next training step
   double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
@@ -40,12 +44,14 @@ class Trainer {
   MemoryUse memory() const;
 
  private:
-  // Inputs of `stream` into x_, targets into target_, the student's output into y_; returns the
-  // replica's mean squared error, with its gradient in dy_.
-  double forward(std::uint64_t stream);
+  // Inputs of `stream` into x_ and the teacher's targets into target_; times it.
+  void make_batch(std::uint64_t stream);
+  // The student's output into y_; returns the replica's mean squared error, its gradient in dy_.
+  double forward();
   double mean_over_replicas(double value) const;
 
   RealExecutor<T>& ex_;
+  RealExecutor<T>& data_ex_;
   ModelShape shape_;
   OptimizerSettings optimizer_;
   TaskSeeds seeds_;

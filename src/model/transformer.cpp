@@ -192,9 +192,10 @@ BlockTranspose<T>& Transformer<T>::transpose_for(Layout from, std::size_t width)
 template <class T>
 void Transformer<T>::relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst) {
   BlockTranspose<T>& transpose = transpose_for(from, width);
-  transpose.run(space_, src, dst);
+  const double bytes = static_cast<double>(transpose.elements_sent() * sizeof(T));
+  ex_.communicate("relayout", Axis::tp, bytes, [&] { transpose.run(space_, src, dst); });
   relayouts_.count += 1;
-  relayouts_.bytes += static_cast<double>(transpose.elements_sent() * sizeof(T));
+  relayouts_.bytes += bytes;
 }
 
 template <class T>
@@ -238,18 +239,35 @@ void Transformer<T>::backward_data_to_standard(FcKind k, const Mat& dy, const Ma
 
 template <class T>
 void Transformer<T>::norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h) {
-  row_sum_squares(space_, x, ss_);
-  small_.sum(space_, torus_.axis(Axis::col), ss_);
-  rmsnorm_apply(space_, x, ss_, gain, shape_.hidden, rinv, h);
+  ex_.compute("rmsnorm", 0, [&] { row_sum_squares(space_, x, ss_); });
+  sum_small(Axis::col, ss_);  // over the hidden dimension
+  ex_.compute("rmsnorm", 0, [&] { rmsnorm_apply(space_, x, ss_, gain, shape_.hidden, rinv, h); });
 }
 
 template <class T>
 void Transformer<T>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
                                    const Mat& dx, const Mat& dgain) {
-  rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain);
-  small_.sum(space_, torus_.axis(Axis::col), dot_);  // over the hidden dimension
-  small_.sum(space_, torus_.axis(Axis::row), dgain);  // over the tokens
-  rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
+  ex_.compute("rmsnorm_backward", 0,
+              [&] { rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain); });
+  sum_small(Axis::col, dot_);  // over the hidden dimension
+  sum_small(Axis::row, dgain);  // over the tokens
+  ex_.compute("rmsnorm_backward", 0, [&] {
+    rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
+  });
+}
+
+template <class T>
+void Transformer<T>::sum_small(Axis axis, const Mat& x) {
+  ex_.communicate("norm_all_reduce", axis, static_cast<double>(x.size() * sizeof(T)),
+                  [&] { small_.sum(space_, torus_.axis(axis), x); });
+}
+
+template <class T>
+void Transformer<T>::residual(const Mat& out, const Mat& x, const Mat& delta) {
+  ex_.compute("residual", 0, [&] {
+    Kokkos::deep_copy(space_, out, x);
+    if (delta.data()) add_into(space_, out, delta);
+  });
 }
 
 template <class T>
@@ -257,7 +275,7 @@ void Transformer<T>::forward(const Mat& x, const Mat& y) {
   require(x.extent(0) == local_tokens() && x.extent(1) == local_hidden() &&
               y.extent(0) == local_tokens() && y.extent(1) == local_hidden(),
           "Transformer::forward: shards must be ", local_tokens(), "x", local_hidden());
-  Kokkos::deep_copy(space_, blocks_[0].x_in, x);
+  residual(blocks_[0].x_in, x, Mat());
   for (std::size_t bi = 0; bi < blocks_.size(); ++bi)
     block_forward(blocks_[bi], bi + 1 < blocks_.size() ? blocks_[bi + 1].x_in : y);
   fence(space_, "transformer_forward");
@@ -273,24 +291,20 @@ void Transformer<T>::block_forward(Block& b, const Mat& out) {
   // Attention half: norm, QKV, local attention, output projection, residual.
   norm_into_input(FcKind::qkv, b.x_in, w(ParamKind::norm1_gain), b.rinv1, b.qkv_in);
   forward_to_standard(FcKind::qkv, b.qkv_in, w(ParamKind::qkv), b.qkv);
-  local_attention_->forward(space_, b.qkv, b.p, b.a);
+  ex_.compute("attention", attention_.forward_flops(),
+              [&] { local_attention_->forward(space_, b.qkv, b.p, b.a); });
   in_layout(b.a, pa.input(), H, b.ao_in);
   forward_to_standard(FcKind::attn_out, b.ao_in, w(ParamKind::attn_out), o_);
-  Kokkos::deep_copy(space_, b.x_mid, b.x_in);
-  add_into(space_, b.x_mid, o_);
+  residual(b.x_mid, b.x_in, o_);
 
   // Feed-forward half: norm, FF1, GeLU (in FF1's output layout), FF2, residual.
   norm_into_input(FcKind::ff1, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, b.ff1_in);
   layer(FcKind::ff1).forward(b.ff1_in, w(ParamKind::ff1), b.u);
-  if (p2.input() == p1.output()) {
-    gelu_forward(space_, b.u, b.ff2_in);
-  } else {
-    gelu_forward(space_, b.u, z_);
-    relayout(z_, p1.output(), F, b.ff2_in);
-  }
+  const bool same = p2.input() == p1.output();
+  ex_.compute("gelu", 0, [&] { gelu_forward(space_, b.u, same ? b.ff2_in : z_); });
+  if (!same) relayout(z_, p1.output(), F, b.ff2_in);
   forward_to_standard(FcKind::ff2, b.ff2_in, w(ParamKind::ff2), o_);
-  Kokkos::deep_copy(space_, out, b.x_mid);
-  add_into(space_, out, o_);
+  residual(out, b.x_mid, o_);
 }
 
 template <class T>
@@ -326,11 +340,11 @@ void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
   const bool same = p2.input() == p1.output();
   layer(FcKind::ff2).backward_data(dy2, w(ParamKind::ff2), same ? g_u_ : g_z_);
   if (!same) relayout(g_z_, p2.input(), F, g_u_);
-  gelu_backward(space_, b.u, g_u_);
+  ex_.compute("gelu_backward", 0, [&] { gelu_backward(space_, b.u, g_u_); });
   layer(FcKind::ff1).backward_weight(b.ff1_in, g_u_, grad(ParamKind::ff1), false);
   start_sync(grad(ParamKind::ff1));
   backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
-  Kokkos::deep_copy(space_, g_mid_, dout);  // the residual path
+  residual(g_mid_, dout, Mat());  // the residual path
   norm_backward(g_h_, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, g_mid_,
                 grad(ParamKind::norm2_gain));
   start_sync(grad(ParamKind::norm2_gain));
@@ -340,12 +354,13 @@ void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
   layer(FcKind::attn_out).backward_weight(b.ao_in, dyo, grad(ParamKind::attn_out), false);
   start_sync(grad(ParamKind::attn_out));
   backward_data_to_standard(FcKind::attn_out, dyo, w(ParamKind::attn_out), g_a_);
-  local_attention_->backward(space_, b.qkv, b.a, g_a_, b.p, g_qkv_);
+  ex_.compute("attention_backward", 2 * attention_.forward_flops(),
+              [&] { local_attention_->backward(space_, b.qkv, b.a, g_a_, b.p, g_qkv_); });
   const Mat& dyq = output_gradient(FcKind::qkv, g_qkv_);
   layer(FcKind::qkv).backward_weight(b.qkv_in, dyq, grad(ParamKind::qkv), false);
   start_sync(grad(ParamKind::qkv));
   backward_data_to_standard(FcKind::qkv, dyq, w(ParamKind::qkv), g_h_);
-  Kokkos::deep_copy(space_, din, g_mid_);
+  residual(din, g_mid_, Mat());
   norm_backward(g_h_, b.x_in, w(ParamKind::norm1_gain), b.rinv1, din, grad(ParamKind::norm1_gain));
   start_sync(grad(ParamKind::norm1_gain));
 }
@@ -357,21 +372,28 @@ double Transformer<T>::update(const OptimizerSettings& optimizer, std::size_t t)
   // The global gradient norm: weight shards are disjoint over the tensor-parallel chips; the
   // gains are copied on every mesh row, so only row 0 counts them.
   double local = 0;
-  for (const Block& b : blocks_)
-    for (int k = 0; k < kParamKinds; ++k)
-      if (!is_gain(ParamKind(k)) || ex_.coord(Axis::row) == 0)
-        local += sum_squares(space_, b.grad[k]);
-  const double norm = std::sqrt(sum_over(torus_.axis(Axis::tp), local));
+  ex_.compute("gradient_norm", 0, [&] {
+    for (const Block& b : blocks_)
+      for (int k = 0; k < kParamKinds; ++k)
+        if (!is_gain(ParamKind(k)) || ex_.coord(Axis::row) == 0)
+          local += sum_squares(space_, b.grad[k]);
+  });
+  double squares = 0;
+  ex_.communicate("gradient_norm", Axis::tp, sizeof(double),
+                  [&] { squares = sum_over(torus_.axis(Axis::tp), local); });
+  const double norm = std::sqrt(squares);
   const double clip = clip_factor(optimizer, norm);
-  for (Block& b : blocks_)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
-      if (optimizer.kind == OptimizerKind::sgd)
-        sgd_step(space_, u, b.w[k], b.grad[k], b.m[k]);
-      else
-        adamw_step(space_, u, b.w[k], b.grad[k], b.m[k], b.v[k]);
-    }
-  fence(space_, "optimizer_step");
+  ex_.compute("optimizer", 0, [&] {
+    for (Block& b : blocks_)
+      for (int k = 0; k < kParamKinds; ++k) {
+        const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
+        if (optimizer.kind == OptimizerKind::sgd)
+          sgd_step(space_, u, b.w[k], b.grad[k], b.m[k]);
+        else
+          adamw_step(space_, u, b.w[k], b.grad[k], b.m[k], b.v[k]);
+      }
+    fence(space_, "optimizer_step");
+  });
   return norm;
 }
 

@@ -111,6 +111,9 @@ class Transformer {
   // dx += the norm's input gradient for dh; the gain's gradient into dgain.
   void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
                      const Mat& dx, const Mat& dgain);
+  void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
+  // out = x + delta (delta empty: out = x), the residual stream.
+  void residual(const Mat& out, const Mat& x, const Mat& delta);
   void start_sync(const Mat& gradient);  // the next gradient of the backward order
   void block_forward(Block& b, const Mat& out);
   void block_backward(Block& b, const Mat& dout, const Mat& din);

@@ -127,7 +127,7 @@ SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw
     nic_[e].push_back({start, end, cost.hbm_bytes / (end - start)});
   static constexpr TraceLane lanes[] = {TraceLane::compute,  TraceLane::row_links,
                                         TraceLane::col_links, TraceLane::tp_links,
-                                        TraceLane::other,     TraceLane::other};
+                                        TraceLane::dp_links,  TraceLane::pp_links};
   record(name, lanes[e], start, end, bytes_sent, 0.0);
   op_end_.push_back(end);
   return op_end_.size() - 1;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/trace.hpp"
 #include "gemm/real_executor.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
@@ -129,6 +130,35 @@ TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
 
 INSTANTIATE_TEST_SUITE_P(Plans, TransformerMatchesReference, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
+
+// Data parallelism: each gradient's dp reduction starts as soon as the gradient exists and is
+// progressed by the rest of the backward pass, so in a trace of the step most reductions are
+// still in flight while a later layer's GEMMs run. Averaging after the backward pass (or
+// waiting for each reduction at once) leaves no computation inside any reduction: this fails.
+TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
+  if (torus().size(Axis::dp) == 1) GTEST_SKIP() << "no data parallelism on this mesh";
+  Trace trace;
+  RealExecutor<double> ex(torus(), CommOptions{}, 8, &trace);
+  const ModelShape shape = tiny_shape();
+  const BlockPlan plan = default_block_plan(shape, choice(Algorithm::meshslice, 2));
+  Trainer<double> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw), TaskSeeds{});
+  trainer.step();  // the first step's start-up out of the way
+  trace.clear();
+  trainer.step();
+  std::vector<TraceEvent> reductions, compute;
+  for (const TraceEvent& e : trace.events()) {
+    if (e.lane == TraceLane::dp_links) reductions.push_back(e);
+    if (e.lane == TraceLane::compute) compute.push_back(e);
+  }
+  ASSERT_EQ(reductions.size(), shape.blocks * kParamKinds) << trace.text_timeline();
+  std::size_t overlapped = 0;
+  for (const TraceEvent& r : reductions)
+    overlapped += std::any_of(compute.begin(), compute.end(), [&](const TraceEvent& c) {
+      return c.start >= r.start && c.start < r.end && c.name == "gemm";
+    });
+  // The last gradients (block 0's QKV and first norm) exist only at the end of the backward pass.
+  EXPECT_GE(overlapped, reductions.size() / 2) << trace.text_timeline();
+}
 
 TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});

@@ -25,6 +25,8 @@ using Probabilities = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;
 struct AttentionShape {
   std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
   std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
+  // q k^T and p v, dense (the causal mask's zeros included); the backward pass does twice this.
+  double forward_flops() const { return 4.0 * pairs() * len * len * dim; }
 };
 
 template <class T>
