@@ -88,7 +88,7 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
     b.rinv1 = alloc(local_tokens(), 1, "rinv", memory_.activations);
     b.qkv_in = activation(pq.input(), H, "qkv_in", memory_.activations);
     b.qkv = activation(Layout::standard, 3 * H, "qkv", memory_.activations);
-    b.p = Probabilities<T>("attention_p", attention_.pairs(), shape.seq_len, shape.seq_len);
+    b.p = Buffer<T>("attention_p", attention_.saved_elements());
     memory_.activations += b.p.size() * sizeof(T);
     b.a = activation(Layout::standard, H, "attention", memory_.activations);
     b.ao_in = pa.input() == Layout::standard ? b.a : activation(pa.input(), H, "attn_out_in", memory_.activations);
@@ -104,6 +104,7 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
   if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
   if (trainable) {
     dot_ = alloc(local_tokens(), 1, "rms_dots", memory_.work);
+    gain_tiles_ = alloc(gain_tiles(local_tokens()), local_hidden(), "rms_gain_tiles", memory_.work);
     g_mid_ = activation(Layout::standard, H, "grad_x_mid", memory_.work);
     g_h_ = activation(Layout::standard, H, "grad_normed", memory_.work);
     g_a_ = activation(Layout::standard, H, "grad_attention", memory_.work);
@@ -248,7 +249,7 @@ template <class T>
 void Transformer<T>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
                                    const Mat& dx, const Mat& dgain) {
   ex_.compute("rmsnorm_backward", 0,
-              [&] { rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain); });
+              [&] { rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain, gain_tiles_); });
   sum_small(Axis::col, dot_);  // over the hidden dimension
   sum_small(Axis::row, dgain);  // over the tokens
   ex_.compute("rmsnorm_backward", 0, [&] {

@@ -83,7 +83,7 @@ class Transformer {
     std::array<Mat, kParamKinds> w, grad, m, v;  // m is SGD's velocity
     // What the backward pass needs, each in the layout its consumer reads.
     Mat x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
-    Probabilities<T> p;
+    Buffer<T> p;  // attention's probabilities (kernels/attention.hpp)
   };
 
   // Allocates and counts into `use` (one of memory_'s fields).
@@ -132,7 +132,7 @@ class Transformer {
   AttentionShape attention_;
   std::unique_ptr<LocalAttention<T>> local_attention_;
   // Work buffers shared by the blocks (standard layout unless named otherwise).
-  Mat h_, o_, ss_, dot_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
+  Mat h_, o_, ss_, dot_, gain_tiles_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
   Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
   std::array<Mat, 2> g_x_;           // the residual stream's gradient, block to block
   std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed

@@ -58,6 +58,7 @@ struct Case {
   std::string name;
   BlockPlan plan;
   OptimizerKind optimizer;
+  ModelShape shape = tiny_shape();
 };
 
 std::vector<Case> cases() {
@@ -83,6 +84,12 @@ std::vector<Case> cases() {
   BlockPlan transposed{fc(Stationary::W, true, ms(2)), fc(Stationary::Y, true, ms(1)),
                        fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))};
   c.push_back({"transposed_variants_sgd", transposed, OptimizerKind::sgd});
+  // Sequences long enough for attention's causal row blocks (kernels/attention.hpp): three
+  // blocks of 32 query rows, the last one partial.
+  ModelShape long_sequences = s;
+  long_sequences.seq_len = 72;
+  c.push_back({"causal_blocks_adamw", default_block_plan(long_sequences, ms(2)),
+               OptimizerKind::adamw, long_sequences});
   return c;
 }
 
@@ -99,7 +106,7 @@ class TransformerMatchesReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
   const Case& c = GetParam();
-  const ModelShape shape = tiny_shape();
+  const ModelShape shape = c.shape;
   const OptimizerSettings opt = optimizer(c.optimizer);
   const TaskSeeds seeds{11, 12, 13};
   RealExecutor<double> ex(torus(), CommOptions{});

@@ -7,26 +7,46 @@
 // Shapes on a chip with `seqs` whole sequences of `len` tokens and `heads` heads of `dim`:
 //   qkv  (seqs*len) x (3*heads*dim), head h's q at columns [h dim, (h+1) dim) of the first third
 //   a    (seqs*len) x (heads*dim)
-//   p    (seqs*heads) x len x len: the softmax probabilities, kept for the backward pass
-// Each (sequence, head) pair's q k^T, p v and their backward products are local BLAS GEMMs on
-// packed copies of its q, k, v (the dense count the step's FLOP figures use); the softmax and its
-// backward are row kernels.
+//   p    the softmax probabilities, kept for the backward pass: per (sequence, head) pair, the
+//        causal row blocks below (saved_elements() in all)
+// Causal rows: query row block I (rows [I b, I b + b)) only sees keys [0, end_I), end_I =
+// min(len, (I + 1) b), so each pair's q k^T, p v and backward products are local BLAS GEMMs on
+// row block I against the first end_I keys, about half the dense work. Block I of p is stored
+// as a contiguous rows_I x end_I matrix (zeros right of the diagonal), so every GEMM operand is
+// a plain row range. The step's FLOP figures still use the dense count.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
+#include "core/fast_exp.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 
 namespace meshslice {
 
 template <class T>
-using Probabilities = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;
+using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;  // [pair][row][col]
 
 struct AttentionShape {
   std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
   std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
   // q k^T and p v, dense (the causal mask's zeros included); the backward pass does twice this.
   double forward_flops() const { return 4.0 * pairs() * len * len * dim; }
+
+  // Rows per causal block: eight blocks (56% of the dense work) of at least 32 rows, so each
+  // GEMM stays large enough for BLAS to run near its peak.
+  std::size_t block_rows() const { return std::min(len, std::max<std::size_t>(32, (len + 7) / 8)); }
+  std::size_t blocks() const { return (len + block_rows() - 1) / block_rows(); }
+  std::size_t block_end(std::size_t i) const { return std::min(len, (i + 1) * block_rows()); }
+  // Offset of block i's first probability within its pair (blocks before i are all full).
+  KOKKOS_INLINE_FUNCTION static std::size_t block_offset(std::size_t b, std::size_t i) {
+    return b * b * i * (i + 1) / 2;
+  }
+  std::size_t pair_elements() const {
+    const std::size_t last = blocks() - 1;
+    return block_offset(block_rows(), last) + (len - last * block_rows()) * len;
+  }
+  std::size_t saved_elements() const { return pairs() * pair_elements(); }
 };
 
 template <class T>
@@ -40,43 +60,54 @@ class LocalAttention {
         v_("attention_v", s.pairs(), s.len, s.dim),
         o_("attention_o", s.pairs(), s.len, s.dim) {
     if (!backward) return;
-    dq_ = Probabilities<T>("attention_dq", s.pairs(), s.len, s.dim);
-    dk_ = Probabilities<T>("attention_dk", s.pairs(), s.len, s.dim);
-    dv_ = Probabilities<T>("attention_dv", s.pairs(), s.len, s.dim);
-    dp_ = Probabilities<T>("attention_dp", s.pairs(), s.len, s.len);
+    dq_ = Packed<T>("attention_dq", s.pairs(), s.len, s.dim);
+    dk_ = Packed<T>("attention_dk", s.pairs(), s.len, s.dim);
+    dv_ = Packed<T>("attention_dv", s.pairs(), s.len, s.dim);
+    ds_ = Buffer<T>("attention_ds", s.saved_elements());
   }
 
   std::size_t bytes() const {
     return (q_.size() + k_.size() + v_.size() + o_.size() + dq_.size() + dk_.size() + dv_.size() +
-            dp_.size()) * sizeof(T);
+            ds_.size()) * sizeof(T);
   }
 
-  // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; p keeps the probabilities.
-  void forward(const ExecSpace& space, const Matrix<T>& qkv, const Probabilities<T>& p,
+  // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; p (saved_elements() long)
+  // keeps the probabilities.
+  void forward(const ExecSpace& space, const Matrix<T>& qkv, const Buffer<T>& p,
                const Matrix<T>& a) {
     pack_qkv(space, qkv);
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
-      blas_gemm(space, "N", "T", scale(), piece(q_, sh), piece(k_, sh), T(0), piece(p, sh));
+      for (std::size_t i = 0; i < s_.blocks(); ++i)
+        blas_gemm(space, "N", "T", scale(), rows(q_, sh, i), keys(k_, sh, i), T(0), block(p, sh, i));
     causal_softmax(space, p);
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
-      blas_gemm(space, "N", "N", T(1), piece(p, sh), piece(v_, sh), T(0), piece(o_, sh));
+      for (std::size_t i = 0; i < s_.blocks(); ++i)
+        blas_gemm(space, "N", "N", T(1), block(p, sh, i), keys(v_, sh, i), T(0), rows(o_, sh, i));
     move_heads(space, o_, a, 0, /*unpack=*/true);
   }
 
   // dqkv from da, given the forward's qkv, p and a.
   void backward(const ExecSpace& space, const Matrix<T>& qkv, const Matrix<T>& a,
-                const Matrix<T>& da, const Probabilities<T>& p, const Matrix<T>& dqkv) {
+                const Matrix<T>& da, const Buffer<T>& p, const Matrix<T>& dqkv) {
     pack_qkv(space, qkv);
     move_heads(space, o_, da, 0, /*unpack=*/false);  // o_ holds da, packed
-    for (std::size_t sh = 0; sh < s_.pairs(); ++sh) {
-      blas_gemm(space, "T", "N", T(1), piece(p, sh), piece(o_, sh), T(0), piece(dv_, sh));
-      blas_gemm(space, "N", "T", T(1), piece(o_, sh), piece(v_, sh), T(0), piece(dp_, sh));
-    }
-    softmax_backward(space, p, a, da);  // dp_ becomes the score gradient
-    for (std::size_t sh = 0; sh < s_.pairs(); ++sh) {
-      blas_gemm(space, "N", "N", scale(), piece(dp_, sh), piece(k_, sh), T(0), piece(dq_, sh));
-      blas_gemm(space, "T", "N", scale(), piece(dp_, sh), piece(q_, sh), T(0), piece(dk_, sh));
-    }
+    // Key rows [0, end_i) gather from every query block at or below them: the last block (all
+    // keys) writes, the others add.
+    const std::size_t last = s_.blocks() - 1;
+    for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
+      for (std::size_t i = s_.blocks(); i-- > 0;) {
+        blas_gemm(space, "T", "N", T(1), block(p, sh, i), rows(o_, sh, i), T(i == last ? 0 : 1),
+                  keys(dv_, sh, i));
+        blas_gemm(space, "N", "T", T(1), rows(o_, sh, i), keys(v_, sh, i), T(0), block(ds_, sh, i));
+      }
+    softmax_backward(space, p, a, da);  // ds_ becomes the score gradient
+    for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
+      for (std::size_t i = s_.blocks(); i-- > 0;) {
+        blas_gemm(space, "N", "N", scale(), block(ds_, sh, i), keys(k_, sh, i), T(0),
+                  rows(dq_, sh, i));
+        blas_gemm(space, "T", "N", scale(), block(ds_, sh, i), rows(q_, sh, i),
+                  T(i == last ? 0 : 1), keys(dk_, sh, i));
+      }
     const std::size_t width = s_.heads * s_.dim;
     move_heads(space, dq_, dqkv, 0, true);
     move_heads(space, dk_, dqkv, width, true);
@@ -86,9 +117,22 @@ class LocalAttention {
  private:
   T scale() const { return T(1) / static_cast<T>(std::sqrt(static_cast<double>(s_.dim))); }
 
-  // The (sequence, head) pair's matrix of a packed buffer, as a plain contiguous matrix.
-  static Matrix<T> piece(const Probabilities<T>& x, std::size_t sh) {
-    return Matrix<T>(x.data() + sh * x.extent(1) * x.extent(2), x.extent(1), x.extent(2));
+  // Pair sh's query rows of causal block i in a packed buffer.
+  Matrix<T> rows(const Packed<T>& x, std::size_t sh, std::size_t i) const {
+    const std::size_t first = i * s_.block_rows();
+    return Matrix<T>(x.data() + (sh * s_.len + first) * x.extent(2), s_.block_end(i) - first,
+                     x.extent(2));
+  }
+  // Pair sh's key rows [0, end_i) in a packed buffer.
+  Matrix<T> keys(const Packed<T>& x, std::size_t sh, std::size_t i) const {
+    return Matrix<T>(x.data() + sh * s_.len * x.extent(2), s_.block_end(i), x.extent(2));
+  }
+  // Pair sh's block i of probabilities (or score gradients): rows_i x end_i.
+  Matrix<T> block(const Buffer<T>& x, std::size_t sh, std::size_t i) const {
+    const std::size_t first = i * s_.block_rows();
+    return Matrix<T>(x.data() + sh * s_.pair_elements() +
+                         AttentionShape::block_offset(s_.block_rows(), i),
+                     s_.block_end(i) - first, s_.block_end(i));
   }
 
   void pack_qkv(const ExecSpace& space, const Matrix<T>& qkv) {
@@ -100,15 +144,18 @@ class LocalAttention {
 
   // Between packed[(seq, head)][i][d] and shard(seq * len + i, col0 + head * dim + d):
   // unpack writes the shard, otherwise the packed buffer.
-  void move_heads(const ExecSpace& space, const Probabilities<T>& packed, const Matrix<T>& shard,
+  void move_heads(const ExecSpace& space, const Packed<T>& packed, const Matrix<T>& shard,
                   std::size_t col0, bool unpack) {
+    using Policy = Kokkos::MDRangePolicy<
+        ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+    using Index = typename Policy::index_type;
     const std::size_t len = s_.len, heads = s_.heads, dim = s_.dim;
     Kokkos::parallel_for(
         unpack ? "attention_unpack" : "attention_pack",
-        Kokkos::RangePolicy<ExecSpace>(space, 0, packed.size()), KOKKOS_LAMBDA(std::size_t idx) {
-          const std::size_t d = idx % dim, i = (idx / dim) % len, sh = idx / (dim * len);
-          const std::size_t seq = sh / heads, h = sh % heads;
-          T& shard_value = shard(seq * len + i, col0 + h * dim + d);
+        Policy(space, {Index(0), Index(0), Index(0)},
+               {static_cast<Index>(s_.pairs()), static_cast<Index>(len), static_cast<Index>(dim)}),
+        KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
+          T& shard_value = shard((sh / heads) * len + i, col0 + (sh % heads) * dim + d);
           if (unpack)
             shard_value = packed(sh, i, d);
           else
@@ -116,44 +163,60 @@ class LocalAttention {
         });
   }
 
-  // Row-wise causal softmax of the scores in p, in place (entries above the diagonal become 0).
-  void causal_softmax(const ExecSpace& space, const Probabilities<T>& p) {
-    const std::size_t len = s_.len;
+  // Calls f(sh, i, row) for every query row i of every pair, with `row` pointing at the row's
+  // end_i saved entries in a block buffer (p or ds) and end_i its length.
+  template <class F>
+  void for_each_row(const char* name, const ExecSpace& space, const Buffer<T>& x, const F& f) {
+    const std::size_t len = s_.len, b = s_.block_rows(), pair = s_.pair_elements();
+    T* const data = x.data();
     Kokkos::parallel_for(
-        "attention_softmax", Kokkos::RangePolicy<ExecSpace>(space, 0, s_.pairs() * len),
-        KOKKOS_LAMBDA(std::size_t row) {
-          const std::size_t sh = row / len, i = row % len;
-          T top = p(sh, i, 0);
-          for (std::size_t j = 1; j <= i; ++j) top = p(sh, i, j) > top ? p(sh, i, j) : top;
-          T sum = 0;
-          for (std::size_t j = 0; j <= i; ++j) {
-            const T e = kmath::exp(p(sh, i, j) - top);
-            p(sh, i, j) = e;
-            sum += e;
-          }
-          for (std::size_t j = 0; j <= i; ++j) p(sh, i, j) /= sum;
-          for (std::size_t j = i + 1; j < len; ++j) p(sh, i, j) = 0;
+        name, Kokkos::RangePolicy<ExecSpace>(space, 0, s_.pairs() * len),
+        KOKKOS_LAMBDA(std::size_t r) {
+          const std::size_t sh = r / len, i = r % len, blk = i / b;
+          const std::size_t end = (blk + 1) * b < len ? (blk + 1) * b : len;
+          T* row = data + sh * pair + AttentionShape::block_offset(b, blk) + (i - blk * b) * end;
+          f(sh, i, row, end);
         });
   }
 
-  // dp_ = p * (dp_ - rowsum(da * a)): the score gradient (0 above the diagonal, where p is 0).
-  void softmax_backward(const ExecSpace& space, const Probabilities<T>& p, const Matrix<T>& a,
+  // Row-wise causal softmax of the scores in p, in place (entries right of the diagonal, up to
+  // the block's end, become 0).
+  void causal_softmax(const ExecSpace& space, const Buffer<T>& p) {
+    for_each_row("attention_softmax", space, p,
+                 KOKKOS_LAMBDA(std::size_t, std::size_t i, T* row, std::size_t end) {
+                   T top = row[0];
+                   for (std::size_t j = 1; j <= i; ++j) top = row[j] > top ? row[j] : top;
+                   T sum = 0;
+                   for (std::size_t j = 0; j <= i; ++j) {
+                     const T e = kmath::fast_exp(row[j] - top);
+                     row[j] = e;
+                     sum += e;
+                   }
+                   const T inv = T(1) / sum;
+                   for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
+                   for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;
+                 });
+  }
+
+  // ds_ = p * (ds_ - rowsum(da * a)): the score gradient (0 right of the diagonal, where p is 0).
+  void softmax_backward(const ExecSpace& space, const Buffer<T>& p, const Matrix<T>& a,
                         const Matrix<T>& da) {
     const std::size_t len = s_.len, heads = s_.heads, dim = s_.dim;
-    const Probabilities<T> dp = dp_;
-    Kokkos::parallel_for(
-        "attention_softmax_backward", Kokkos::RangePolicy<ExecSpace>(space, 0, s_.pairs() * len),
-        KOKKOS_LAMBDA(std::size_t row) {
-          const std::size_t sh = row / len, i = row % len, seq = sh / heads, h = sh % heads;
-          const std::size_t t = seq * len + i;
-          T row_dot = 0;
-          for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, h * dim + d) * a(t, h * dim + d);
-          for (std::size_t j = 0; j < len; ++j) dp(sh, i, j) = p(sh, i, j) * (dp(sh, i, j) - row_dot);
-        });
+    const T* const probabilities = p.data();
+    T* const scores = ds_.data();
+    for_each_row("attention_softmax_backward", space, ds_,
+                 KOKKOS_LAMBDA(std::size_t sh, std::size_t i, T* row, std::size_t end) {
+                   const std::size_t t = (sh / heads) * len + i, col = (sh % heads) * dim;
+                   T row_dot = 0;
+                   for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, col + d) * a(t, col + d);
+                   const T* prob = probabilities + (row - scores);
+                   for (std::size_t j = 0; j < end; ++j) row[j] = prob[j] * (row[j] - row_dot);
+                 });
   }
 
   AttentionShape s_;
-  Probabilities<T> q_, k_, v_, o_, dq_, dk_, dv_, dp_;
+  Packed<T> q_, k_, v_, o_, dq_, dk_, dv_;
+  Buffer<T> ds_;
 };
 
 }  // namespace meshslice

@@ -11,12 +11,22 @@
 
 namespace meshslice {
 
+// The elements of an R x C shard as a 2D range: no index arithmetic per element (a division
+// costs more than the kernels' arithmetic), rows outer so a CPU walks the row-major shards in
+// order and a GPU's threads take neighbouring columns.
+inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>
+element_range(const ExecSpace& space, std::size_t rows, std::size_t cols) {
+  using Policy =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Index = typename Policy::index_type;
+  return Policy(space, {Index(0), Index(0)}, {static_cast<Index>(rows), static_cast<Index>(cols)});
+}
+
 // Runs f(r, c) for every element of an R x C shard.
 template <class F>
 void for_each_element(const char* name, const ExecSpace& space, std::size_t rows, std::size_t cols,
                       const F& f) {
-  Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace>(space, 0, rows * cols),
-                       KOKKOS_LAMBDA(std::size_t k) { f(k / cols, k % cols); });
+  Kokkos::parallel_for(name, element_range(space, rows, cols), f);
 }
 
 // A parameter shard's initial values (model_math.hpp's init_value of its logical elements).
@@ -66,12 +76,11 @@ void add_into(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& y) {
 // Sum of squares of a shard, in double.
 template <class T>
 double sum_squares(const ExecSpace& space, const Matrix<T>& x) {
-  const std::size_t cols = x.extent(1);
   double sum = 0;
   Kokkos::parallel_reduce(
-      "sum_squares", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0) * cols),
-      KOKKOS_LAMBDA(std::size_t k, double& acc) {
-        const double v = static_cast<double>(x(k / cols, k % cols));
+      "sum_squares", element_range(space, x.extent(0), x.extent(1)),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c, double& acc) {
+        const double v = static_cast<double>(x(r, c));
         acc += v * v;
       },
       sum);
@@ -82,13 +91,11 @@ double sum_squares(const ExecSpace& space, const Matrix<T>& x) {
 template <class T>
 double squared_error(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& target,
                      double factor, const Matrix<T>& dy) {
-  const std::size_t cols = y.extent(1);
   const T f = static_cast<T>(factor);
   double sum = 0;
   Kokkos::parallel_reduce(
-      "squared_error", Kokkos::RangePolicy<ExecSpace>(space, 0, y.extent(0) * cols),
-      KOKKOS_LAMBDA(std::size_t k, double& acc) {
-        const std::size_t r = k / cols, c = k % cols;
+      "squared_error", element_range(space, y.extent(0), y.extent(1)),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c, double& acc) {
         const T diff = y(r, c) - target(r, c);
         dy(r, c) = f * diff;
         acc += static_cast<double>(diff) * static_cast<double>(diff);

@@ -5,8 +5,8 @@
 // axis that splits hidden, between the two kernels of each pass.
 //
 //   forward:   row_sum_squares(x, ss); all-reduce ss; rmsnorm_apply(x, ss, g, H, rinv, h)
-//   backward:  rmsnorm_backward_partials(dh, x, g, rinv, dot, dg); all-reduce dot (hidden
-//              axis) and dg (token axis); rmsnorm_backward_apply(dh, x, g, rinv, dot, H, dx)
+//   backward:  rmsnorm_backward_partials(dh, x, g, rinv, dot, dg, tiles); all-reduce dot
+//              (hidden axis) and dg (token axis); rmsnorm_backward_apply(dh, x, g, rinv, dot, H, dx)
 #include <cstddef>
 
 #include "core/kokkos_compat.hpp"
@@ -44,12 +44,21 @@ void rmsnorm_apply(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& 
       });
 }
 
+// The gain gradient is a sum down the columns of row-major shards: each tile of this many rows
+// is summed first, walking its rows in order (on a GPU, threads take neighbouring columns),
+// then the tiles' sums. A column walked whole would touch a cache line per element.
+constexpr std::size_t kGainTileRows = 32;
+inline std::size_t gain_tiles(std::size_t rows) {
+  return (rows + kGainTileRows - 1) / kGainTileRows;
+}
+
 // The backward pass's partial sums: dot(t) = sum_c g dh x over this shard's columns, and the
-// gain gradient over this shard's tokens, dg(c) = sum_t dh x rinv.
+// gain gradient over this shard's tokens, dg(c) = sum_t dh x rinv. `tiles`:
+// gain_tiles(rows) x cols of work space.
 template <class T>
 void rmsnorm_backward_partials(const ExecSpace& space, const Matrix<T>& dh, const Matrix<T>& x,
                                const Matrix<T>& g, const Matrix<T>& rinv, const Matrix<T>& dot,
-                               const Matrix<T>& dg) {
+                               const Matrix<T>& dg, const Matrix<T>& tiles) {
   const std::size_t rows = x.extent(0), cols = x.extent(1);
   Kokkos::parallel_for(
       "rmsnorm_backward_dot", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),
@@ -58,11 +67,24 @@ void rmsnorm_backward_partials(const ExecSpace& space, const Matrix<T>& dh, cons
         for (std::size_t c = 0; c < cols; ++c) sum += g(0, c) * dh(t, c) * x(t, c);
         dot(t, 0) = sum;
       });
+  using Tiles = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right,
+                                                             Kokkos::Iterate::Right>>;
+  using Index = typename Tiles::index_type;
+  const std::size_t count = gain_tiles(rows);
+  Kokkos::parallel_for(
+      "rmsnorm_backward_gain_tiles",
+      Tiles(space, {Index(0), Index(0)}, {static_cast<Index>(count), static_cast<Index>(cols)}),
+      KOKKOS_LAMBDA(std::size_t tile, std::size_t c) {
+        const std::size_t end = (tile + 1) * kGainTileRows < rows ? (tile + 1) * kGainTileRows : rows;
+        T sum = 0;
+        for (std::size_t t = tile * kGainTileRows; t < end; ++t) sum += dh(t, c) * x(t, c) * rinv(t, 0);
+        tiles(tile, c) = sum;
+      });
   Kokkos::parallel_for(
       "rmsnorm_backward_gain", Kokkos::RangePolicy<ExecSpace>(space, 0, cols),
       KOKKOS_LAMBDA(std::size_t c) {
         T sum = 0;
-        for (std::size_t t = 0; t < rows; ++t) sum += dh(t, c) * x(t, c) * rinv(t, 0);
+        for (std::size_t tile = 0; tile < count; ++tile) sum += tiles(tile, c);
         dg(0, c) = sum;
       });
 }
