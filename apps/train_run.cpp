@@ -74,7 +74,8 @@ void print_memory(const MemoryUse& m) {
   log_info("memory per rank (model buffers): ", mib(m.total()), " MiB = parameters ",
            mib(m.parameters), " + gradients ", mib(m.gradients), " + optimizer state ",
            mib(m.optimizer_state), " + saved activations ", mib(m.activations), " + work ",
-           mib(m.work), " (GEMM workspaces and the runtime come on top)");
+           mib(m.work), " + workspaces ", mib(m.workspaces),
+           " (GEMM plans, re-layouts, dp averaging; the runtime comes on top)");
 }
 
 template <class T>

@@ -77,6 +77,13 @@ BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::siz
 }
 
 template <class T>
+std::size_t BlockTranspose<T>::bytes() const {
+  std::size_t elements = send_.size() + receive_.size();
+  if (send_host_.data() != send_.data()) elements += send_host_.size() + receive_host_.size();
+  return elements * sizeof(T);
+}
+
+template <class T>
 void BlockTranspose<T>::run(const ExecSpace& space, const Matrix<T>& in, const Matrix<T>& out) {
   const int pr = torus_.size(Axis::row), pc = torus_.size(Axis::col);
   require(in.extent(0) == rows_ / pr && in.extent(1) == cols_ / pc &&

@@ -30,6 +30,8 @@ class BlockTranspose {
   // out = in^T: in is this chip's R/Pr x C/Pc block, out its C/Pr x R/Pc block. Kernels run on
   // `space`; returns once out is written (fenced).
   void run(const ExecSpace& space, const Matrix<T>& in, const Matrix<T>& out);
+  // The planned send and receive buffers (and their host staging where MPI needs it).
+  std::size_t bytes() const;
 
   // Elements this chip sends to other chips per run (what a re-layout costs on the links).
   std::size_t elements_sent() const { return elements_sent_; }

@@ -87,6 +87,7 @@ class GemmPlan {
   Algorithm algorithm() const { return algorithm_; }
   const GemmProblem& problem() const { return problem_; }
   const GemmOptions& options() const { return options_; }
+  std::size_t workspace_bytes() const { return workspace_.bytes(); }  // held between runs
 
  private:
   // Runs the algorithm with the workspace attached.

@@ -89,6 +89,17 @@ class Workspace {
     if (rehearsing() && slot < held_.size()) held_[slot] = false;
   }
 
+  // Bytes of the recorded buffers and scratch areas (device and host staging): what the plan
+  // holds between runs, for memory estimates.
+  std::size_t bytes() const {
+    std::size_t total = 0;
+    for (const Mat& m : buffers_) total += m.size() * sizeof(typename Mat::value_type);
+    for (const Scratch& s : scratch_)
+      total += s.device.size() * sizeof(typename decltype(s.device)::value_type) +
+               s.host.size() * sizeof(typename decltype(s.host)::value_type);
+    return total;
+  }
+
   // After a replay: everything recorded was used (the run took the rehearsed path).
   void check_replayed() const {
     if (!rehearsing() && (next_buffer_ != buffers_.size() || next_scratch_ != slots_.size()))

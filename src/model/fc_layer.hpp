@@ -70,6 +70,12 @@ class FcLayer {
   Stationary stationary() const { return stationary_; }
   bool transposed() const { return transposed_; }
   const GemmPlan<Exec>& plan(Pass pass) const { return *plans_[static_cast<int>(pass)]; }
+  // The three plans' workspaces.
+  std::size_t workspace_bytes() const {
+    std::size_t total = 0;
+    for (const auto& plan : plans_) total += plan->workspace_bytes();
+    return total;
+  }
 
   // y = x w (x is X, or X^T when W-stationary; w is W, or W^T when X-stationary).
   void forward(const Mat& x, const Mat& w, const Mat& y) {

@@ -57,6 +57,8 @@ class GradientSync {
     gradients_.push_back(gradient);
   }
 
+  std::size_t workspace_bytes() const { return workspace_.bytes(); }
+
   // How many gradients this step has started (the index the next start() takes).
   std::size_t started() const { return ops_.size(); }
 

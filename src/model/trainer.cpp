@@ -30,6 +30,7 @@ MemoryUse Trainer<T>::memory() const {
   const MemoryUse& teacher = teacher_.memory();
   m.parameters += teacher.parameters;
   m.work += teacher.activations + teacher.work + 4 * x_.size() * sizeof(T);
+  m.workspaces += teacher.workspaces;
   return m;
 }
 

@@ -132,6 +132,9 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
     if (plan_[k].output() == Layout::transposed) plan_relayouts(fc_outputs(shape, FcKind(k)));
   }
   if (p2.input() != p1.output()) plan_relayouts(shape.ffn());
+  for (const auto& l : layers_) memory_.workspaces += l->workspace_bytes();
+  for (const auto& [key, transpose] : transposes_) memory_.workspaces += transpose->bytes();
+  if (sync_) memory_.workspaces += sync_->workspace_bytes();
   fence(space_, "transformer_init");
 }
 

@@ -42,7 +42,11 @@ struct RelayoutCount {
 
 struct MemoryUse {
   std::size_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0, work = 0;
-  std::size_t total() const { return parameters + gradients + optimizer_state + activations + work; }
+  // What the GEMM plans, the re-layouts and the dp averaging planned for themselves.
+  std::size_t workspaces = 0;
+  std::size_t total() const {
+    return parameters + gradients + optimizer_state + activations + work + workspaces;
+  }
 };
 
 template <class T>
@@ -74,8 +78,7 @@ class Transformer {
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   std::vector<double> gather(std::size_t block, ParamKind kind) const;
   const RelayoutCount& relayouts() const { return relayouts_; }
-  // Bytes this rank holds for the model, by kind (the FC layers' GEMM workspaces are counted by
-  // the caller from the allocation high-water mark; see apps/meshslice-train).
+  // Bytes this rank holds for the model, by kind.
   const MemoryUse& memory() const { return memory_; }
 
  private:
