@@ -10,6 +10,7 @@
 #include "core/csv.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "core/version.hpp"
 #include "model/trainer.hpp"
 #include "train_settings.hpp"
 
@@ -188,7 +189,8 @@ int train(AppContext& context, const Settings& s) {
          << ",\n  \"mean_exposed_comm_fraction\": " << total_exposed / s.steps
          << ",\n  \"relayouts\": " << trainer.student().relayouts().count
          << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
-         << ",\n  \"memory_high_water_mib\": " << rss << "\n}\n";
+         << ",\n  \"memory_high_water_mib\": " << rss
+         << ",\n  \"build\": " << version_json() << "\n}\n";
   }
   return 0;
 }

@@ -73,3 +73,12 @@ target_link_libraries(meshslice_dep_kokkoskernels INTERFACE meshslice::kokkos)
 target_link_libraries(meshslice_dep_teuchos INTERFACE MPI::MPI_CXX)
 
 message(STATUS "meshslice: Kokkos ${Kokkos_VERSION}, KokkosKernels ${KokkosKernels_VERSION}, Teuchos ${Teuchos_VERSION}")
+
+# Exported with the library (cmake/MeshsliceInstall.cmake) as meshslice::kokkos & co., so that
+# a project using find_package(meshslice) links exactly what meshslice was built with.
+set_target_properties(meshslice_dep_kokkos PROPERTIES EXPORT_NAME kokkos)
+set_target_properties(meshslice_dep_kokkoskernels PROPERTIES EXPORT_NAME kokkoskernels)
+set_target_properties(meshslice_dep_teuchos PROPERTIES EXPORT_NAME teuchos)
+
+include(MeshsliceOneKokkos)
+meshslice_check_found_kokkos()

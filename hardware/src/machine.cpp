@@ -1,10 +1,12 @@
 #include "hardware/machine.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 namespace meshslice::hw {
 
@@ -179,11 +181,23 @@ std::string machine_path(const std::string& name_or_path) {
                        (name_or_path.size() > 5 &&
                         name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
   if (is_path) return name_or_path;
-  const std::string path = std::string(MESHSLICE_MACHINES_DIR) + "/" + name_or_path + ".yaml";
-  if (!std::ifstream(path))
-    throw MachineError("no machine description named '" + name_or_path + "' (looked for " + path +
-                       "); give a shipped name such as 'tpuv4' or a path to a .yaml file");
-  return path;
+  // Installed, <prefix>/bin/app finds <prefix>/share/meshslice/machines (found from the
+  // executable, so a moved prefix works); in a build tree, the source tree's hardware/machines.
+  std::vector<std::filesystem::path> dirs;
+#ifdef MESHSLICE_DATA_FROM_BIN
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path() / MESHSLICE_DATA_FROM_BIN / "machines");
+#endif
+  dirs.push_back(MESHSLICE_MACHINES_DIR);
+  std::string searched;
+  for (const auto& dir : dirs) {
+    const std::string path = (dir / (name_or_path + ".yaml")).lexically_normal().string();
+    if (std::ifstream(path)) return path;
+    searched += (searched.empty() ? "" : ", ") + path;
+  }
+  throw MachineError("no machine description named '" + name_or_path + "' (looked for " +
+                     searched + "); give a shipped name such as 'tpuv4' or a path to a .yaml file");
 }
 
 }  // namespace meshslice::hw

@@ -3,13 +3,16 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <vector>
 
 #include "core/cli.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "core/version.hpp"
 
 namespace meshslice {
 
@@ -60,12 +63,32 @@ bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::s
   return true;
 }
 
+// OUT/version.json: the build that made the results beside it (see core/version.hpp).
+void write_version_json(const AppContext& ctx) {
+  const std::string path = (fs::path(ctx.out_dir) / "version.json").string();
+  std::ofstream out(path);
+  out << "{\"app\": \"" << ctx.app_name << "\", \"build\": " << version_json() << "}\n";
+  out.close();
+  require(!out.fail(), "cannot write '", path, "'");
+}
+
 void write_outputs(const AppContext& ctx, const std::string& sources) {
   std::error_code ec;
   fs::create_directories(ctx.out_dir, ec);
   require(!ec, "cannot create output directory '", ctx.out_dir, "': ", ec.message());
   write_deck_yaml((fs::path(ctx.out_dir) / "deck.yaml").string(), ctx.deck,
-                  concat(ctx.app_name, ", ", sources));
+                  concat(ctx.app_name, ", ", sources, "\n", version_line()));
+  write_version_json(ctx);
+}
+
+// The rank a launcher gave this process, from its environment: --version is answered before
+// MPI_Init, and `srun app --version` should print once. 0 when no launcher variable is set.
+int launcher_rank() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return 0;
 }
 
 int run_guarded(int argc, char** argv, const AppSpec& spec,
@@ -93,6 +116,7 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
       }
     }
     if (!all_ranks_ok(error, spec.name, ctx.rank, ctx.size)) return 2;
+    log_info(version_line());
     log_info(sources, "; resolved deck in ", (fs::path(ctx.out_dir) / "deck.yaml").string());
 
     return body(ctx);
@@ -116,6 +140,12 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
 
 int run_app(int argc, char** argv, const AppSpec& spec,
             const std::function<int(AppContext&)>& body) {
+  // Versions need no MPI, Kokkos or deck, so --version also works where MPI cannot start (a
+  // login node) and says which Kokkos a binary was built with before it tries to initialize it.
+  if (wants_version(argc, argv)) {
+    if (launcher_rank() == 0) std::cout << spec.name << "\n" << version_text() << std::flush;
+    return 0;
+  }
   int mpi_ready = 0;
   MPI_Initialized(&mpi_ready);
   if (!mpi_ready) {
@@ -147,7 +177,13 @@ std::string resolve_default_deck(const std::string& relative) {
   std::vector<fs::path> candidates{fs::path("inputs") / relative};
   std::error_code ec;
   const fs::path executable = fs::read_symlink("/proc/self/exe", ec);  // Linux; skipped elsewhere
-  if (!ec) candidates.push_back(executable.parent_path() / ".." / ".." / "inputs" / relative);
+  if (!ec) {
+#ifdef MESHSLICE_DATA_FROM_BIN
+    // Installed: <prefix>/bin/app -> <prefix>/share/meshslice/inputs (cmake/MeshsliceInstall.cmake)
+    candidates.push_back(executable.parent_path() / MESHSLICE_DATA_FROM_BIN / "inputs" / relative);
+#endif
+    candidates.push_back(executable.parent_path() / ".." / ".." / "inputs" / relative);
+  }
 #ifdef MESHSLICE_SOURCE_DIR
   candidates.push_back(fs::path(MESHSLICE_SOURCE_DIR) / "inputs" / relative);
 #endif

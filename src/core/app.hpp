@@ -19,8 +19,9 @@ namespace meshslice {
 struct AppSpec {
   std::string name;     // executable name, prefix of every message
   std::string summary;  // one paragraph for --help
-  // Deck used when none is given on the command line: a path relative to the source tree's
-  // inputs/ folder, found by resolve_default_deck. Empty: a deck argument is required.
+  // Deck used when none is given on the command line: a path relative to the inputs/ folder
+  // (of the source tree, or <prefix>/share/meshslice/inputs when installed), found by
+  // resolve_default_deck. Empty: a deck argument is required.
   std::string default_deck;
   // The valid parameters with defaults and doc strings (see core/deck.hpp).
   std::function<Teuchos::ParameterList()> valid_parameters;
@@ -34,18 +35,21 @@ struct AppContext {
   std::string app_name;
 };
 
-// Initializes MPI (MPI_THREAD_FUNNELED) and Kokkos unless already initialized, parses the command
-// line, prints --help on rank 0 (exit 0), loads the deck on every rank, applies --set overrides,
-// validates, creates the output directory and writes OUT/deck.yaml on rank 0, runs `body`, and
+// With --version, prints the versions of meshslice and its dependencies (core/version.hpp) and
+// returns 0 before starting anything. Otherwise initializes MPI (MPI_THREAD_FUNNELED) and Kokkos
+// unless already initialized, parses the command line, prints --help on rank 0 (exit 0), loads
+// the deck on every rank, applies --set overrides, validates, creates the output directory and
+// writes OUT/deck.yaml and OUT/version.json on rank 0, logs the version line, runs `body`, and
 // finalizes what it initialized. Returns body's exit code, or:
 //   2 on a UserError: printed once as "NAME: error: MESSAGE", every rank exits normally;
 //   3 via MPI_Abort on any other exception ("NAME: internal error on rank R: ...").
 int run_app(int argc, char** argv, const AppSpec& spec,
             const std::function<int(AppContext&)>& body);
 
-// Finds inputs/<relative>: under the current directory, then ../../inputs from the executable
-// (build/bin/ in the source tree), then the source tree the library was built from. A UserError
-// lists the places searched when none has it.
+// Finds inputs/<relative>: under the current directory, then under the install prefix of the
+// executable (<prefix>/bin -> <prefix>/share/meshslice/inputs), then ../../inputs from the
+// executable (build/bin/ in the source tree), then the source tree the library was built from.
+// A UserError lists the places searched when none has it.
 std::string resolve_default_deck(const std::string& relative);
 
 }  // namespace meshslice

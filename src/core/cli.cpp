@@ -20,8 +20,9 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 std::string usage_line(const std::string& program, bool deck_required) {
   return concat("usage: ", program, deck_required ? " DECK.yaml" : " [DECK.yaml]",
-                " [--set key.sub=value]... [--out DIR] [--help]");
+                " [--set key.sub=value]... [--out DIR] [--help] [--version]");
 }
+
 
 CommandLine parse_command_line(int argc, char** argv, bool deck_required) {
   const std::string program = program_name(argc, argv);
@@ -48,6 +49,8 @@ CommandLine parse_command_line(int argc, char** argv, bool deck_required) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       line.help = true;
+    } else if (arg == "--version") {
+      line.version = true;
     } else if (arg == "--set" || starts_with(arg, "--set=")) {
       line.overrides.push_back(option_value("--set", arg, i));
     } else if (arg == "--out" || starts_with(arg, "--out=")) {
@@ -62,8 +65,17 @@ CommandLine parse_command_line(int argc, char** argv, bool deck_required) {
       line.deck_path = arg;
     }
   }
-  if (deck_required && line.deck_path.empty() && !line.help) throw fail("no deck given");
+  if (deck_required && line.deck_path.empty() && !line.help && !line.version)
+    throw fail("no deck given");
   return line;
+}
+
+bool wants_version(int argc, char** argv) {
+  try {
+    return parse_command_line(argc, argv, /*deck_required=*/false).version;
+  } catch (const UserError&) {
+    return false;  // a bad command line is reported by the normal path, on every rank alike
+  }
 }
 
 }  // namespace meshslice

@@ -1,6 +1,6 @@
 #pragma once
 // The command line every app shares:
-//     meshslice-X [DECK.yaml] [--set key.sub=value]... [--out DIR] [--help]
+//     meshslice-X [DECK.yaml] [--set key.sub=value]... [--out DIR] [--help] [--version]
 #include <string>
 #include <vector>
 
@@ -11,6 +11,7 @@ struct CommandLine {
   std::vector<std::string> overrides;  // "key.sub=value", in command-line order
   std::string out_dir = "out";
   bool help = false;
+  bool version = false;  // run_app answers --version before it starts MPI (see wants_version)
 };
 
 // Parses argv. An unknown option, a missing option value, a second deck or (when `deck_required`)
@@ -18,7 +19,11 @@ struct CommandLine {
 // Arguments starting with --kokkos- are skipped: they belong to Kokkos::initialize.
 CommandLine parse_command_line(int argc, char** argv, bool deck_required = true);
 
-// "usage: NAME DECK.yaml [--set key.sub=value]... [--out DIR] [--help]"
+// "usage: NAME DECK.yaml [--set key.sub=value]... [--out DIR] [--help] [--version]"
 std::string usage_line(const std::string& program, bool deck_required = true);
+
+// True when argv asks for --version. Checked before anything else starts: printing the build's
+// versions needs no MPI, no Kokkos and no deck.
+bool wants_version(int argc, char** argv);
 
 }  // namespace meshslice
