@@ -41,15 +41,16 @@ class FcLayer {
  public:
   using Mat = typename Exec::Mat;
 
-  // Plans the three GEMMs for `tokens` rows of X, `in` inputs and `out` outputs. A choice the
-  // mesh cannot run is a UserError on every rank, naming the pass.
+  // Plans the three GEMMs for `tokens` rows of X, `in` inputs and `out` outputs (the forward
+  // GEMM alone for a layer that is never trained: no backward workspaces). A choice the mesh
+  // cannot run is a UserError on every rank, naming the pass.
   FcLayer(Exec& ex, Stationary stationary, bool transposed, std::size_t tokens, std::size_t in,
-          std::size_t out, const std::array<GemmChoice, 3>& choices)
+          std::size_t out, const std::array<GemmChoice, 3>& choices, bool trainable = true)
       : stationary_(stationary), transposed_(transposed) {
     auto problems = fc_layer_gemms(stationary, tokens, in, out);
     if (transposed)
       for (auto& p : problems) p = meshslice::transposed(p);
-    for (int pass = 0; pass < 3; ++pass) {
+    for (int pass = 0; pass < (trainable ? 3 : 1); ++pass) {
       const Algorithm a = choices[pass].algorithm;
       require(a != Algorithm::tp1d && a != Algorithm::fsdp, "FC layer ", pass_name(Pass(pass)),
               ": ", algorithm_name(a), " splits rows or columns over the whole tensor-parallel "
@@ -73,7 +74,8 @@ class FcLayer {
   // The three plans' workspaces.
   std::size_t workspace_bytes() const {
     std::size_t total = 0;
-    for (const auto& plan : plans_) total += plan->workspace_bytes();
+    for (const auto& plan : plans_)
+      if (plan) total += plan->workspace_bytes();
     return total;
   }
 
@@ -102,6 +104,8 @@ class FcLayer {
 
  private:
   void run(Pass pass, const Mat& a, const Mat& b, const Mat& c, double beta = 0.0) {
+    require(plans_[static_cast<int>(pass)] != nullptr, "FcLayer: ", pass_name(pass),
+            " of a layer planned without its backward passes");
     auto& plan = *plans_[static_cast<int>(pass)];
     if (transposed_)
       plan.run(b, a, c, 1.0, beta);  // C^T = op'(B^T, A^T): the operands as kept, swapped

@@ -50,7 +50,7 @@ Transformer<T>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& 
     try {
       layers_[k] = std::make_unique<FcLayer<Exec>>(ex, p.stationary, p.transposed, T_,
                                                    fc_inputs(shape, kind), fc_outputs(shape, kind),
-                                                   p.gemms);
+                                                   p.gemms, trainable);
     } catch (const UserError& e) {
       throw UserError(concat("layer ", fc_name(kind), ": ", e.what()));
     }
