@@ -1,5 +1,7 @@
 #include "hardware/machine.hpp"
 
+#include "hardware/install_layout.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -184,11 +186,8 @@ std::string machine_path(const std::string& name_or_path) {
   // Installed, <prefix>/bin/app finds <prefix>/share/meshslice/machines (found from the
   // executable, so a moved prefix works); in a build tree, the source tree's hardware/machines.
   std::vector<std::filesystem::path> dirs;
-#ifdef MESHSLICE_DATA_FROM_BIN
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back(exe.parent_path() / MESHSLICE_DATA_FROM_BIN / "machines");
-#endif
+  if (const auto installed = installed_data_dir(); !installed.empty())
+    dirs.push_back(installed / "machines");
   dirs.push_back(MESHSLICE_MACHINES_DIR);
   std::string searched;
   for (const auto& dir : dirs) {

@@ -13,6 +13,7 @@
 #include "core/deck.hpp"
 #include "core/errors.hpp"
 #include "core/version.hpp"
+#include "hardware/install_layout.hpp"
 
 namespace meshslice {
 
@@ -175,15 +176,11 @@ int run_app(int argc, char** argv, const AppSpec& spec,
 
 std::string resolve_default_deck(const std::string& relative) {
   std::vector<fs::path> candidates{fs::path("inputs") / relative};
+  if (const fs::path installed = hw::installed_data_dir(); !installed.empty())
+    candidates.push_back(installed / "inputs" / relative);
   std::error_code ec;
   const fs::path executable = fs::read_symlink("/proc/self/exe", ec);  // Linux; skipped elsewhere
-  if (!ec) {
-#ifdef MESHSLICE_DATA_FROM_BIN
-    // Installed: <prefix>/bin/app -> <prefix>/share/meshslice/inputs (cmake/MeshsliceInstall.cmake)
-    candidates.push_back(executable.parent_path() / MESHSLICE_DATA_FROM_BIN / "inputs" / relative);
-#endif
-    candidates.push_back(executable.parent_path() / ".." / ".." / "inputs" / relative);
-  }
+  if (!ec) candidates.push_back(executable.parent_path() / ".." / ".." / "inputs" / relative);
 #ifdef MESHSLICE_SOURCE_DIR
   candidates.push_back(fs::path(MESHSLICE_SOURCE_DIR) / "inputs" / relative);
 #endif

@@ -19,6 +19,31 @@
 
 namespace meshslice::sliced_1d {
 
+// Sub-shard s of a local operand along `dim`: the operand itself when S = 1, else copied into a
+// slice_rows x slice_cols buffer allocated once (from the plan's workspace).
+template <class Exec>
+class LocalSlices {
+ public:
+  using Mat = typename Exec::Mat;
+  LocalSlices(Exec& ex, const Mat& local, MatrixDim dim, std::size_t slice_rows,
+              std::size_t slice_cols, const GemmOptions& o, const char* label)
+      : ex_(ex), local_(local), dim_(dim), options_(o) {
+    if (o.slices > 1) slice_ = ex.alloc(slice_rows, slice_cols, label);
+  }
+  const Mat& get(int s) {
+    if (options_.slices == 1) return local_;
+    ex_.slice(local_, slice_, dim_, {options_.slices, s, options_.block});
+    return slice_;
+  }
+
+ private:
+  Exec& ex_;
+  const Mat& local_;
+  MatrixDim dim_;
+  GemmOptions options_;
+  Mat slice_;
+};
+
 // gemm(gathered_s, beta, out) computes out = alpha * (product with gathered_s) + beta * out.
 template <class Exec, class Gemm>
 void gathered_into_c_slices(Exec& ex, SliceGathers<Exec>& gathered, const typename Exec::Mat& c,
@@ -45,13 +70,11 @@ template <class Exec, class Gemm>
 void gathered_into_c_sum(Exec& ex, SliceGathers<Exec>& gathered, const typename Exec::Mat& local,
                          MatrixDim local_dim, std::size_t slice_rows, std::size_t slice_cols,
                          const GemmOptions& o, double beta, const char* label, Gemm gemm) {
-  const int S = o.slices;
-  typename Exec::Mat local_slice;
-  if (S > 1) local_slice = ex.alloc(slice_rows, slice_cols, label);
-  for (int s = 0; s < S; ++s) {
+  LocalSlices<Exec> local_slices(ex, local, local_dim, slice_rows, slice_cols, o, label);
+  for (int s = 0; s < o.slices; ++s) {
     gathered.start_next(s);
-    if (S > 1) ex.slice(local, local_slice, local_dim, {S, s, o.block});  // while the AG flies
-    gemm(gathered.wait(s), S == 1 ? local : local_slice, s == 0 ? beta : 1.0);
+    const auto& local_s = local_slices.get(s);  // while the AG flies
+    gemm(gathered.wait(s), local_s, s == 0 ? beta : 1.0);
   }
 }
 
@@ -61,12 +84,9 @@ template <class Exec, class Gemm>
 void local_into_c_scatters(Exec& ex, SliceScatters<Exec>& scattered, const typename Exec::Mat& local,
                            MatrixDim local_dim, std::size_t slice_rows, std::size_t slice_cols,
                            const GemmOptions& o, double beta, const char* label, Gemm gemm) {
-  const int S = o.slices;
-  typename Exec::Mat local_slice;
-  if (S > 1) local_slice = ex.alloc(slice_rows, slice_cols, label);
-  for (int s = 0; s < S; ++s) {
-    if (S > 1) ex.slice(local, local_slice, local_dim, {S, s, o.block});
-    gemm(S == 1 ? local : local_slice, scattered.partial(s));
+  LocalSlices<Exec> local_slices(ex, local, local_dim, slice_rows, slice_cols, o, label);
+  for (int s = 0; s < o.slices; ++s) {
+    gemm(local_slices.get(s), scattered.partial(s));
     scattered.start(s, beta);
   }
   scattered.finish();

@@ -211,20 +211,27 @@ const typename Transformer<T>::Mat& Transformer<T>::in_layout(const Mat& src, La
 }
 
 template <class T>
+template <class Produce>
+void Transformer<T>::produce_into(Layout made, Layout wanted, std::size_t width,
+                                  const Mat& staging, const Mat& dst, Produce&& produce) {
+  if (made == wanted) return produce(dst);
+  produce(staging);
+  relayout(staging, made, width, dst);
+}
+
+template <class T>
 void Transformer<T>::norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
                                      const Mat& input) {
-  const bool standard = fc_plan(k).input() == Layout::standard;
-  norm_forward(x, gain, rinv, standard ? input : h_);
-  if (!standard) relayout(h_, Layout::standard, shape_.hidden, input);
+  produce_into(Layout::standard, fc_plan(k).input(), shape_.hidden, h_, input,
+               [&](const Mat& h) { norm_forward(x, gain, rinv, h); });
 }
 
 template <class T>
 void Transformer<T>::forward_to_standard(FcKind k, const Mat& input, const Mat& w,
                                          const Mat& output) {
-  const int i = static_cast<int>(k);
-  const bool standard = fc_plan(k).output() == Layout::standard;
-  layer(k).forward(input, w, standard ? output : out_t_[i]);
-  if (!standard) relayout(out_t_[i], Layout::transposed, fc_outputs(shape_, k), output);
+  produce_into(fc_plan(k).output(), Layout::standard, fc_outputs(shape_, k),
+               out_t_[static_cast<int>(k)], output,
+               [&](const Mat& y) { layer(k).forward(input, w, y); });
 }
 
 template <class T>
@@ -235,10 +242,9 @@ const typename Transformer<T>::Mat& Transformer<T>::output_gradient(FcKind k, co
 template <class T>
 void Transformer<T>::backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w,
                                                const Mat& dx) {
-  const int i = static_cast<int>(k);
-  const bool standard = fc_plan(k).input() == Layout::standard;
-  layer(k).backward_data(dy, w, standard ? dx : in_t_[i]);
-  if (!standard) relayout(in_t_[i], Layout::transposed, fc_inputs(shape_, k), dx);
+  produce_into(fc_plan(k).input(), Layout::standard, fc_inputs(shape_, k),
+               in_t_[static_cast<int>(k)], dx,
+               [&](const Mat& d) { layer(k).backward_data(dy, w, d); });
 }
 
 template <class T>
@@ -304,9 +310,9 @@ void Transformer<T>::block_forward(Block& b, const Mat& out) {
   // Feed-forward half: norm, FF1, GeLU (in FF1's output layout), FF2, residual.
   norm_into_input(FcKind::ff1, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, b.ff1_in);
   layer(FcKind::ff1).forward(b.ff1_in, w(ParamKind::ff1), b.u);
-  const bool same = p2.input() == p1.output();
-  ex_.compute("gelu", 0, [&] { gelu_forward(space_, b.u, same ? b.ff2_in : z_); });
-  if (!same) relayout(z_, p1.output(), F, b.ff2_in);
+  produce_into(p1.output(), p2.input(), F, z_, b.ff2_in, [&](const Mat& z) {
+    ex_.compute("gelu", 0, [&] { gelu_forward(space_, b.u, z); });
+  });
   forward_to_standard(FcKind::ff2, b.ff2_in, w(ParamKind::ff2), o_);
   residual(out, b.x_mid, o_);
 }
@@ -341,9 +347,9 @@ void Transformer<T>::block_backward(Block& b, const Mat& dout, const Mat& din) {
   const Mat& dy2 = output_gradient(FcKind::ff2, dout);
   layer(FcKind::ff2).backward_weight(b.ff2_in, dy2, grad(ParamKind::ff2), false);
   start_sync(grad(ParamKind::ff2));
-  const bool same = p2.input() == p1.output();
-  layer(FcKind::ff2).backward_data(dy2, w(ParamKind::ff2), same ? g_u_ : g_z_);
-  if (!same) relayout(g_z_, p2.input(), F, g_u_);
+  produce_into(p2.input(), p1.output(), F, g_z_, g_u_, [&](const Mat& du) {
+    layer(FcKind::ff2).backward_data(dy2, w(ParamKind::ff2), du);
+  });
   ex_.compute("gelu_backward", 0, [&] { gelu_backward(space_, b.u, g_u_); });
   layer(FcKind::ff1).backward_weight(b.ff1_in, g_u_, grad(ParamKind::ff1), false);
   start_sync(grad(ParamKind::ff1));

@@ -101,6 +101,11 @@ class Transformer {
   void relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst);
   // src (standard) in `want`: src itself, or its re-layout into dst.
   const Mat& in_layout(const Mat& src, Layout want, std::size_t width, const Mat& dst);
+  // produce(m) writes a tensor in layout `made` into m; it lands in dst, which wants layout
+  // `wanted`: written there directly, or into `staging` and re-laid out into dst.
+  template <class Produce>
+  void produce_into(Layout made, Layout wanted, std::size_t width, const Mat& staging,
+                    const Mat& dst, Produce&& produce);
   // The norm of x into layer k's input (written there, or re-laid out into it).
   void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
                        const Mat& input);

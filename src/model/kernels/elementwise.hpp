@@ -14,12 +14,13 @@ namespace meshslice {
 // The elements of an R x C shard as a 2D range: no index arithmetic per element (a division
 // costs more than the kernels' arithmetic), rows outer so a CPU walks the row-major shards in
 // order and a GPU's threads take neighbouring columns.
-inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>
-element_range(const ExecSpace& space, std::size_t rows, std::size_t cols) {
-  using Policy =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
-  using Index = typename Policy::index_type;
-  return Policy(space, {Index(0), Index(0)}, {static_cast<Index>(rows), static_cast<Index>(cols)});
+using ElementRange =
+    Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+
+inline ElementRange element_range(const ExecSpace& space, std::size_t rows, std::size_t cols) {
+  using Index = ElementRange::index_type;
+  return ElementRange(space, {Index(0), Index(0)},
+                      {static_cast<Index>(rows), static_cast<Index>(cols)});
 }
 
 // Runs f(r, c) for every element of an R x C shard.

@@ -11,6 +11,7 @@
 
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "model/kernels/elementwise.hpp"
 #include "model/model_config.hpp"
 
 namespace meshslice {
@@ -67,13 +68,9 @@ void rmsnorm_backward_partials(const ExecSpace& space, const Matrix<T>& dh, cons
         for (std::size_t c = 0; c < cols; ++c) sum += g(0, c) * dh(t, c) * x(t, c);
         dot(t, 0) = sum;
       });
-  using Tiles = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right,
-                                                             Kokkos::Iterate::Right>>;
-  using Index = typename Tiles::index_type;
   const std::size_t count = gain_tiles(rows);
   Kokkos::parallel_for(
-      "rmsnorm_backward_gain_tiles",
-      Tiles(space, {Index(0), Index(0)}, {static_cast<Index>(count), static_cast<Index>(cols)}),
+      "rmsnorm_backward_gain_tiles", element_range(space, count, cols),
       KOKKOS_LAMBDA(std::size_t tile, std::size_t c) {
         const std::size_t end = (tile + 1) * kGainTileRows < rows ? (tile + 1) * kGainTileRows : rows;
         T sum = 0;
