@@ -74,7 +74,8 @@ GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
   s.trace = get_param<bool>(deck, "gemm.trace");
   const std::string hardware = get_param<std::string>(deck, "gemm.hardware");
   if (hardware != "none")
-    s.machine = std::make_unique<hw::MachineModel>(sim::load_machine_model(hardware));
+    s.machine =
+        std::make_unique<hw::MachineModel>(sim::load_machine_model(hardware, "gemm.hardware"));
   require(s.block >= 1, "gemm.block must be >= 1, got ", s.block);
   require(s.repetitions >= 1 && s.warmups >= 0, "gemm.repetitions must be >= 1 and gemm.warmups >= 0");
   require(s.gemm_chunks >= 1, "gemm.gemm_chunks must be >= 1, got ", s.gemm_chunks);

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     // Every rank checks the input (a bad deck fails on all ranks alike); one process then
     // emulates the whole torus.
     const SimSettings settings = sim_settings_from(context.deck);
-    const hw::MachineModel machine = sim::load_machine_model(settings.machine);
+    const hw::MachineModel machine = sim::load_machine_model(settings.machine, "machine");
     if (context.rank != 0) return 0;
     log_info("emulating ", machine.machine.name, " (", machine.machine.source, ")");
     const SimResults results = run_simulations(machine, settings);

@@ -12,6 +12,7 @@
 #include "core/log.hpp"
 #include "core/version.hpp"
 #include "model/trainer.hpp"
+#include "train_emulated.hpp"
 #include "train_settings.hpp"
 
 namespace meshslice::train {
@@ -79,21 +80,19 @@ void print_memory(const MemoryUse& m) {
            " (GEMM plans, re-layouts, dp averaging; the runtime comes on top)");
 }
 
-template <class T>
-int train(AppContext& context, const Settings& s) {
-  require(s.mesh.pp == 1, "mesh.pp = ", s.mesh.pp, ": meshslice-train has no pipeline stages "
-          "yet; set mesh.pp = 1");
-  Torus torus(MPI_COMM_WORLD, s.mesh);
-  // Every step is traced (the progress line's exposed communication comes from it); the steps
-  // of train.trace_steps are kept for OUT/trace.json. The batches are made on an executor of
-  // their own, untraced: the teacher's forward pass is the task's data pipeline.
-  Trace trace, kept;
-  RealExecutor<T> ex(torus, s.comm, s.gemm_chunks, &trace);
-  RealExecutor<T> data_ex(torus, s.comm, s.gemm_chunks);
+// The run on executor `ex` (the real one, or in hardware mode the combined one, with
+// `emulated` its bookkeeping); `trace` records every step of it.
+template <class Exec>
+int train_on(AppContext& context, const Settings& s, Exec& ex,
+             RealExecutor<typename Exec::Scalar>& data_ex, Trace& trace,
+             EmulatedSteps* emulated) {
+  using T = typename Exec::Scalar;
+  const Torus& torus = ex.torus();
+  Trace kept;
   const BlockPlan plan = block_plan(s);
   print_plan(s, plan);
   const double rss_before = high_water_mib();
-  Trainer<T> trainer(ex, s.model, plan, s.optimizer, s.seeds, &data_ex);
+  Trainer<Exec> trainer(ex, s.model, plan, s.optimizer, s.seeds, &data_ex);
   const MemoryUse memory = trainer.memory();
   print_memory(memory);
   const double peak = local_gemm_peak<T>(ex.compute_space(), trainer.student().local_tokens(),
@@ -109,7 +108,8 @@ int train(AppContext& context, const Settings& s) {
         context.out_dir + "/train.csv",
         std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds", "data_seconds",
                                  "tokens_per_s", "gemm_gflops", "peak_fraction", "exposed_comm_fraction",
-                                 "relayouts"});
+                                 "relayouts", "emulated_seconds", "emulated_exposed_comm_fraction",
+                                 "emulated_flop_utilization"});
   const double flops = step_flops(s.model, s.mesh.dp);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
@@ -121,8 +121,12 @@ int train(AppContext& context, const Settings& s) {
     trace.clear();
     const auto start = Clock::now();
     const double trace_start = trace.now();
+    if (emulated) emulated->begin_step();
     const auto r = trainer.step();
     MPI_Barrier(torus.comm());
+    EmulatedSteps::Step emulated_step;
+    if (emulated)
+      emulated_step = emulated->end_step(torus.comm(), step, s.trace_steps.count(step) > 0);
     // The step's time without making the batch (the teacher's forward pass is the synthetic
     // task's data pipeline, as a data loader would be elsewhere); both go to train.csv.
     const double seconds = seconds_since(start) - r.data_seconds;
@@ -149,16 +153,25 @@ int train(AppContext& context, const Settings& s) {
                " ms (+", r.data_seconds * 1e3, " ms batch)  ",
                static_cast<long>(tokens / seconds), " tokens/s  ", gflops, " GFLOP/s (",
                static_cast<int>(100 * fraction), "% of peak)  comm exposed ",
-               static_cast<int>(std::lround(100 * exposed)), "%  |g| ", r.grad_norm, "  lr ", r.lr);
+               static_cast<int>(std::lround(100 * exposed)), "%  |g| ", r.grad_norm, "  lr ", r.lr,
+               emulated ? emulated->progress(emulated_step) : std::string());
+    // The emulated columns are empty without hardware mode.
+    const auto if_emulated = [&](double v) { return emulated ? concat(v) : std::string(); };
     if (csv)
       csv->row(step, r.loss, eval ? concat(eval_loss) : std::string(), r.grad_norm, r.lr, seconds,
-               r.data_seconds,
-               tokens / seconds, gflops, fraction, exposed, relayouts);
+               r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts,
+               if_emulated(emulated_step.seconds), if_emulated(emulated_step.exposed_fraction),
+               if_emulated(emulated_step.flop_utilization));
   }
   if (!s.trace_steps.empty()) {
     write_chrome_trace(kept, context.out_dir + "/trace.json", torus.comm());
     log_info("trace of ", s.trace_steps.size(), " step(s) written to ", context.out_dir,
              "/trace.json (open in https://ui.perfetto.dev)");
+    if (emulated) {
+      emulated->write_trace(context.out_dir + "/trace_emulated.json", torus.comm());
+      log_info("the same steps on the emulated ", emulated->machine_name(), ": ", context.out_dir,
+               "/trace_emulated.json");
+    }
   }
   const double rss = high_water_mib();
   log_info("train loss ", first_loss, " -> ", last_loss, " (", first_loss / last_loss,
@@ -169,6 +182,7 @@ int train(AppContext& context, const Settings& s) {
            " tokens/s, ", flops / best_seconds / 1e9, " GFLOP/s, ",
            100 * flops / best_seconds / (ranks * peak), "% of ", ranks, " x the local GEMM peak (",
            best_seconds / ideal_seconds, "x the ideal step, ", ideal_seconds * 1e3, " ms)");
+  if (emulated) log_info(emulated->closing_line(best_seconds));
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
   log_info("memory per rank: estimated ", mib(memory.total()), " MiB of model buffers; measured "
@@ -190,9 +204,32 @@ int train(AppContext& context, const Settings& s) {
          << ",\n  \"relayouts\": " << trainer.student().relayouts().count
          << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
          << ",\n  \"memory_high_water_mib\": " << rss
+         << ",\n  \"emulated\": " << (emulated ? emulated->json() : std::string("null"))
          << ",\n  \"build\": " << version_json() << "\n}\n";
   }
   return 0;
+}
+
+template <class T>
+int train(AppContext& context, const Settings& s) {
+  require(s.mesh.pp == 1, "mesh.pp = ", s.mesh.pp, ": meshslice-train has no pipeline stages "
+          "yet; set mesh.pp = 1");
+  Torus torus(MPI_COMM_WORLD, s.mesh);
+  // Every step is traced (the progress line's exposed communication comes from it); the steps
+  // of train.trace_steps are kept for OUT/trace.json. The batches are made on an executor of
+  // their own, untraced: the teacher's forward pass is the task's data pipeline.
+  Trace trace;
+  RealExecutor<T> ex(torus, s.comm, s.gemm_chunks, &trace);
+  RealExecutor<T> data_ex(torus, s.comm, s.gemm_chunks);
+  if (!s.machine) return train_on(context, s, ex, data_ex, trace, nullptr);
+  // Hardware mode: every op of the step also goes to this rank's chip of the same mesh on the
+  // emulated machine (the data pipeline does not).
+  EmulatedSteps emulated(*s.machine, static_cast<double>(s.model.tokens() * s.mesh.dp));
+  sim::CombinedExecutor<RealExecutor<T>> combined(ex, *s.machine, emulated.events());
+  emulated.attach(combined.emulated());
+  log_info("hardware mode: every step is also timed on an emulated ", emulated.machine_name(),
+           " (", s.machine->machine.source, "), each rank's ops on its chip of the same mesh");
+  return train_on(context, s, combined, data_ex, trace, &emulated);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
 #include "mesh/mesh_parameters.hpp"
+#include "sim/machine_loader.hpp"
 
 namespace meshslice::train {
 
@@ -10,6 +11,10 @@ Teuchos::ParameterList valid_parameters() {
   Teuchos::ParameterList valid("meshslice-train");
   add_mesh_parameters(valid);
   add_comm_parameters(valid);
+  valid.set("hardware", "none",
+            "hardware mode: also time every op of each step on this emulated machine, a name "
+            "under hardware/machines/ (tpuv4) or a path; printed beside the measured step; "
+            "none = off");
   auto& model = valid.sublist("model", false, "The transformer (L pre-norm blocks, no biases).");
   model.set("hidden", 64, "hidden size H (heads x head_dim)");
   model.set("heads", 4, "attention heads; divisible by mesh.cols (each column keeps whole heads)");
@@ -109,6 +114,10 @@ Settings settings_from(const AppContext& context) {
             step, ", not a step of this run (1 to train.steps = ", s.steps, ")");
     s.trace_steps.insert(static_cast<std::size_t>(step));
   }
+  const std::string hardware = get_param<std::string>(d, "hardware");
+  if (hardware != "none")
+    s.machine =
+        std::make_shared<const hw::MachineModel>(sim::load_machine_model(hardware, "hardware"));
   s.plan_source = get_param<std::string>(d, "plan.source");
   s.default_choice.algorithm = parse_algorithm(get_param<std::string>(d, "plan.algorithm"));
   s.default_choice.options = {static_cast<int>(positive("plan.slices")),

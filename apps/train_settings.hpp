@@ -4,11 +4,13 @@
 #include <Teuchos_ParameterList.hpp>
 
 #include <cstddef>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "comm/comm_options.hpp"
 #include "core/app.hpp"
+#include "hardware/model.hpp"
 #include "mesh/torus.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
@@ -30,6 +32,8 @@ struct Settings {
   std::string precision;       // "float" or "double"
   int gemm_chunks = 8;
   std::set<std::size_t> trace_steps;  // steps written to OUT/trace.json
+  // Hardware mode: every op of the step is also timed on this emulated machine (null: off).
+  std::shared_ptr<const hw::MachineModel> machine;
   // The plan: "default" (the paper's phase-1 rule, every GEMM running default_choice),
   // "layers" (the explicit entries) or "file" (a YAML file whose `layers` key holds them).
   std::string plan_source;

@@ -47,7 +47,7 @@ meshslice_app_test(error_gemm_shape_lengths 2 ${EXPECT_ERROR} "must have the sam
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.M=256 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
 meshslice_app_test(error_gemm_unknown_algorithm 2 ${EXPECT_ERROR} "unknown GEMM algorithm 'fox'"
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.algorithms=meshslice,fox --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
-meshslice_app_test(error_gemm_unknown_machine 2 ${EXPECT_ERROR} "machine: "
+meshslice_app_test(error_gemm_unknown_machine 2 ${EXPECT_ERROR} "gemm.hardware = tpu99: no machine description named 'tpu99'"
   ${MPI2} ${BENCH} ${GEMM_DECK} --set gemm.hardware=tpu99 --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
 
 # meshslice-train: short runs of the laptop deck (1x2 and 2x1, one with an explicit plan that
@@ -65,7 +65,13 @@ meshslice_app_test(train_explicit_plan_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINA
 meshslice_app_test(train_dp_tp 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-dp-tp 20
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=20
   --set train.eval_every=10 --set train.trace_steps=[5,6])
+# Hardware mode: the dp x tp deck's steps also timed on an emulated TPUv4, with a trace of both.
+meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4 10
+  ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
+  --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
 set(TRAIN_ERR_OUT --out ${CMAKE_CURRENT_BINARY_DIR}/train-err-out)
+meshslice_app_test(train_error_unknown_machine 2 ${EXPECT_ERROR} "hardware = tpu9: no machine description named 'tpu9'"
+  ${MPI2} ${TRAIN} --set hardware=tpu9 ${TRAIN_ERR_OUT})
 meshslice_app_test(train_error_heads_over_cols 2 ${EXPECT_ERROR} "heads do not divide over the 2 mesh columns"
   ${MPI2} ${TRAIN} --set model.hidden=60 --set model.heads=3 ${TRAIN_ERR_OUT})
 meshslice_app_test(train_error_sequences_over_rows 2 ${EXPECT_ERROR} "sequences per replica do not divide over the 2 mesh rows"

@@ -80,17 +80,27 @@ CommCost IciModel::shift(Ring ring, int chips, int displacement, double bytes) c
   return c;
 }
 
+CommCost& CommCost::operator+=(const CommCost& o) {
+  launch += o.launch;
+  sync += o.sync;
+  transfer += o.transfer;
+  hbm_bytes += o.hbm_bytes;
+  steps += o.steps;
+  return *this;
+}
+
 CommCost IciModel::all_reduce(Ring ring, int chips, double bytes) const {
   CommCost c;
   if (chips <= 1) return c;
   const double shard = bytes / chips;
-  const CommCost rs = reduce_scatter(ring, chips, shard);
-  const CommCost ag = all_gather(ring, chips, shard);
-  c.launch = rs.launch + ag.launch;
-  c.sync = rs.sync + ag.sync;
-  c.transfer = rs.transfer + ag.transfer;
-  c.hbm_bytes = rs.hbm_bytes + ag.hbm_bytes;
-  c.steps = rs.steps + ag.steps;
+  c += reduce_scatter(ring, chips, shard);
+  c += all_gather(ring, chips, shard);
+  return c;
+}
+
+CommCost IciModel::all_to_all(Ring ring, int chips, double bytes) const {
+  CommCost c;
+  for (int d = 1; d < chips; ++d) c += shift(ring, chips, d, bytes / (chips - 1));
   return c;
 }
 

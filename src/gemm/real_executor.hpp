@@ -17,6 +17,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "core/trace.hpp"
+#include "gemm/caller_work.hpp"
 #include "gemm/executor_interface.hpp"
 #include "gemm/workspace.hpp"
 #include "mesh/torus.hpp"
@@ -28,6 +29,7 @@ TraceLane lane_of(Axis axis);  // the trace lane of a ring's links
 template <class T>
 class RealExecutor {
  public:
+  using Scalar = T;
   using Mat = Matrix<T>;
   using OpId = std::size_t;
   using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
@@ -49,6 +51,11 @@ class RealExecutor {
   // The instance local GEMMs run on: callers queue their own kernels (the training step's norms,
   // attention, activations) here so they stay ordered with the GEMMs around them.
   const ExecSpace& compute_space() const { return compute_; }
+  // What a caller written over any executor (model/transformer.hpp) needs to run on this one as
+  // on sim::CombinedExecutor: the executor that moves the data, and a shard in this executor's
+  // matrix type (here the shard itself).
+  RealExecutor& real() { return *this; }
+  const Mat& wrap(const Mat& m) const { return m; }
 
   // Buffers (see gemm/executor_interface.hpp for the workspace protocol).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label);
@@ -100,15 +107,15 @@ class RealExecutor {
 
   // The caller's own work, recorded in the trace like the executor's ops: kernels queued on
   // compute_space() (the training step's norms, attention, activations) and blocking
-  // communication over a ring (its re-layouts and small all-reduces). Nothing runs while a
-  // workspace is rehearsing.
+  // communication over a ring (its re-layouts and small all-reduces), each with what it costs
+  // (gemm/caller_work.hpp). Nothing runs while a workspace is rehearsing.
   template <class F>
-  void compute(const char* name, double flops, F&& work) {
-    traced(name, TraceLane::compute, flops, 0.0, work);
+  void compute(const char* name, const LocalWork& cost, F&& work) {
+    traced(name, TraceLane::compute, cost.flops(), 0.0, work);
   }
   template <class F>
-  void communicate(const char* name, Axis axis, double bytes, F&& work) {
-    traced(name, lane_of(axis), 0.0, bytes, work);
+  void communicate(const char* name, Axis axis, const CommWork& cost, F&& work) {
+    traced(name, lane_of(axis), 0.0, cost.elements * sizeof(T), work);
   }
 
   // work() as a named span of the caller's program (a training step's forward pass) on the

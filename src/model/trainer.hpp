@@ -5,7 +5,7 @@
 // global token (model_config.hpp), so the replicas of dp together see the same batch as a single
 // chip would.
 //
-//     Trainer<float> trainer(ex, shape, plan, optimizer, seeds);
+//     Trainer<RealExecutor<float>> trainer(ex, shape, plan, optimizer, seeds);
 //     for (...) { const auto r = trainer.step(); ... r.loss ... }
 //     double eval = trainer.eval_loss(2);
 #include <cstddef>
@@ -14,9 +14,12 @@
 
 namespace meshslice {
 
-template <class T>
+// Over an executor as the Transformer is (RealExecutor<T>, or sim::CombinedExecutor over one);
+// the batches are always made on a real executor: the data pipeline is not emulated.
+template <class Exec>
 class Trainer {
  public:
+  using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
 
   struct StepResult {
@@ -30,16 +33,16 @@ class Trainer {
 
   // `data_ex` makes the batches (the teacher's forward pass, the task's data pipeline); give it
   // its own executor, untraced, for a trace of `ex` to hold the training work alone. By
-  // default `ex` does both.
-  Trainer(RealExecutor<T>& ex, const ModelShape& shape, const BlockPlan& plan,
+  // default the real executor of `ex` does both.
+  Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
           const OptimizerSettings& optimizer, const TaskSeeds& seeds,
           RealExecutor<T>* data_ex = nullptr);
 
   StepResult step();                        // the next training step
   double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
   std::size_t steps_done() const { return steps_; }
-  Transformer<T>& student() { return student_; }
-  const Transformer<T>& student() const { return student_; }
+  Transformer<Exec>& student() { return student_; }
+  const Transformer<Exec>& student() const { return student_; }
   // The student's, the teacher's (counted as parameters and work) and the task's buffers.
   MemoryUse memory() const;
 
@@ -50,16 +53,19 @@ class Trainer {
   double forward();
   double mean_over_replicas(double value) const;
 
-  RealExecutor<T>& ex_;
+  Exec& ex_;
   RealExecutor<T>& data_ex_;
   ModelShape shape_;
   OptimizerSettings optimizer_;
   TaskSeeds seeds_;
-  Transformer<T> student_;
-  Transformer<T> teacher_;
+  Transformer<Exec> student_;
+  Transformer<RealExecutor<T>> teacher_;
   Mat x_, target_, y_, dy_;
   std::size_t steps_ = 0;
   double data_seconds_ = 0;
 };
+
+extern template class Trainer<RealExecutor<float>>;
+extern template class Trainer<RealExecutor<double>>;
 
 }  // namespace meshslice

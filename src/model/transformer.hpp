@@ -14,6 +14,13 @@
 //
 // Everything is allocated at construction: a step allocates nothing but what the FC layers'
 // plans and the re-layouts planned for themselves.
+//
+// Written over an executor (Exec): RealExecutor<T>, or sim::CombinedExecutor over one, which
+// also times every op of the step on an emulated machine (the training driver's hardware mode).
+// The tensors are the real executor's shards; the FC layers and the dp averaging take them
+// through Exec::wrap, the step's own kernels and collectives go through Exec::compute and
+// Exec::communicate with their costs (gemm/caller_work.hpp). Definitions in
+// model/transformer_impl.hpp; model/transformer.cpp instantiates the real executors.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -49,10 +56,10 @@ struct MemoryUse {
   }
 };
 
-template <class T>
+template <class Exec>
 class Transformer {
  public:
-  using Exec = RealExecutor<T>;
+  using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
 
   // UserError on every rank when the shape cannot be laid out on the mesh (heads, sequences
@@ -95,6 +102,10 @@ class Transformer {
   StoredLayout stored_layout(ParamKind kind) const;
   const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
   FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
+  // Layer k's GEMMs on this chip's shards (y = x w, dx = dy w^T, dw = x^T dy).
+  void fc_forward(FcKind k, const Mat& x, const Mat& w, const Mat& y);
+  void fc_backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
+  void fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw);
   // The planned transpose of a T x width activation out of layout `from` (made on first use).
   BlockTranspose<T>& transpose_for(Layout from, std::size_t width);
   // dst = src^T, from `from` layout to the other; counts it.
@@ -149,5 +160,8 @@ class Transformer {
   RelayoutCount relayouts_;
   MemoryUse memory_;
 };
+
+extern template class Transformer<RealExecutor<float>>;
+extern template class Transformer<RealExecutor<double>>;
 
 }  // namespace meshslice

@@ -13,6 +13,11 @@
 //
 // The emulated clock never waits for the real one: it is the time the ops would take on the
 // emulated machine, whatever the host machine's speed.
+//
+// A caller written over any executor (model/transformer.hpp) runs on this one as on the real
+// executor: its own kernels and blocking collectives go through compute() and communicate()
+// with what they cost (gemm/caller_work.hpp), which the real executor runs and the emulated
+// chip times; real() and compute_space() reach the real executor for the rest.
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -30,6 +35,7 @@ class CombinedExecutor {
     SimMat sim;
     std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
   };
+  using Scalar = typename Real::Scalar;
   using OpId = std::size_t;
   // A plan's workspace: one for each executor, rehearsed and replayed together.
   struct Workspace {
@@ -44,6 +50,7 @@ class CombinedExecutor {
       sim.replay();
     }
     bool rehearsing() const { return real.rehearsing(); }
+    std::size_t bytes() const { return real.bytes(); }  // the emulated side holds no memory
     void check_replayed() const {
       real.check_replayed();
       sim.check_replayed();
@@ -63,6 +70,25 @@ class CombinedExecutor {
   Mat wrap(const typename Real::Mat& m) const { return {m, SimMat(m.extent(0), m.extent(1))}; }
   const SimExecutor& emulated() const { return sim_; }
   Real& real() { return real_; }
+
+  const Torus& torus() const { return real_.torus(); }
+  const auto& compute_space() const { return real_.compute_space(); }
+
+  // The caller's own work: run for real, timed on the emulated chip.
+  template <class F>
+  void compute(const char* name, const LocalWork& cost, F&& work) {
+    real_.compute(name, cost, work);
+    sim_.local_work(name, cost);
+  }
+  template <class F>
+  void communicate(const char* name, Axis axis, const CommWork& cost, F&& work) {
+    real_.communicate(name, axis, cost, work);
+    sim_.blocking_communication(name, axis, cost);
+  }
+  template <class F>
+  void phase(const char* name, F&& work) {
+    real_.phase(name, work);
+  }
 
   int mesh_rows() const { return real_.mesh_rows(); }
   int mesh_cols() const { return real_.mesh_cols(); }

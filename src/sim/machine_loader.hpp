@@ -7,6 +7,7 @@
 
 namespace meshslice::sim {
 
-hw::MachineModel load_machine_model(const std::string& name_or_path);
+// `key`: the deck key that named it, for the error message.
+hw::MachineModel load_machine_model(const std::string& name_or_path, const std::string& key);
 
 }  // namespace meshslice::sim

@@ -263,22 +263,57 @@ void SimExecutor::wait_all() {
   for (double end : op_end_) clock_ = std::max(clock_, end);
 }
 
+hw::GemmTiming SimExecutor::time_gemm(std::size_t m, std::size_t n, std::size_t k,
+                                      bool accumulate, double start) {
+  const hw::GemmTiming t = machine_.chip.gemm(m, n, k, accumulate);
+  if (!machine_.machine.ici.nic_hbm_contention) return t;
+  return machine_.chip.gemm(m, n, k, accumulate, core_bandwidth(start, t.seconds));
+}
+
 void SimExecutor::gemm(double, const Mat& a, bool transpose_a, const Mat& b, bool, double beta,
                        const Mat& c) {
   if (rehearsing()) return;
   const std::size_t m = c.extent(0), n = c.extent(1);
   const std::size_t k = transpose_a ? a.extent(0) : a.extent(1);
-  const bool accumulate = beta != 0.0;
   const double start =
       std::max({clock_, engine_free_[compute_engine], a.ready(), b.ready(), c.ready()});
-  hw::GemmTiming t = machine_.chip.gemm(m, n, k, accumulate);
-  if (machine_.machine.ici.nic_hbm_contention)
-    t = machine_.chip.gemm(m, n, k, accumulate, core_bandwidth(start, t.seconds));
+  const hw::GemmTiming t = time_gemm(m, n, k, beta != 0.0, start);
   clock_ = engine_free_[compute_engine] = start + t.seconds;
   c.mark_written(clock_);
   totals_.compute += t.seconds;
   totals_.flops += t.flops;
   record("gemm", TraceLane::compute, start, clock_, 0.0, t.flops);
+}
+
+void SimExecutor::local_work(const char* name, const LocalWork& work) {
+  if (rehearsing()) return;
+  const double start = std::max(clock_, engine_free_[compute_engine]);
+  double end = start, flops = 0;
+  for (const LocalGemm& g : work.gemms) {
+    const hw::GemmTiming t = time_gemm(g.m, g.n, g.k, g.accumulate, end);
+    end += g.count * t.seconds;
+    flops += g.count * t.flops;
+  }
+  totals_.compute += end - start;
+  totals_.flops += flops;
+  const double bytes = work.elements * element_bytes();
+  const double guess = machine_.chip.copy_seconds(bytes, 0);
+  const double streaming = machine_.chip.copy_seconds(bytes, 0, core_bandwidth(end, guess));
+  totals_.local += streaming;
+  clock_ = engine_free_[compute_engine] = end + streaming;
+  record(name, TraceLane::compute, start, clock_, 0.0, flops);
+}
+
+void SimExecutor::blocking_communication(const char* name, Axis axis, const CommWork& work) {
+  const int P = size(axis);
+  const double bytes = work.elements * element_bytes();
+  const Mat none;
+  if (work.pattern == CommWork::all_to_all)
+    wait(communicate(name, axis, machine_.ici.all_to_all(ring_of(axis), P, bytes), none, none,
+                     P > 1 ? bytes : 0.0));
+  else
+    wait(communicate(name, axis, machine_.ici.all_reduce(ring_of(axis), P, bytes), none, none,
+                     P > 1 ? 2.0 * (P - 1) * bytes / P : 0.0));
 }
 
 SimTotals SimExecutor::totals() const {

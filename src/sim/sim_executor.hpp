@@ -27,6 +27,7 @@
 
 #include "comm/slicing.hpp"
 #include "core/trace.hpp"
+#include "gemm/caller_work.hpp"
 #include "gemm/executor_interface.hpp"
 #include "gemm/workspace.hpp"
 #include "hardware/model.hpp"
@@ -125,6 +126,13 @@ class SimExecutor {
   void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
             double beta, const Mat& c);
 
+  // A caller's own work (gemm/caller_work.hpp), as sim::CombinedExecutor passes it on: local
+  // work runs on the cores, its GEMMs on the matrix units one after another and its element
+  // traffic through HBM; a blocking collective occupies the axis's ring and the thread waits for
+  // it.
+  void local_work(const char* name, const LocalWork& work);
+  void blocking_communication(const char* name, Axis axis, const CommWork& work);
+
   double now() const { return clock_; }  // the issuing thread's clock
   // Totals so far; `seconds` is the latest end of anything issued (call wait_all() first to
   // include the thread waiting for it).
@@ -158,6 +166,9 @@ class SimExecutor {
                   double bytes_written);
   // HBM bandwidth left to the cores over [start, start + duration).
   double core_bandwidth(double start, double duration);
+  // A local GEMM starting at `start`, slowed by the NIC where the machine says it contends.
+  hw::GemmTiming time_gemm(std::size_t m, std::size_t n, std::size_t k, bool accumulate,
+                           double start);
   void record(const char* name, TraceLane lane, double start, double end, double bytes,
               double flops);
 

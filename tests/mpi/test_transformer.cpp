@@ -110,7 +110,7 @@ TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
   const OptimizerSettings opt = optimizer(c.optimizer);
   const TaskSeeds seeds{11, 12, 13};
   RealExecutor<double> ex(torus(), CommOptions{});
-  Trainer<double> trainer(ex, shape, c.plan, opt, seeds);
+  Trainer<RealExecutor<double>> trainer(ex, shape, c.plan, opt, seeds);
   ReferenceTrainer<double> reference(shape, seeds, opt);
   const std::size_t global_tokens = shape.tokens() * torus().size(Axis::dp);
   for (int step = 1; step <= 20; ++step) {
@@ -148,7 +148,7 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
   RealExecutor<double> ex(torus(), CommOptions{}, 8, &trace);
   const ModelShape shape = tiny_shape();
   const BlockPlan plan = default_block_plan(shape, choice(Algorithm::meshslice, 2));
-  Trainer<double> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw), TaskSeeds{});
+  Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw), TaskSeeds{});
   trainer.step();  // the first step's start-up out of the way
   trace.clear();
   trainer.step();
@@ -172,7 +172,7 @@ TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
   const BlockPlan plan = default_block_plan(tiny_shape(), choice(Algorithm::collective, 1));
   const auto expect_error = [&](ModelShape s, const std::string& words) {
     try {
-      Transformer<double>(ex, s, plan, 1, true);
+      Transformer<RealExecutor<double>>(ex, s, plan, 1, true);
       ADD_FAILURE() << "accepted: " << words;
     } catch (const UserError& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();

@@ -3,7 +3,9 @@
 # results: exit 0, OUT/train.csv with a header and one row per step, OUT/summary.json, a final
 # training and evaluation loss below the first ones, and the plan and memory lines in the log.
 # When the command sets train.trace_steps: OUT/trace.json, valid JSON with each traced step and
-# events on the compute lane and on every ring the mesh has (dp included).
+# events on the compute lane and on every ring the mesh has (dp included). When it sets
+# hardware: the emulated step beside the measured one in the progress lines, train.csv and
+# summary.json, and OUT/trace_emulated.json of the traced steps.
 set -u
 out=$1
 steps=$2
@@ -39,6 +41,29 @@ for step in steps:
     assert any(e["name"] == "step " + step for e in events), "no span of step " + step
 for lane in ["compute", "phases"] + (["dp ring"] if "dp-tp" in sys.argv[2] else []):
     assert lanes[lane] in used, "nothing on lane " + lane
+PY
+  ;;
+esac
+case "$*" in
+*hardware=*)
+  grep -q '| TPUv4 .* ms, comm exposed' <<<"$output" || fail "no emulated step in the progress lines"
+  grep -q 'emulated TPUv4 step: best' <<<"$output" || fail "no emulated summary line"
+  python3 - "$out" "$*" <<'PY' || fail "emulated results incomplete"
+import csv, json, re, sys
+out, command = sys.argv[1], sys.argv[2]
+e = json.load(open(out + "/summary.json"))["emulated"]
+assert e["machine"] == "TPUv4", e
+assert 0 < e["best_step_seconds"] <= e["mean_step_seconds"], e
+assert 0 < e["flop_utilization"] < 1 and 0 <= e["mean_exposed_comm_fraction"] < 1, e
+rows = list(csv.DictReader(open(out + "/train.csv")))
+assert all(float(r["emulated_seconds"]) > 0 for r in rows), "train.csv lacks emulated_seconds"
+if "trace_steps" in command:
+    events = json.load(open(out + "/trace_emulated.json"))["traceEvents"]
+    names = {e["name"] for e in events if e.get("ph") == "X"}
+    for step in re.search(r"train.trace_steps=\[([0-9,]+)\]", command).group(1).split(","):
+        assert "step " + step in names, "no emulated span of step " + step
+    for name in ["gemm", "partial_all_gather", "all_reduce", "attention", "rmsnorm"]:
+        assert name in names, "no emulated " + name
 PY
   ;;
 esac

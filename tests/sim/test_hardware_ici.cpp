@@ -64,6 +64,20 @@ TEST(IciModel, ShiftTakesTheShorterWayRound) {
   EXPECT_EQ(ici().shift(Ring::dim1, 8, 8, 1e6).total(), 0.0);
 }
 
+TEST(IciModel, AllToAllIsPairwiseExchangeRounds) {
+  // P = 4, 3 MB sent in all: rounds d = 1, 2, 3 each shift a 1 MB piece, d = 1 and 3 one hop,
+  // d = 2 two hops: 3 launches and 4 hops of 50 us + 1 MB / 35.2 GB/s (the 1D ring takes
+  // dimension 1's links).
+  const double hop = 50 * us + 1e6 / 35.2e9;
+  const CommCost c = ici().all_to_all(Ring::ring1d, 4, 3e6);
+  EXPECT_NEAR(c.total(), 3 * 13 * us + 4 * hop, 1e-12);
+  EXPECT_EQ(c.steps, 4);
+  EXPECT_DOUBLE_EQ(c.hbm_bytes, 2 * 3e6);  // each piece read once and written once
+  // Two chips: one neighbour exchange of everything.
+  EXPECT_NEAR(ici().all_to_all(Ring::ring1d, 2, 1e6).total(), 13 * us + hop, 1e-12);
+  EXPECT_EQ(ici().all_to_all(Ring::ring1d, 1, 1e6).total(), 0.0);
+}
+
 TEST(IciModel, BroadcastPipelinesTheOptimalPacketCount) {
   // P = 16, 4 MB on dimension 0: each direction streams 2 MB along ceil(15 / 2) = 8 hops;
   // x = 2e6 / 27.5e9 s; D* = sqrt(8 x / 5 us) = 10.8, and D = 11 is the better neighbour.

@@ -126,6 +126,39 @@ TEST(SimExecutor, DataParallelAndPipelineOpsUseTheirOwnLinks) {
 
 // A plan drives the emulating executor too: creating it times nothing, and each run times the
 // same ops as an unplanned call.
+// A caller's own work (gemm/caller_work.hpp): its GEMMs one after another on the cores, then
+// its element traffic through HBM; a blocking collective holds the thread until it ends, after
+// what the ring was already doing.
+TEST(SimExecutor, CallersWorkIsTimedOnTheCoresAndItsCollectivesOnTheRings) {
+  SimExecutor ex(tpuv4_quiet(), 2, 4);
+  LocalWork work = LocalWork::streaming(3e6);
+  work.gemms.push_back({16, 64, 512, 128, false});
+  work.gemms.push_back({16, 512, 128, 64, true});
+  ex.local_work("attention", work);
+  const auto& chip = tpuv4().chip;
+  const double gemms = 16 * chip.gemm(64, 512, 128, false).seconds +
+                       16 * chip.gemm(512, 128, 64, true).seconds;
+  const double traffic = 3e6 * 2 / tpuv4().machine.chip.hbm_bandwidth;
+  EXPECT_DOUBLE_EQ(ex.now(), gemms + traffic);
+  EXPECT_DOUBLE_EQ(ex.totals().compute, gemms);
+  EXPECT_DOUBLE_EQ(ex.totals().local, traffic);
+  EXPECT_DOUBLE_EQ(ex.totals().flops, work.flops());
+
+  // A partial all-gather in flight on the column ring: the all-to-all over the columns queues
+  // behind it, and the thread waits for both.
+  const SimMat x = ex.alloc(256, 256, "x"), y = ex.alloc(256, 1024, "y");
+  const double start = ex.now();
+  ex.start_all_gather(Axis::col, x, y, MatrixDim::cols);
+  ex.blocking_communication("relayout", Axis::col, {CommWork::all_to_all, 3e5});
+  const double gather = tpuv4().ici.all_gather(hw::Ring::dim1, 4, 256.0 * 256 * 2).total();
+  const double exchange = tpuv4().ici.all_to_all(hw::Ring::dim1, 4, 3e5 * 2).total();
+  EXPECT_DOUBLE_EQ(ex.now(), start + gather + exchange);
+  // A sum over the rows' ring, free of the column ring's traffic.
+  const double before = ex.now();
+  ex.blocking_communication("norm_all_reduce", Axis::row, {CommWork::all_reduce, 1000});
+  EXPECT_DOUBLE_EQ(ex.now(), before + tpuv4().ici.all_reduce(hw::Ring::dim0, 2, 2000).total());
+}
+
 TEST(SimExecutor, APlanRehearsesWithoutTimeAndRunsLikeAnUnplannedCall) {
   const GemmProblem p{Dataflow::LS, 65536, 12288, 12288};
   for (Algorithm algorithm : all_algorithms()) {

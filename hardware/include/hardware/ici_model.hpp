@@ -26,6 +26,10 @@
 //  * AllReduce (dp gradient sync): bandwidth-optimal ring all-reduce of a buffer of B bytes,
 //    a reduce-scatter of shards B/P followed by an all-gather of them -- the sum of those two
 //    costs, 2 (P-1) steps.
+//  * AllToAll (a distributed transpose): every chip sends an equal piece of B bytes in all to
+//    each other chip, as the pairwise exchange does it (MPI's algorithm for large pieces): P-1
+//    rounds, round d a shift by d of the piece meant for the chip d places along -- the sum of
+//    those P-1 shift costs.
 //  * SendRecv (pp stage link): one point-to-point transfer of B bytes to the neighbouring chip,
 //    one hop, one direction, with the send_recv parameters:
 //        t_launch + t_sync + bytes / bw
@@ -48,6 +52,7 @@ struct CommCost {
   double hbm_bytes = 0;  // NIC traffic through this chip's HBM
   int steps = 0;         // synchronized steps (ring steps, pipeline stages or hops)
   double total() const { return launch + sync + transfer; }
+  CommCost& operator+=(const CommCost& other);  // one operation after the other
 };
 
 class IciModel {
@@ -67,6 +72,8 @@ class IciModel {
   // `bytes`: the whole buffer every chip holds and all of them sum (e.g. a dp gradient): a
   // reduce-scatter of shards bytes/chips, then an all-gather of them. One chip costs nothing.
   CommCost all_reduce(Ring ring, int chips, double bytes) const;
+  // `bytes`: what every chip sends in all, bytes / (chips - 1) to each other chip.
+  CommCost all_to_all(Ring ring, int chips, double bytes) const;
   // One transfer of `bytes` to the neighbouring chip (a pp stage link): one hop, one direction.
   // Costs launch and one synchronization whatever `bytes` is; the same as shift() by one place.
   CommCost send_recv(Ring ring, double bytes) const;

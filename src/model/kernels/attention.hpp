@@ -21,6 +21,7 @@
 #include "core/fast_exp.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "gemm/caller_work.hpp"
 
 namespace meshslice {
 
@@ -30,8 +31,6 @@ using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;  // [pair][row
 struct AttentionShape {
   std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
   std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
-  // q k^T and p v, dense (the causal mask's zeros included); the backward pass does twice this.
-  double forward_flops() const { return 4.0 * pairs() * len * len * dim; }
 
   // Rows per causal block: eight blocks (56% of the dense work) of at least 32 rows, so each
   // GEMM stays large enough for BLAS to run near its peak.
@@ -47,6 +46,40 @@ struct AttentionShape {
     return block_offset(block_rows(), last) + (len - last * block_rows()) * len;
   }
   std::size_t saved_elements() const { return pairs() * pair_elements(); }
+
+  // What LocalAttention's passes cost (gemm/caller_work.hpp): their block GEMMs, and the
+  // elements their packing, softmax and unpacking kernels read and write.
+  LocalWork forward_work() const {
+    LocalWork w;
+    for (std::size_t i = 0; i < blocks(); ++i) {
+      const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
+      w.gemms.push_back({pairs(), rows, keys, dim});  // scores = q k^T
+      w.gemms.push_back({pairs(), rows, dim, keys});  // o = p v
+    }
+    // Pack q, k, v; the softmax over p in place; unpack o.
+    w.elements = 6 * shard_elements() + 2.0 * saved_elements() + 2 * shard_elements();
+    return w;
+  }
+  LocalWork backward_work() const {
+    LocalWork w;
+    for (std::size_t i = blocks(); i-- > 0;) {
+      const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
+      const bool add = i + 1 < blocks();  // key rows gather from every later query block
+      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dv (+)= p^T do
+      w.gemms.push_back({pairs(), rows, keys, dim});        // ds = do v^T
+      w.gemms.push_back({pairs(), rows, dim, keys});        // dq = ds k
+      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dk (+)= ds^T q
+    }
+    // Pack q, k, v and da; the softmax gradient (reads p, ds, da and a, writes ds); unpack dq,
+    // dk, dv.
+    w.elements = 8 * shard_elements() + 3.0 * saved_elements() + 2 * shard_elements() +
+                 6 * shard_elements();
+    return w;
+  }
+
+ private:
+  // Elements of one chip's attention output shard (a third of its q, k, v).
+  double shard_elements() const { return static_cast<double>(seqs * len * heads * dim); }
 };
 
 template <class T>

@@ -1,0 +1,129 @@
+// meshslice-train's hardware mode: the transformer over sim::CombinedExecutor trains exactly as
+// over the real executor (same losses, same weights, bit for bit), and the emulated chip times
+// every op of the step: all its GEMMs (the FC layers' and attention's, counted here from the
+// shapes), its re-layouts, the dp reductions and the caller's own kernels.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gemm/real_executor.hpp"
+#include "model/trainer_impl.hpp"
+#include "model/transformer_impl.hpp"
+#include "mpi_test_env.hpp"
+#include "sim/combined_executor.hpp"
+
+namespace meshslice::testing {
+namespace {
+
+using Emulated = sim::CombinedExecutor<RealExecutor<double>>;
+
+const hw::MachineModel& tpuv4() {
+  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
+  return model;
+}
+
+ModelShape shape() {
+  ModelShape s;
+  s.hidden = 24;
+  s.heads = 6;
+  s.blocks = 2;
+  s.seq_len = 40;  // two causal row blocks of attention, the second partial
+  s.sequences = 4;
+  return s;
+}
+
+OptimizerSettings adamw() {
+  OptimizerSettings o;
+  o.kind = OptimizerKind::adamw;
+  o.lr = 1e-2;
+  o.total_steps = 4;
+  return o;
+}
+
+FcPlan fc(Stationary s, bool transposed, int slices) {
+  FcPlan p;
+  p.stationary = s;
+  p.transposed = transposed;
+  const GemmChoice c{Algorithm::meshslice, {slices, 1}};
+  p.gemms = {c, c, c};
+  return p;
+}
+
+// Every row of Table 1, so the step re-lays activations out.
+BlockPlan relayout_plan() {
+  return {fc(Stationary::X, false, 2), fc(Stationary::W, false, 1), fc(Stationary::W, true, 2),
+          fc(Stationary::Y, false, 2)};
+}
+
+// One chip's GEMM flops in a training step, from the shapes alone: each FC layer's three GEMMs
+// split evenly over the mesh, and attention's causal row blocks (q k^T and p v forward, four
+// products of the same sizes backward) for the chip's sequences and heads.
+double chip_step_flops(const ModelShape& s, int rows, int cols) {
+  double fc_flops = 0;
+  for (int k = 0; k < kFcKinds; ++k)
+    fc_flops += 3 * 2.0 * s.tokens() * fc_inputs(s, FcKind(k)) * fc_outputs(s, FcKind(k));
+  const AttentionShape a{s.sequences / rows, s.seq_len, s.heads / cols, s.head_dim()};
+  double attention = 0;
+  for (std::size_t i = 0; i < a.blocks(); ++i) {
+    const double block_rows = static_cast<double>(a.block_end(i) - i * a.block_rows());
+    attention += 6 * 2.0 * block_rows * a.block_end(i) * a.dim;
+  }
+  return s.blocks * (fc_flops / (rows * cols) + a.pairs() * attention);
+}
+
+TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
+  const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
+  const ModelShape s = shape();
+  const BlockPlan plan = relayout_plan();
+  const TaskSeeds seeds{21, 22, 23};
+  RealExecutor<double> alone(torus(), CommOptions{});
+  Trainer<RealExecutor<double>> real_trainer(alone, s, plan, adamw(), seeds);
+  RealExecutor<double> real(torus(), CommOptions{});
+  std::vector<TraceEvent> events;
+  Emulated ex(real, tpuv4(), &events);
+  Trainer<Emulated> trainer(ex, s, plan, adamw(), seeds);
+
+  std::vector<double> step_seconds;
+  for (int step = 1; step <= 4; ++step) {
+    const sim::SimTotals before = ex.emulated().totals();
+    events.clear();
+    const auto relayouts_before = trainer.student().relayouts().count;
+    const auto got = trainer.step();
+    const auto want = real_trainer.step();
+    ASSERT_EQ(got.loss, want.loss) << "step " << step;
+    ASSERT_EQ(got.grad_norm, want.grad_norm) << "step " << step;
+    const sim::SimTotals after = ex.emulated().totals();
+    step_seconds.push_back(after.seconds - before.seconds);
+
+    EXPECT_NEAR(after.flops - before.flops, chip_step_flops(s, rows, cols),
+                1e-9 * chip_step_flops(s, rows, cols))
+        << "step " << step << ": a GEMM of the step was not emulated, or one twice";
+    std::size_t relayouts = 0, dp_reductions = 0, norms = 0;
+    for (const TraceEvent& e : events) {
+      relayouts += e.name == "relayout" && e.lane == TraceLane::tp_links;
+      dp_reductions += e.name == "all_reduce" && e.lane == TraceLane::dp_links;
+      norms += e.name == "rmsnorm" && e.lane == TraceLane::compute;
+    }
+    EXPECT_EQ(relayouts, trainer.student().relayouts().count - relayouts_before);
+    EXPECT_GT(relayouts, 0u);
+    EXPECT_EQ(dp_reductions, s.blocks * kParamKinds);
+    EXPECT_EQ(norms, 2 * 2 * s.blocks);  // two norms per block, each two kernels
+    // The cores' work fits in the step, and the memory-bound kernels took time.
+    EXPECT_GE(after.seconds - before.seconds,
+              (after.compute - before.compute) + (after.local - before.local) - 1e-15);
+    EXPECT_GT(after.local - before.local, 0.0);
+  }
+  // The emulated machine's step is the same every step: nothing of one step leaks into the next.
+  for (std::size_t i = 1; i < step_seconds.size(); ++i)
+    EXPECT_NEAR(step_seconds[i], step_seconds[0], 1e-12 * step_seconds[0]);
+
+  for (std::size_t b = 0; b < s.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      EXPECT_EQ(trainer.student().gather(b, ParamKind(k)),
+                real_trainer.student().gather(b, ParamKind(k)))
+          << "block " << b << " " << param_kind_name(ParamKind(k));
+}
+
+}  // namespace
+}  // namespace meshslice::testing
