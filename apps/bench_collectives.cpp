@@ -273,6 +273,7 @@ int run_collectives(AppContext& context) {
         std::printf("%s 16-64 MiB: min %.2f of memcpy (%s, at %s; target >= 0.5)\n", op.c_str(),
                     worst, impl_name(worst_impl), size_name(worst_bytes).c_str());
     }
+    csv->finish();
     log_info("wrote ", csv->path());
   }
   return 0;

@@ -4,7 +4,6 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 #include "core/deck.hpp"
 #include "core/huge_pages.hpp"
 #include "core/log.hpp"
+#include "core/output_file.hpp"
 #include "core/trace.hpp"
 #include "gemm/real_executor.hpp"
 #include "gemm/gemm_plan.hpp"
@@ -237,8 +237,8 @@ class Configuration {
                p_.K, "-S", slices_);
     write_chrome_trace(trace_, stem + ".json", group_);
     if (torus_.rank() == 0) {
-      std::ofstream timeline(stem + ".txt");
-      timeline << "# rank 0: start, end, lane, op, bytes\n" << trace_.text_timeline();
+      write_output_file(stem + ".txt",
+                        "# rank 0: start, end, lane, op, bytes\n" + trace_.text_timeline());
     }
   }
 
@@ -382,6 +382,7 @@ int run_gemm_bench(AppContext& context) {
       }
     }
 
+  if (csv) csv->finish();
   if (context.rank == 0) print_gemm_report(results, rows, cols);
   return 0;
 }

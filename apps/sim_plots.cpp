@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "core/output_file.hpp"
 
 namespace meshslice::simapp {
 
@@ -21,12 +21,6 @@ std::string fmt(double v) {
   s.precision(5);
   s << v;
   return s.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  require(out.good(), "cannot write ", path);
-  out << text;
 }
 
 // A script drawing one panel per model, stacked, from data files named <stem>_<model>.dat.
@@ -194,12 +188,12 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
     std::vector<std::string> titles, panels;
     for (std::size_t m = 0; m < s.models.size(); ++m) {
       const std::string file = f.stem + "_" + s.models[m]->name + ".dat";
-      write_file(out_dir + "/" + file, f.data[m]);
+      write_output_file(out_dir + "/" + file, f.data[m]);
       titles.push_back(s.models[m]->label);
       panels.push_back(replace_data(f.panel, file));
     }
     const std::string png = f.stem + ".png";
-    write_file(out_dir + "/" + f.stem + ".gp",
+    write_output_file(out_dir + "/" + f.stem + ".gp",
                script(png, f.title, static_cast<int>(s.models.size()), f.settings, titles, panels));
     if (!gnuplot) continue;
     const std::string command =

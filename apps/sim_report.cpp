@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "core/csv.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "core/output_file.hpp"
 #include "core/trace.hpp"
 #include "sim/emulate.hpp"
 
@@ -103,6 +103,7 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
                    {"model", "rows", "cols", "S", "flop_utilization", "cost_model_flop_utilization"});
   for (const StudyRow& r : results.slices)
     slices.row(r.llm->name, r.rows, r.cols, r.slices, r.emulated, r.cost_model);
+  for (CsvWriter* csv : {&sim, &gemms, &shapes, &slices}) csv->finish();
 }
 
 void write_traces(const SimResults& results, const SimSettings& s, const hw::MachineModel& machine,
@@ -128,11 +129,9 @@ void write_traces(const SimResults& results, const SimSettings& s, const hw::Mac
     const std::string path =
         concat(out_dir, "/trace-", p.llm->name, "-", sim::scaling_name(p.scaling), "-", p.chips,
                "-", algorithm_name(p.algorithm), "-", mesh_of(c->rows, c->cols), ".json");
-    std::ofstream out(path);
-    require(out.good(), "cannot write trace file ", path);
     std::string json = trace.chrome_events_json(0);
     if (json.size() >= 2) json.resize(json.size() - 2);  // drop the last ",\n"
-    out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n" << json << "\n]}\n";
+    write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n" + json + "\n]}\n");
     log_info("trace: ", path);
   }
 }

@@ -4,12 +4,13 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/csv.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "model/trainer.hpp"
 #include "train_emulated.hpp"
@@ -188,8 +189,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   log_info("memory per rank: estimated ", mib(memory.total()), " MiB of model buffers; measured "
            "high-water mark ", rss, " MiB (process, of which ", rss_before,
            " MiB before the model was built)");
+  if (csv) csv->finish();
   if (writer) {
-    std::ofstream json(context.out_dir + "/summary.json");
+    std::ostringstream json;
     json << "{\n  \"mesh\": \"" << s.mesh.str() << "\",\n  \"steps\": " << s.steps
          << ",\n  \"first_loss\": " << first_loss << ",\n  \"last_loss\": " << last_loss
          << ",\n  \"first_eval_loss\": " << first_eval << ",\n  \"last_eval_loss\": " << last_eval
@@ -206,6 +208,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
          << ",\n  \"memory_high_water_mib\": " << rss
          << ",\n  \"emulated\": " << (emulated ? emulated->json() : std::string("null"))
          << ",\n  \"build\": " << version_json() << "\n}\n";
+    write_output_file(context.out_dir + "/summary.json", json.str());
   }
   return 0;
 }

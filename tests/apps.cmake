@@ -13,6 +13,20 @@ endfunction()
 set(MPI2 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${MESHSLICE_MPIEXEC_FLAGS})
 set(MPI4 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 4 ${MESHSLICE_MPIEXEC_FLAGS})
 
+# A bad input that only some ranks may see: APP ARGS... on RANKS ranks must print PATTERN once,
+# end without a hang, and exit non-zero on every rank (each rank's status recorded through
+# rank_status.sh). IN_THE_WAY: a directory created first where an output file should go ("" for
+# none).
+set(RANK_STATUS ${CMAKE_CURRENT_SOURCE_DIR}/scripts/rank_status.sh)
+function(meshslice_error_case name ranks pattern in_the_way app)
+  set(status_dir ${CMAKE_CURRENT_BINARY_DIR}/rank-status/${name})
+  add_test(NAME ${name} COMMAND ${EXPECT_ERROR} ${pattern} ${MESHSLICE_MPIEXEC}
+           ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MESHSLICE_MPIEXEC_FLAGS} ${RANK_STATUS} ${status_dir}
+           ${app} ${ARGN})
+  set_tests_properties(${name} PROPERTIES PROCESSORS ${ranks} TIMEOUT 300 LABELS app
+    ENVIRONMENT "${MESHSLICE_MPI_ENV};RANK_STATUS_DIR=${status_dir};IN_THE_WAY=${in_the_way}")
+endfunction()
+
 meshslice_app_test(bench_collectives_runs 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_collectives.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-out
   ${MPI2} ${BENCH} ${DECK} --set collectives.max_kib=16 --set collectives.repetitions=2)
@@ -89,3 +103,32 @@ meshslice_app_test(train_error_unknown_row 2 ${EXPECT_ERROR} "unknown row of Tab
 meshslice_app_test(train_error_plan_other_mesh 2 ${EXPECT_ERROR} "was made for mesh_cols = 4"
   ${MPI2} ${TRAIN} --set plan.source=file
   --set plan.file=${CMAKE_CURRENT_SOURCE_DIR}/data/plan-other-mesh.yaml ${TRAIN_ERR_OUT})
+
+# Outputs only rank 0 writes, made impossible by a directory in their way; inputs that are
+# directories. Rank 0 alone sees these while its peers go on: the job must still end on every
+# rank with the one message.
+set(IN_THE_WAY_OUT ${CMAKE_CURRENT_BINARY_DIR}/in-the-way)
+meshslice_error_case(error_collectives_csv_is_a_directory 2
+  "collectives.csv': a directory of that name is in the way" ${IN_THE_WAY_OUT}/collectives/collectives.csv
+  ${BENCH} ${DECK} --set collectives.max_kib=16 --out ${IN_THE_WAY_OUT}/collectives)
+meshslice_error_case(error_gemm_csv_is_a_directory 2
+  "gemm.csv': a directory of that name is in the way" ${IN_THE_WAY_OUT}/gemm/gemm.csv
+  ${BENCH} ${GEMM_DECK} ${SMALL_GEMM} --out ${IN_THE_WAY_OUT}/gemm)
+meshslice_error_case(error_gemm_trace_is_a_directory 2
+  "trace-collective-OS-1x2-M256N192K128-S1.json': a directory of that name is in the way"
+  ${IN_THE_WAY_OUT}/trace/trace-collective-OS-1x2-M256N192K128-S1.json
+  ${BENCH} ${GEMM_DECK} --set gemm.algorithms=collective --set gemm.M=256 --set gemm.N=192
+  --set gemm.K=128 --set gemm.slices=1 --set gemm.repetitions=1 --out ${IN_THE_WAY_OUT}/trace)
+meshslice_error_case(error_train_csv_is_a_directory 2
+  "train.csv': a directory of that name is in the way" ${IN_THE_WAY_OUT}/train/train.csv
+  ${TRAIN} --set train.steps=2 --out ${IN_THE_WAY_OUT}/train)
+meshslice_error_case(error_deck_is_a_directory 2 "is not a regular file" ""
+  ${BENCH} ${CMAKE_CURRENT_SOURCE_DIR} --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+meshslice_error_case(error_machine_is_a_directory 2
+  "hardware = .*: machine description '.*' is not a regular file" ""
+  ${TRAIN} --set hardware=${CMAKE_CURRENT_SOURCE_DIR}/ --out ${CMAKE_CURRENT_BINARY_DIR}/err-out)
+# A run that fails into the output folder of a finished one leaves that run's files as they were
+# (deck.yaml is put in place only when a run succeeds) and no partial file behind.
+meshslice_app_test(failed_run_keeps_previous_outputs 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_failed_run_keeps_outputs.sh
+  ${CMAKE_CURRENT_BINARY_DIR}/keep-outputs ${MPI2} ${TRAIN} --set train.steps=2)

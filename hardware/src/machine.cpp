@@ -167,6 +167,10 @@ Machine parse_machine(const std::string& text, const std::string& source) {
 }
 
 Machine load_machine(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw MachineError("machine description '" + path +
+                       "' is not a regular file (a directory?); give the path of a .yaml file");
   std::ifstream in(path);
   if (!in) throw MachineError("cannot read machine description '" + path + "'");
   std::ostringstream text;

@@ -5,13 +5,14 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 #include "core/cli.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "hardware/install_layout.hpp"
 
@@ -64,22 +65,32 @@ bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::s
   return true;
 }
 
-// OUT/version.json: the build that made the results beside it (see core/version.hpp).
-void write_version_json(const AppContext& ctx) {
-  const std::string path = (fs::path(ctx.out_dir) / "version.json").string();
-  std::ofstream out(path);
-  out << "{\"app\": \"" << ctx.app_name << "\", \"build\": " << version_json() << "}\n";
-  out.close();
-  require(!out.fail(), "cannot write '", path, "'");
-}
+// The run's description beside its results: OUT/deck.yaml (the resolved deck) and
+// OUT/version.json (the build, core/version.hpp). Written at start-up as partial files and put
+// under their names only when the run succeeds, so a failed run into a used --out leaves the
+// previous run's description next to the previous run's results.
+struct RunDescription {
+  std::unique_ptr<OutputFile> deck, version;
+  void commit() {
+    deck->commit();
+    version->commit();
+  }
+};
 
-void write_outputs(const AppContext& ctx, const std::string& sources) {
+RunDescription write_outputs(const AppContext& ctx, const std::string& sources) {
   std::error_code ec;
   fs::create_directories(ctx.out_dir, ec);
   require(!ec, "cannot create output directory '", ctx.out_dir, "': ", ec.message());
-  write_deck_yaml((fs::path(ctx.out_dir) / "deck.yaml").string(), ctx.deck,
-                  concat(ctx.app_name, ", ", sources, "\n", version_line()));
-  write_version_json(ctx);
+  RunDescription d;
+  d.deck = std::make_unique<OutputFile>((fs::path(ctx.out_dir) / "deck.yaml").string());
+  d.deck->stream() << deck_yaml_text(ctx.deck,
+                                     concat(ctx.app_name, ", ", sources, "\n", version_line()));
+  d.deck->flush();
+  d.version = std::make_unique<OutputFile>((fs::path(ctx.out_dir) / "version.json").string());
+  d.version->stream() << "{\"app\": \"" << ctx.app_name << "\", \"build\": " << version_json()
+                      << "}\n";
+  d.version->flush();
+  return d;
 }
 
 // The rank a launcher gave this process, from its environment: --version is answered before
@@ -109,10 +120,11 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
     if (!all_ranks_ok(error, spec.name, ctx.rank, ctx.size)) return 2;
     if (!run) return 0;
 
+    RunDescription description;
     if (ctx.rank == 0) {
       try {
-        write_outputs(ctx, sources);
-      } catch (const UserError& e) {
+        description = write_outputs(ctx, sources);
+      } catch (const std::runtime_error& e) {  // UserError or RankLocalError: agreed on below
         error = e.what();
       }
     }
@@ -120,10 +132,18 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
     log_info(version_line());
     log_info(sources, "; resolved deck in ", (fs::path(ctx.out_dir) / "deck.yaml").string());
 
-    return body(ctx);
+    const int status = body(ctx);
+    if (status == 0 && ctx.rank == 0) description.commit();
+    return status;
   } catch (const UserError& e) {
     // Every rank evaluated the same check and threw the same error (see core/errors.hpp).
     if (ctx.rank == 0) print_user_error(spec.name, e.what(), 0);
+    return 2;
+  } catch (const RankLocalError& e) {
+    print_user_error(spec.name, e.what(), ctx.rank);
+    std::cerr << std::flush;
+    // Peers may be waiting in a collective for this rank: only an abort ends them all.
+    MPI_Abort(MPI_COMM_WORLD, 2);
     return 2;
   } catch (const std::exception& e) {
     std::cerr << spec.name << ": internal error on rank " << ctx.rank << ": " << e.what()

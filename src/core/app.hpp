@@ -39,9 +39,12 @@ struct AppContext {
 // returns 0 before starting anything. Otherwise initializes MPI (MPI_THREAD_FUNNELED) and Kokkos
 // unless already initialized, parses the command line, prints --help on rank 0 (exit 0), loads
 // the deck on every rank, applies --set overrides, validates, creates the output directory and
-// writes OUT/deck.yaml and OUT/version.json on rank 0, logs the version line, runs `body`, and
-// finalizes what it initialized. Returns body's exit code, or:
+// stages OUT/deck.yaml and OUT/version.json on rank 0 (under their names once body succeeds),
+// logs the version line, runs `body`, and finalizes what it initialized. Returns body's exit
+// code, or:
 //   2 on a UserError: printed once as "NAME: error: MESSAGE", every rank exits normally;
+//   2 via MPI_Abort on a RankLocalError ("NAME: error: MESSAGE (on rank R)"): the peers may be
+//     waiting for the failed rank, the abort ends every rank with a non-zero status;
 //   3 via MPI_Abort on any other exception ("NAME: internal error on rank R: ...").
 int run_app(int argc, char** argv, const AppSpec& spec,
             const std::function<int(AppContext&)>& body);

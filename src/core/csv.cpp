@@ -3,15 +3,13 @@
 namespace meshslice {
 
 CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& columns)
-    : path_(path), columns_(columns.size()), out_(path) {
-  require(out_.good(), "cannot write results file ", path,
-          "; check that --out names a writable directory");
+    : columns_(columns.size()), out_(path) {
   const char* separator = "";
   for (const auto& column : columns) {
-    out_ << separator << column;
+    out_.stream() << separator << column;
     separator = ",";
   }
-  out_ << '\n';
+  out_.stream() << '\n';
 }
 
 }  // namespace meshslice

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <regex>
 #include <sstream>
 
 #include "core/deck_internal.hpp"
+#include "core/output_file.hpp"
 
 namespace meshslice {
 
@@ -145,6 +147,10 @@ std::string unshift_positions(const std::string& message) {
 }
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  require(!std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec),
+          "deck '", path, "' is not a regular file (a directory?); give the path of a .yaml or "
+          ".xml deck");
   std::ifstream in(path, std::ios::binary);
   require(in.good(), "cannot open deck file '", path, "'");
   std::ostringstream text;
@@ -270,8 +276,7 @@ void write_list(std::ostream& out, const Teuchos::ParameterList& list, int inden
 
 }  // namespace
 
-void write_deck_yaml(const std::string& path, const Teuchos::ParameterList& deck,
-                     const std::string& comment) {
+std::string deck_yaml_text(const Teuchos::ParameterList& deck, const std::string& comment) {
   // Written by hand rather than with Teuchos::writeParameterListToYamlFile so that the file is a
   // plain deck (no ANONYMOUS wrapper), doubles are short yet exact, and strings such as 'on' or
   // '2' stay strings when read back.
@@ -280,10 +285,12 @@ void write_deck_yaml(const std::string& path, const Teuchos::ParameterList& deck
   std::istringstream comment_lines(comment);
   for (std::string line; std::getline(comment_lines, line);) text << "# " << line << "\n";
   write_list(text, deck, 0);
-  std::ofstream out(path);
-  out << text.str();
-  out.close();
-  require(!out.fail(), "cannot write the resolved deck to '", path, "'");
+  return text.str();
+}
+
+void write_deck_yaml(const std::string& path, const Teuchos::ParameterList& deck,
+                     const std::string& comment) {
+  write_output_file(path, deck_yaml_text(deck, comment));
 }
 
 std::string entry_type_name(const Teuchos::ParameterEntry& entry) {

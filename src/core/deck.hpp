@@ -61,8 +61,11 @@ void apply_override(Teuchos::ParameterList& deck, const Teuchos::ParameterList& 
 void print_help(std::ostream& out, const std::string& app, const std::string& summary,
                 const Teuchos::ParameterList& valid, const std::string& default_deck = "");
 
-// Writes the (resolved) deck as a plain YAML deck that load_deck reads back to the same values
-// and types; `comment` (e.g. where the deck came from) goes into its header as # lines.
+// The (resolved) deck as a plain YAML deck that load_deck reads back to the same values and
+// types; `comment` (e.g. where the deck came from) goes into its header as # lines.
+std::string deck_yaml_text(const Teuchos::ParameterList& deck, const std::string& comment = "");
+// The same, written to `path` as an output file (core/output_file.hpp: atomically; a path that
+// cannot be written is a RankLocalError).
 void write_deck_yaml(const std::string& path, const Teuchos::ParameterList& deck,
                      const std::string& comment = "");
 

@@ -3,8 +3,11 @@
 //  * UserError: something the user asked for is wrong (deck key, shape, mesh size). Every rank
 //    evaluates the same check on the same inputs, so every rank throws it; rank 0 prints it once
 //    and all ranks exit non-zero without any rank waiting on another.
-//  * anything else is an internal or rank-local failure: it is printed with the rank and the
-//    job is aborted with MPI_Abort so that no peer hangs in a collective.
+//  * RankLocalError: something only this rank can see went wrong (a file it cannot write, a
+//    path on its file system). Its peers may already wait for it in a collective, so it is
+//    printed with the rank as a user error and the job is ended with MPI_Abort: every rank exits
+//    non-zero, none hangs.
+//  * anything else is an internal failure: printed with the rank, then MPI_Abort as above.
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -12,6 +15,11 @@
 namespace meshslice {
 
 class UserError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RankLocalError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

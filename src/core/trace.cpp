@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "core/errors.hpp"
+#include "core/output_file.hpp"
 
 namespace meshslice {
 
@@ -150,10 +150,8 @@ void write_chrome_trace(const Trace& trace, const std::string& path, MPI_Comm co
   MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
               0, comm);
   if (rank != 0) return;
-  std::ofstream out(path);
-  require(out.good(), "cannot write trace file ", path);
   if (!all.empty()) all.resize(all.size() - 2);  // drop the last ",\n"
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n" << all << "\n]}\n";
+  write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n" + all + "\n]}\n");
 }
 
 }  // namespace meshslice

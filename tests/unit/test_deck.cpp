@@ -2,9 +2,12 @@
 // resolved-deck round trip. Error tests assert on the message, since the message is the product.
 #include <Teuchos_XMLParameterListCoreHelpers.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 #include "core/deck.hpp"
+#include "core/errors.hpp"
+#include "core/output_file.hpp"
 #include "test_support.hpp"
 
 namespace meshslice {
@@ -428,10 +431,38 @@ TEST(DeckWrite, EmptyArrayIsRecordedAsAComment) {
   EXPECT_NO_THROW(load_deck(path));
 }
 
-TEST(DeckWrite, UnwritablePathIsAUserError) {
-  expect_contains(
-      user_error_of([] { write_deck_yaml("/nonexistent/dir/deck.yaml", ParameterList()); }),
-      {"cannot write the resolved deck to '/nonexistent/dir/deck.yaml'"});
+// Only the writing rank sees it: a RankLocalError (the apps abort the job on it).
+TEST(DeckWrite, UnwritablePathIsARankLocalError) {
+  try {
+    write_deck_yaml("/nonexistent/dir/deck.yaml", ParameterList());
+    ADD_FAILURE() << "no error";
+  } catch (const RankLocalError& e) {
+    expect_contains(e.what(), {"cannot open output file '/nonexistent/dir/deck.yaml.partial'"});
+  }
+}
+
+TEST(DeckWrite, IsAtomic) {
+  const ScratchDir scratch;
+  const std::string dir = scratch.path().string();
+  const std::string path = dir + "/deck.yaml";
+  ParameterList deck;
+  deck.set("a", 1);
+  write_deck_yaml(path, deck);
+  EXPECT_TRUE(std::filesystem::is_regular_file(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  {
+    OutputFile unfinished(path);  // a run that fails before committing
+    unfinished.stream() << "half";
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  EXPECT_EQ(load_deck(path).get<int>("a"), 1);  // the complete file is untouched
+  std::filesystem::create_directories(dir + "/in-the-way.csv");
+  try {
+    OutputFile blocked(dir + "/in-the-way.csv");
+    ADD_FAILURE() << "a directory under the output's name was not noticed";
+  } catch (const RankLocalError& e) {
+    expect_contains(e.what(), {"a directory of that name is in the way"});
+  }
 }
 
 }  // namespace
