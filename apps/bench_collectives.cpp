@@ -18,6 +18,7 @@
 #include "core/deck.hpp"
 #include "core/huge_pages.hpp"
 #include "core/log.hpp"
+#include "core/memory_check.hpp"
 #include "mesh/mesh_parameters.hpp"
 
 namespace meshslice::bench {
@@ -181,6 +182,12 @@ int run_collectives(AppContext& context) {
   log_info("collectives on the '", axis_name(s.axis), "' ring of ", ring.size(), " ranks (mesh ",
            torus.shape().str(), "), ", s.precision, ", ", dim_name(s.dim), ", ",
            s.sizes.size(), " sizes, ", s.repetitions, " repetitions");
+  // The largest size's buffers: the shard, the P-shard stack, one more shard, and scratch of
+  // about a stack (host and device when staged): a lower bound of what a size needs at once.
+  const double largest = static_cast<double>(*std::max_element(s.sizes.begin(), s.sizes.end()));
+  require_memory_fits(concat("the collectives' buffers for ", size_name(std::size_t(largest)),
+                             " shards on a ring of ", ring.size()),
+                      largest * (2.0 + 2.0 * ring.size()), torus.comm());
   // New columns go at the end so that existing readers of the CSV keep working.
   std::unique_ptr<CsvWriter> csv;
   if (context.rank == 0)

@@ -17,6 +17,7 @@
 #include "core/deck.hpp"
 #include "core/huge_pages.hpp"
 #include "core/log.hpp"
+#include "core/memory_check.hpp"
 #include "core/output_file.hpp"
 #include "core/trace.hpp"
 #include "gemm/real_executor.hpp"
@@ -51,8 +52,14 @@ struct GemmSettings {
 GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
   GemmSettings s;
   s.algorithms = get_strings(deck, "gemm.algorithms");
-  for (const auto& name : s.algorithms)
-    if (name != kScalapack) parse_algorithm(name);  // UserError for unknown names
+  for (const auto& name : s.algorithms) {
+    if (name == kScalapack) continue;
+    try {
+      parse_algorithm(name);
+    } catch (const UserError& e) {  // the library's list, and the comparison this app adds
+      throw UserError(concat("gemm.algorithms: ", e.what(), ", ", kScalapack));
+    }
+  }
   for (const auto& name : get_strings(deck, "gemm.dataflows")) s.flows.push_back(parse_dataflow(name));
   const auto M = get_ints(deck, "gemm.M"), N = get_ints(deck, "gemm.N"), K = get_ints(deck, "gemm.K");
   require(M.size() == N.size() && N.size() == K.size(), "gemm.M, gemm.N and gemm.K list one ",
@@ -76,8 +83,17 @@ GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
   if (hardware != "none")
     s.machine =
         std::make_unique<hw::MachineModel>(sim::load_machine_model(hardware, "gemm.hardware"));
+  for (const auto& [key, empty] :
+       {std::pair<const char*, bool>{"gemm.algorithms", s.algorithms.empty()},
+        {"gemm.dataflows", s.flows.empty()}, {"gemm.M, gemm.N and gemm.K", s.shapes.empty()},
+        {"gemm.slices", s.slices.empty()}})
+    require(!empty, key, " is empty: nothing would be measured; list at least one entry");
   require(s.block >= 1, "gemm.block must be >= 1, got ", s.block);
-  require(s.repetitions >= 1 && s.warmups >= 0, "gemm.repetitions must be >= 1 and gemm.warmups >= 0");
+  require(s.repetitions >= 1, "gemm.repetitions = ", s.repetitions, " must be at least 1");
+  // The first run of a plan touches its workspaces and the BLAS's buffers for the first time:
+  // timed, it would make the efficiency and the hidden-communication share meaningless.
+  require(s.warmups >= 1, "gemm.warmups = ", s.warmups, " must be at least 1: the first run "
+          "pays first-touch costs that the efficiency and overlap ratios must not include");
   require(s.gemm_chunks >= 1, "gemm.gemm_chunks must be >= 1, got ", s.gemm_chunks);
   return s;
 }
@@ -334,7 +350,7 @@ void add_gemm_parameters(Teuchos::ParameterList& valid) {
   g.set("slices", ints({1, 2, 4, 8}), "MeshSlice slice counts S to try");
   g.set("block", 8, "block size B of the blocked slicing (paper Alg. 2)");
   set_choice(g, "precision", "float", {"float", "double"}, "element type");
-  g.set("warmups", 1, "untimed runs per configuration");
+  g.set("warmups", 1, "untimed runs per configuration (at least 1: first-touch costs)");
   g.set("repetitions", 5,
         "timed runs per configuration, interleaved with the other configurations of the shape "
         "(median and fastest reported)");
@@ -365,6 +381,19 @@ int run_gemm_bench(AppContext& context) {
                                  "seconds", "gflops", "local_peak_gflops", "efficiency",
                                  "hidden_comm_fraction", "local_gemm_efficiency",
                                  "max_rel_error", "emulated_seconds", "seconds_min"});
+  // A shape's configurations are all alive at once (measured interleaved): at least their A, B
+  // and C shards must fit, before anything is allocated.
+  std::size_t configurations = 0;
+  for (const auto& name : s.algorithms) configurations += slices_for(name, s).size();
+  for (const GemmProblem& shape : s.shapes) {
+    const double elements = (double(shape.M) * shape.K + double(shape.K) * shape.N +
+                             double(shape.M) * shape.N) / (rows * cols);
+    require_memory_fits(concat("the ", configurations, " configurations of M=", shape.M, " N=",
+                               shape.N, " K=", shape.K,
+                               " (their A, B and C shards alone)"),
+                        configurations * elements * (single ? sizeof(float) : sizeof(double)),
+                        torus.comm());
+  }
   std::vector<Result> results;
   for (Dataflow flow : s.flows)
     for (GemmProblem shape : s.shapes) {
@@ -382,6 +411,8 @@ int run_gemm_bench(AppContext& context) {
       }
     }
 
+  require(!results.empty(), "every configuration was skipped (the reasons are above): nothing "
+          "was measured; choose sizes that the mesh, S and B divide");
   if (csv) csv->finish();
   if (context.rank == 0) print_gemm_report(results, rows, cols);
   return 0;

@@ -10,6 +10,7 @@
 #include "core/csv.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
+#include "core/memory_check.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "model/trainer.hpp"
@@ -218,6 +219,12 @@ int train(AppContext& context, const Settings& s) {
   require(s.mesh.pp == 1, "mesh.pp = ", s.mesh.pp, ": meshslice-train has no pipeline stages "
           "yet; set mesh.pp = 1");
   Torus torus(MPI_COMM_WORLD, s.mesh);
+  require_memory_fits(concat("the model's weights, gradients, optimizer state and saved "
+                             "activations (H = ", s.model.hidden, ", ", s.model.blocks, " blocks, ",
+                             s.model.tokens(), " tokens per step)"),
+                      minimum_memory_bytes(s.model, std::size_t(s.mesh.rows) * s.mesh.cols,
+                                           s.optimizer.kind, sizeof(T)),
+                      torus.comm());
   // Every step is traced (the progress line's exposed communication comes from it); the steps
   // of train.trace_steps are kept for OUT/trace.json. The batches are made on an executor of
   // their own, untraced: the teacher's forward pass is the task's data pipeline.

@@ -58,10 +58,13 @@ bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::s
   const std::string deck_path =
       line.deck_path.empty() ? resolve_default_deck(spec.default_deck) : line.deck_path;
   ctx.deck = load_deck(deck_path);
+  const bool empty_deck = ctx.deck.numParams() == 0;
   for (const auto& assignment : line.overrides) apply_override(ctx.deck, valid, assignment);
   validate_and_fill(ctx.deck, valid);
   ctx.out_dir = line.out_dir;
   sources = describe_sources(deck_path, line);
+  // An empty file (or one of comments only) is a valid deck, but rarely meant: say so.
+  if (empty_deck) sources += " (the deck is empty: every key not --set takes its default)";
   return true;
 }
 
@@ -192,6 +195,20 @@ int run_app(int argc, char** argv, const AppSpec& spec,
   if (owns_kokkos) Kokkos::finalize();
   if (!mpi_ready) MPI_Finalize();
   return exit_code;
+}
+
+int run_on_rank_zero(const AppContext& ctx, const std::function<int()>& work) {
+  int status = 0;
+  if (ctx.rank == 0) {
+    try {
+      status = work();
+    } catch (const UserError& e) {
+      print_user_error(ctx.app_name, e.what(), 0);
+      status = 2;
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return status;
 }
 
 std::string resolve_default_deck(const std::string& relative) {

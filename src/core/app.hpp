@@ -49,6 +49,11 @@ struct AppContext {
 int run_app(int argc, char** argv, const AppSpec& spec,
             const std::function<int(AppContext&)>& body);
 
+// Runs `work` on rank 0 alone (a single-process app: the emulator) while the other ranks wait,
+// and returns its exit status on every rank: a UserError it throws is printed by rank 0 and
+// every rank returns 2, so no rank exits 0 beside a failed run.
+int run_on_rank_zero(const AppContext& ctx, const std::function<int()>& work);
+
 // Finds inputs/<relative>: under the current directory, then under the install prefix of the
 // executable (<prefix>/bin -> <prefix>/share/meshslice/inputs), then ../../inputs from the
 // executable (build/bin/ in the source tree), then the source tree the library was built from.

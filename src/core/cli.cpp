@@ -1,5 +1,7 @@
 #include "core/cli.hpp"
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 
 namespace meshslice {
@@ -17,6 +19,29 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 }
 
 }  // namespace
+
+const std::vector<KokkosOption>& kokkos_options() {
+  static const std::vector<KokkosOption> options = {
+      {"--kokkos-num-threads", "=N", "host threads (OpenMP/Threads backends; Kokkos 4)"},
+      {"--kokkos-threads", "=N", "host threads (Kokkos 3)"},
+      {"--kokkos-numa", "=N", "NUMA regions (Kokkos 3)"},
+      {"--kokkos-device-id", "=N", "the GPU this rank uses"},
+      {"--kokkos-device", "=N", "the GPU this rank uses (Kokkos 3)"},
+      {"--kokkos-num-devices", "=N[,K]", "GPUs per node to spread ranks over (skip device K)"},
+      {"--kokkos-ndevices", "=N[,K]", "the same (Kokkos 3)"},
+      {"--kokkos-skip-device", "=K", "a GPU to leave out (Kokkos 3)"},
+      {"--kokkos-map-device-id-by", "=random|mpi_rank", "how ranks pick a GPU (Kokkos 4)"},
+      {"--kokkos-disable-warnings", "", "silence Kokkos' warnings"},
+      {"--kokkos-print-configuration", "", "print Kokkos' configuration (Kokkos 4)"},
+      {"--kokkos-tune-internals", "", "let Kokkos Tools tune internal parameters (Kokkos 4)"},
+      {"--kokkos-tools-libs", "=LIB", "Kokkos Tools libraries to load (Kokkos 4)"},
+      {"--kokkos-tools-library", "=LIB", "the same (Kokkos 3)"},
+      {"--kokkos-tools-args", "=ARGS", "arguments for the Kokkos Tools"},
+      {"--kokkos-tools-help", "", "the Kokkos Tools' help"},
+      {"--kokkos-help", "", "Kokkos' own help"},
+  };
+  return options;
+}
 
 std::string usage_line(const std::string& program, bool deck_required) {
   return concat("usage: ", program, deck_required ? " DECK.yaml" : " [DECK.yaml]",
@@ -56,7 +81,16 @@ CommandLine parse_command_line(int argc, char** argv, bool deck_required) {
     } else if (arg == "--out" || starts_with(arg, "--out=")) {
       line.out_dir = option_value("--out", arg, i);
     } else if (starts_with(arg, "--kokkos-")) {
-      continue;  // Kokkos::initialize reads these; some Kokkos versions leave them in argv
+      // Kokkos::initialize reads these (some Kokkos versions leave them in argv), but ignores
+      // names it does not know: a misspelt one would be lost without a word.
+      const std::string name = arg.substr(0, arg.find('='));
+      const auto& known = kokkos_options();
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const KokkosOption& o) { return name == o.name; })) {
+        std::string names;
+        for (const KokkosOption& o : known) names += concat(names.empty() ? "" : ", ", o.name);
+        throw fail(concat("unknown Kokkos option '", name, "'; Kokkos options: ", names));
+      }
     } else if (starts_with(arg, "-") && arg != "-") {
       throw fail(concat("unknown option '", arg, "'"));
     } else if (!line.deck_path.empty()) {

@@ -16,8 +16,19 @@ struct CommandLine {
 
 // Parses argv. An unknown option, a missing option value, a second deck or (when `deck_required`)
 // a missing deck is a UserError that ends with a usage hint. With --help nothing is required.
-// Arguments starting with --kokkos- are skipped: they belong to Kokkos::initialize.
+// Arguments starting with --kokkos- are skipped (they belong to Kokkos::initialize) when they
+// name an option of kokkos_options(); any other --kokkos-* is a UserError (a typo Kokkos would
+// silently ignore).
 CommandLine parse_command_line(int argc, char** argv, bool deck_required = true);
+
+// The --kokkos-* options Kokkos::initialize reads, Kokkos 3.4's and 4.x's (some were renamed),
+// each with what it sets; --help lists them.
+struct KokkosOption {
+  const char* name;
+  const char* value;  // "=N", or "" for a flag
+  const char* meaning;
+};
+const std::vector<KokkosOption>& kokkos_options();
 
 // "usage: NAME DECK.yaml [--set key.sub=value]... [--out DIR] [--help] [--version]"
 std::string usage_line(const std::string& program, bool deck_required = true);

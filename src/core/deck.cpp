@@ -123,27 +123,70 @@ std::string teuchos_message(const std::string& what) {
   return trimmed(message);
 }
 
-// The wrapper adds one line on top and two spaces of indent: report positions in the user's
-// file, show the quoted source line as the user wrote it, and drop the parser's internal name for
-// its input (the caller names the file).
-std::string unshift_positions(const std::string& message) {
-  static const std::regex position(R"(line (\d+)(,? column )(\d+)( of parseYamlStream)?)");
+// The parser's name for a token, in words.
+std::string token_words(const std::string& token) {
+  static const std::pair<const char*, const char*> words[] = {
+      {"NEWLINE", "a line break"},          {"INDENT", "more indentation"},
+      {"DEDENT", "less indentation"},       {"OTHERCHAR", "a plain character"},
+      {"EOF", "the end of the file"},       {"WHITESPACE", "a blank"},
+      {"WORD", "a word"},                   {"'", "a quote"},
+      {"\"", "a double quote"},
+  };
+  for (const auto& [name, text] : words)
+    if (token == name) return text;
+  return token.size() > 1 && token.front() == '\'' ? token : concat("'", token, "'");
+}
+
+// Teuchos' YAML parser reports
+//     Parser failure at line L column C [of parseYamlStream]
+//     <the line>
+//     <a caret under the column>
+//     Expected one of {<tokens>}
+//     Got: <token>
+//     Lexer text: "..."
+//     Parser was in state N
+// about the wrapped text (one line on top, two spaces of indent). This becomes
+//     SOURCE:L:C: invalid YAML: expected <token> or <token> but found <token>
+//       L | <the line as the user wrote it>
+// with the user's line and column; a message of another shape is passed on as it is.
+std::string yaml_error(const std::string& source, const std::string& message) {
+  static const std::regex position(R"(line (\d+),? column (\d+)( of parseYamlStream)?)");
   std::smatch match;
-  if (!std::regex_search(message, match, position)) return message;
+  if (!std::regex_search(message, match, position))
+    return concat("cannot parse deck '", source, "': ", message);
   const int line = std::max(1, std::stoi(match[1]) - 1);
-  const int column = std::max(1, std::stoi(match[3]) - 2);
-  std::string out = concat(match.prefix().str(), "line ", line, match[2].str(), column);
-  // The parser quotes the offending line and puts a caret under it: undo the indent in both.
+  const int column = std::max(1, std::stoi(match[2]) - 2);
+  std::string expected, got, quoted;
   std::istringstream rest(match.suffix().str());
   std::string text_line;
-  std::getline(rest, text_line);
-  out += text_line;
-  for (int quoted = 0; quoted < 2 && std::getline(rest, text_line); ++quoted) {
-    const auto indent = std::min<std::size_t>(2, text_line.find_first_not_of(' '));
-    out += "\n" + text_line.substr(std::min(indent, text_line.size()));
+  std::getline(rest, text_line);  // the end of the position line
+  while (std::getline(rest, text_line)) {
+    if (text_line.rfind("Expected one of {", 0) == 0) {
+      expected = text_line.substr(17, text_line.size() - 18);
+    } else if (text_line.rfind("Got: ", 0) == 0) {
+      got = token_words(trimmed(text_line.substr(5)));
+    } else if (text_line.rfind("Lexer text:", 0) == 0 || text_line.rfind("Parser was in", 0) == 0) {
+      continue;
+    } else if (quoted.empty() && expected.empty() && !text_line.empty()) {
+      // The offending line, indented by the wrapper. (Its caret line is dropped: the parser
+      // places it a column or two off.)
+      const auto indent = std::min<std::size_t>(2, text_line.find_first_not_of(' '));
+      quoted = concat("\n  ", line, " | ", text_line.substr(std::min(indent, text_line.size())));
+    }
   }
-  for (; std::getline(rest, text_line);) out += "\n" + text_line;
-  return out;
+  std::string what = "invalid YAML";
+  if (!expected.empty()) {
+    std::string tokens;  // the list is "a, b, c"; a token may itself be ',' (quoted)
+    for (std::size_t at = 0; at < expected.size();) {
+      std::size_t end = expected.find(", ", at);
+      if (end == std::string::npos) end = expected.size();
+      tokens += (tokens.empty() ? "" : " or ") + token_words(expected.substr(at, end - at));
+      at = end + 2;
+    }
+    what += ": expected " + tokens;
+  }
+  if (!got.empty()) what += " but found " + got;
+  return concat(source, ":", line, ":", column, ": ", what, quoted);
 }
 
 std::string read_file(const std::string& path) {
@@ -190,8 +233,7 @@ Teuchos::ParameterList parse_deck_yaml(const std::string& text, const std::strin
   try {
     parsed = Teuchos::getParametersFromYamlString(nested.str());
   } catch (const std::exception& e) {
-    throw UserError(
-        concat("cannot parse deck '", source, "': ", unshift_positions(teuchos_message(e.what()))));
+    throw UserError(yaml_error(source, teuchos_message(e.what())));
   }
   Teuchos::ParameterList deck = *parsed;
   if (deck.numParams() == 1 && deck.isSublist(kTeuchosTopLevel)) {

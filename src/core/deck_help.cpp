@@ -48,7 +48,14 @@ void print_help(std::ostream& out, const std::string& app, const std::string& su
   if (!default_deck.empty())
     out << "Without DECK, the deck inputs/" << default_deck << " is used.\n";
   out << "--set overrides one key (arrays as 1,2,4); --out names the output directory (default\n"
-         "out), which receives deck.yaml, the resolved deck of the run.\n\nDeck keys:\n";
+         "out), which receives deck.yaml, the resolved deck of the run.\n\n"
+         "Kokkos options (to Kokkos::initialize; others under --kokkos- are refused):\n";
+  for (const KokkosOption& o : kokkos_options()) {
+    const std::string option = std::string(o.name) + o.value;
+    out << "  " << option << std::string(option.size() < 36 ? 36 - option.size() : 1, ' ')
+        << o.meaning << "\n";
+  }
+  out << "\nDeck keys:\n";
 
   std::vector<HelpRow> rows = {{{"KEY", "TYPE", "DEFAULT"}, "DESCRIPTION"}};
   collect_rows(valid, "", rows);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <sstream>
 
 #include "core/deck.hpp"
 #include "core/deck_internal.hpp"
@@ -104,6 +105,22 @@ bool parse_bool(const std::string& text, bool& out) {
   return is_true || is_false;
 }
 
+bool parse_value(const std::string& text, const Teuchos::ParameterEntry& valid,
+                 Teuchos::ParameterEntry& out);  // defined below, with the --set parsers
+
+// A scalar's value as text ("" for anything else), to read it the way --set reads a value.
+std::string scalar_text(const Teuchos::ParameterEntry& given) {
+  if (given.isType<int>()) return std::to_string(Teuchos::getValue<int>(given));
+  if (given.isType<std::string>()) return Teuchos::getValue<std::string>(given);
+  if (given.isType<double>()) {
+    std::ostringstream text;
+    text.precision(17);
+    text << Teuchos::getValue<double>(given);
+    return text.str();
+  }
+  return "";
+}
+
 // The user's value converted to the valid entry's type, or a UserError saying what was expected.
 Teuchos::ParameterEntry checked_value(const Teuchos::ParameterEntry& given,
                                       const Teuchos::ParameterEntry& valid,
@@ -117,6 +134,10 @@ Teuchos::ParameterEntry checked_value(const Teuchos::ParameterEntry& given,
   } else if (valid.isType<Teuchos::Array<double>>() && given.isType<Teuchos::Array<int>>()) {
     value = Teuchos::ParameterEntry(
         convert_array<double>(Teuchos::getValue<Teuchos::Array<int>>(given)));
+  } else if (valid.isArray() && !given.isArray() && !given.isList() &&
+             !scalar_text(given).empty() && parse_value(scalar_text(given), valid, value)) {
+    // A scalar where an array is expected reads as --set reads it (4 is [4], "1,2" is [1, 2]),
+    // so a deck and the command line accept the same values.
   } else if (valid.isType<bool>() && given.isType<std::string>() &&
              parse_bool(Teuchos::getValue<std::string>(given), bool_word)) {
     value = Teuchos::ParameterEntry(bool_word);  // YAML readers differ on yes/no/on/off

@@ -38,4 +38,17 @@ OptimizerKind parse_optimizer(const std::string& name) {
   throw UserError(concat("unknown optimizer '", name, "'; valid optimizers: sgd, adamw"));
 }
 
+double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
+                            std::size_t scalar_bytes) {
+  const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
+  const double weights = 12 * h * h * shape.blocks / chips;  // QKV 3H^2, out H^2, FF 8H^2
+  const double states = optimizer == OptimizerKind::adamw ? 2 : 1;
+  // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
+  // mid-block residual, FF1's input and output (4H) and FF2's input (4H): 16 T H.
+  const double activations = 16 * t * h * shape.blocks / chips;
+  const double s = static_cast<double>(shape.seq_len);
+  const double probabilities = shape.sequences * shape.heads * s * s / 2 * shape.blocks / chips;
+  return ((3 + states) * weights + activations + probabilities) * scalar_bytes;
+}
+
 }  // namespace meshslice

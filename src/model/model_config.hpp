@@ -64,6 +64,14 @@ struct OptimizerSettings {
   double clip_norm = 1.0;     // gradients are scaled to this global L2 norm when above; 0: off
 };
 
+// Bytes a rank of a `chips`-chip tensor-parallel mesh certainly needs to train `shape` with
+// scalars of `scalar_bytes`: the student's weights, gradients and optimizer state, the
+// teacher's weights, and the activations the backward pass keeps (attention's probabilities
+// at the causal half). A lower bound (work buffers and workspaces come on top) for the
+// up-front memory check, computed before anything is allocated.
+double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
+                            std::size_t scalar_bytes);
+
 struct TaskSeeds {
   std::uint64_t student = 1;  // the trained model's initial weights
   std::uint64_t teacher = 2;  // the fixed model whose outputs are the targets

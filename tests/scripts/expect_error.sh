@@ -7,6 +7,7 @@
 #   IN_THE_WAY=PATH     a directory created at PATH first (where an output file should go)
 #   RANK_STATUS_DIR=DIR where COMMAND's ranks record their exit statuses (through
 #                       rank_status.sh): no rank may have exited 0
+#   EXPECT_STATUS=N     and each rank that recorded one must have exited N
 set -u
 pattern=$1
 shift
@@ -24,6 +25,9 @@ if [ -n "${RANK_STATUS_DIR:-}" ]; then
   for f in "$RANK_STATUS_DIR"/rank-*; do
     [ -e "$f" ] || continue
     if [ "$(cat "$f")" = 0 ]; then echo "FAIL: ${f##*/} exited 0"; exit 1; fi
+    if [ -n "${EXPECT_STATUS:-}" ] && [ "$(cat "$f")" != "$EXPECT_STATUS" ]; then
+      echo "FAIL: ${f##*/} exited $(cat "$f"), want $EXPECT_STATUS"; exit 1
+    fi
   done
 fi
 echo "PASS: clear error, printed once, exit $status"
