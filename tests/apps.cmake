@@ -57,3 +57,8 @@ meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
 meshslice_app_test(failed_run_keeps_previous_outputs 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_failed_run_keeps_outputs.sh
   ${CMAKE_CURRENT_BINARY_DIR}/keep-outputs ${MPI2} ${TRAIN} --set train.steps=2)
+# An interrupted run (SIGTERM, as a scheduler's time limit sends it) leaves partial files only.
+meshslice_app_test(interrupted_run_leaves_partial_files 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interrupted_run.sh
+  ${CMAKE_CURRENT_BINARY_DIR}/interrupted ${MPI2} ${TRAIN} --set train.steps=100000
+  --set train.log_every=1)

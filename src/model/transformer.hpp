@@ -150,6 +150,7 @@ class Transformer {
   SmallAllReduce<T> small_;
   AttentionShape attention_;
   std::unique_ptr<LocalAttention<T>> local_attention_;
+  std::array<LocalWork, 2> attention_work_;  // what its forward and backward passes cost
   // Work buffers shared by the blocks (standard layout unless named otherwise).
   Mat h_, o_, ss_, dot_, gain_tiles_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
   Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output

@@ -66,6 +66,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
                 shape.head_dim()};
   local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
+  attention_work_ = {attention_.forward_work(), attention_.backward_work()};
   memory_.work += local_attention_->bytes();
   const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
@@ -311,7 +312,7 @@ void Transformer<Exec>::block_forward(Block& b, const Mat& out) {
   // Attention half: norm, QKV, local attention, output projection, residual.
   norm_into_input(FcKind::qkv, b.x_in, w(ParamKind::norm1_gain), b.rinv1, b.qkv_in);
   forward_to_standard(FcKind::qkv, b.qkv_in, w(ParamKind::qkv), b.qkv);
-  ex_.compute("attention", attention_.forward_work(),
+  ex_.compute("attention", attention_work_[0],
               [&] { local_attention_->forward(space_, b.qkv, b.p, b.a); });
   in_layout(b.a, pa.input(), H, b.ao_in);
   forward_to_standard(FcKind::attn_out, b.ao_in, w(ParamKind::attn_out), o_);
@@ -390,7 +391,7 @@ void Transformer<Exec>::block_backward(Block& b, const Mat& dout, const Mat& din
   fc_backward_weight(FcKind::attn_out, b.ao_in, dyo, grad(ParamKind::attn_out));
   start_sync(grad(ParamKind::attn_out));
   backward_data_to_standard(FcKind::attn_out, dyo, w(ParamKind::attn_out), g_a_);
-  ex_.compute("attention_backward", attention_.backward_work(),
+  ex_.compute("attention_backward", attention_work_[1],
               [&] { local_attention_->backward(space_, b.qkv, b.a, g_a_, b.p, g_qkv_); });
   const Mat& dyq = output_gradient(FcKind::qkv, g_qkv_);
   fc_backward_weight(FcKind::qkv, b.qkv_in, dyq, grad(ParamKind::qkv));
