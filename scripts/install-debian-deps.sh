@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages meshslice builds and runs with, skipping those already there.
-# Runs apt-get as root, or through sudo otherwise. See shared DESIGN notes for why each is needed.
+# Installs the Debian 12 packages meshslice builds and runs with, skipping those already there;
+# packages given as arguments are installed with them (scripts/fuzz.sh adds clang). Runs
+# apt-get as root, or through sudo otherwise. See shared DESIGN notes for why each is needed.
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,7 @@ packages=(
   libscalapack-openmpi-dev   # ScaLAPACK PxGEMM baseline of meshslice-bench
   python3                    # the test scripts check that the Chrome traces are valid JSON
   gnuplot-nox                # PNG plots of meshslice-sim (without it the .gp scripts and data are still written)
+  "$@"
 )
 
 missing=()

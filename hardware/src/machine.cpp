@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -36,13 +37,16 @@ class Reader {
     return parse_number(key, e.value, e.line, allow_zero);
   }
 
-  // A whole number >= `min`.
+  // A whole number >= `min` that fits an int (checked before the cast: converting a larger
+  // double to int is undefined behaviour).
   int integer(const std::string& key, int min) {
     KvEntry& e = entry(key);
     const double v = parse_number(key, e.value, e.line, true);
-    if (v != std::floor(v) || v < min) {
+    const int max = std::numeric_limits<int>::max();
+    if (v != std::floor(v) || v < min || v > max) {
       std::ostringstream os;
-      os << "must be a whole number >= " << min << ", got '" << e.value << "'";
+      os << "must be a whole number >= " << min << " (and <= " << max << "), got '" << e.value
+         << "'";
       fail(key, e.line, os.str());
     }
     return static_cast<int>(v);

@@ -272,7 +272,9 @@ bool looks_like_number(const std::string& s) {
 // Quotes a string wherever the YAML reader would otherwise change it: numbers, bool words,
 // YAML punctuation, surrounding blanks. Inside single quotes only ' itself needs escaping.
 std::string yaml_string(const std::string& s) {
+  // A leading '.' too: the reader fails on plain ".", ". a" and "...a" (a document end marker).
   const bool plain = !s.empty() && s == trimmed(s) && !looks_like_number(s) && !is_bool_word(s) &&
+                     s[0] != '.' &&
                      s.find_first_of(":{}[],&*#?|-<>=!%@\\'\"`") == std::string::npos;
   if (plain) return s;
   std::string quoted = "'";
@@ -302,8 +304,8 @@ void write_list(std::ostream& out, const Teuchos::ParameterList& list, int inden
       const auto& s = Teuchos::getValue<std::string>(entry);
       if (s.find('\n') == std::string::npos) {
         out << pad << key << ": " << yaml_string(s) << "\n";
-      } else {  // literal block without the trailing newline, as the Teuchos writer does
-        out << pad << key << ": |-\n";
+      } else {  // literal block; '|' keeps one final line break (the most the reader keeps)
+        out << pad << key << ": " << (s.back() == '\n' ? "|" : "|-") << "\n";
         std::istringstream lines(s);
         for (std::string line; std::getline(lines, line);) out << pad << "  " << line << "\n";
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <climits>
 #include <cstdlib>
 #include <sstream>
@@ -67,8 +68,30 @@ std::string describe_given(const Teuchos::ParameterEntry& given) {
   return concat(entry_type_name(given), " ", given.isType<std::string>() ? "'" + text + "'" : text);
 }
 
+// Teuchos' YAML reader (13.2) reads no control character but tab, no byte >= 0x7f (so no UTF-8)
+// and takes '#' for a comment even in quotes. A string holding one (only --set can give it) would
+// make a deck.yaml that cannot be read back, so it is refused here, as a deck would refuse it.
+void check_deck_characters(const Teuchos::ParameterEntry& value, const std::string& key) {
+  std::vector<std::string> strings;
+  if (value.isType<std::string>()) strings.push_back(Teuchos::getValue<std::string>(value));
+  if (value.isType<Teuchos::Array<std::string>>()) {
+    for (const auto& s : Teuchos::getValue<Teuchos::Array<std::string>>(value)) strings.push_back(s);
+  }
+  for (const std::string& s : strings) {
+    for (const char c : s) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte == '#' || byte >= 0x7f || (byte < 0x20 && byte != '\t' && byte != '\n')) {
+        throw UserError(concat("deck key '", key, "' holds the character ",
+                               byte == '#' ? std::string("'#'") : concat("of code ", int(byte)),
+                               "; deck strings hold printable ASCII characters other than '#'"));
+      }
+    }
+  }
+}
+
 void check_allowed(const Teuchos::ParameterEntry& value, const Teuchos::ParameterEntry& valid,
                    const std::string& key) {
+  check_deck_characters(value, key);
   const std::vector<std::string> choices = choices_of(valid);
   if (!choices.empty() && value.isType<std::string>()) {
     const auto& s = Teuchos::getValue<std::string>(value);
@@ -211,7 +234,7 @@ bool parse_double(const std::string& text, double& out) {
   char* end = nullptr;
   errno = 0;
   out = std::strtod(s.c_str(), &end);
-  return *end == '\0' && errno != ERANGE;
+  return *end == '\0' && errno != ERANGE && std::isfinite(out);  // a deck cannot hold inf or nan
 }
 
 bool parse_nonempty_string(const std::string& text, std::string& out) {
