@@ -80,20 +80,24 @@ struct RunDescription {
   }
 };
 
+// OUT/NAME holding `text`, written but not yet under its name.
+std::unique_ptr<OutputFile> staged(const AppContext& ctx, const char* name,
+                                   const std::string& text) {
+  auto file = std::make_unique<OutputFile>((fs::path(ctx.out_dir) / name).string());
+  file->stream() << text;
+  file->flush();
+  return file;
+}
+
 RunDescription write_outputs(const AppContext& ctx, const std::string& sources) {
   std::error_code ec;
   fs::create_directories(ctx.out_dir, ec);
   require(!ec, "cannot create output directory '", ctx.out_dir, "': ", ec.message());
-  RunDescription d;
-  d.deck = std::make_unique<OutputFile>((fs::path(ctx.out_dir) / "deck.yaml").string());
-  d.deck->stream() << deck_yaml_text(ctx.deck,
-                                     concat(ctx.app_name, ", ", sources, "\n", version_line()));
-  d.deck->flush();
-  d.version = std::make_unique<OutputFile>((fs::path(ctx.out_dir) / "version.json").string());
-  d.version->stream() << "{\"app\": \"" << ctx.app_name << "\", \"build\": " << version_json()
-                      << "}\n";
-  d.version->flush();
-  return d;
+  return {staged(ctx, "deck.yaml",
+                 deck_yaml_text(ctx.deck,
+                                concat(ctx.app_name, ", ", sources, "\n", version_line()))),
+          staged(ctx, "version.json",
+                 concat("{\"app\": \"", ctx.app_name, "\", \"build\": ", version_json(), "}\n"))};
 }
 
 // The rank a launcher gave this process, from its environment: --version is answered before

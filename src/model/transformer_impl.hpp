@@ -190,7 +190,8 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
 }
 
 template <class Exec>
-BlockTranspose<typename Transformer<Exec>::T>& Transformer<Exec>::transpose_for(Layout from, std::size_t width) {
+BlockTranspose<typename Transformer<Exec>::T>& Transformer<Exec>::transpose_for(
+    Layout from, std::size_t width) {
   const std::size_t t = shape_.tokens();
   const auto key = from == Layout::standard ? std::make_pair(t, width) : std::make_pair(width, t);
   auto& slot = transposes_[key];
@@ -267,7 +268,9 @@ void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& ga
                                    const Mat& dx, const Mat& dgain) {
   const double n = static_cast<double>(x.size());
   ex_.compute("rmsnorm_backward", LocalWork::streaming(2 * n),
-              [&] { rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain, gain_tiles_); });
+              [&] {
+                rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain, gain_tiles_);
+              });
   sum_small(Axis::col, dot_);  // over the hidden dimension
   sum_small(Axis::row, dgain);  // over the tokens
   ex_.compute("rmsnorm_backward", LocalWork::streaming(4 * n), [&] {
@@ -322,7 +325,8 @@ void Transformer<Exec>::block_forward(Block& b, const Mat& out) {
   norm_into_input(FcKind::ff1, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, b.ff1_in);
   fc_forward(FcKind::ff1, b.ff1_in, w(ParamKind::ff1), b.u);
   produce_into(p1.output(), p2.input(), F, z_, b.ff2_in, [&](const Mat& z) {
-    ex_.compute("gelu", LocalWork::streaming(2.0 * z.size()), [&] { gelu_forward(space_, b.u, z); });
+    ex_.compute("gelu", LocalWork::streaming(2.0 * z.size()),
+                [&] { gelu_forward(space_, b.u, z); });
   });
   forward_to_standard(FcKind::ff2, b.ff2_in, w(ParamKind::ff2), o_);
   residual(out, b.x_mid, o_);
@@ -408,9 +412,8 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
   sync_->finish();
   // The global gradient norm: weight shards are disjoint over the tensor-parallel chips; the
   // gains are copied on every mesh row, so only row 0 counts them.
-  double local = 0, elements = 0;
-  for (const Block& b : blocks_)
-    for (const Mat& g : b.grad) elements += g.size();
+  double local = 0;
+  const double elements = static_cast<double>(memory_.gradients / sizeof(T));  // every gradient
   ex_.compute("gradient_norm", LocalWork::streaming(elements), [&] {
     for (const Block& b : blocks_)
       for (int k = 0; k < kParamKinds; ++k)

@@ -307,13 +307,13 @@ void SimExecutor::local_work(const char* name, const LocalWork& work) {
 void SimExecutor::blocking_communication(const char* name, Axis axis, const CommWork& work) {
   const int P = size(axis);
   const double bytes = work.elements * element_bytes();
+  const bool exchange = work.pattern == CommWork::all_to_all;
+  const hw::CommCost cost = exchange ? machine_.ici.all_to_all(ring_of(axis), P, bytes)
+                                     : machine_.ici.all_reduce(ring_of(axis), P, bytes);
+  // What this chip sends: its pieces for the others, or a ring all-reduce's 2 (P-1)/P shares.
+  const double sent = P == 1 ? 0.0 : exchange ? bytes : 2.0 * (P - 1) * bytes / P;
   const Mat none;
-  if (work.pattern == CommWork::all_to_all)
-    wait(communicate(name, axis, machine_.ici.all_to_all(ring_of(axis), P, bytes), none, none,
-                     P > 1 ? bytes : 0.0));
-  else
-    wait(communicate(name, axis, machine_.ici.all_reduce(ring_of(axis), P, bytes), none, none,
-                     P > 1 ? 2.0 * (P - 1) * bytes / P : 0.0));
+  wait(communicate(name, axis, cost, none, none, sent));
 }
 
 SimTotals SimExecutor::totals() const {
