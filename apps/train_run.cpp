@@ -28,12 +28,9 @@ double seconds_since(Clock::time_point start) {
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
-// The step's dense GEMM FLOPs over the whole job: the FC layers' 72 T H^2 per block (forward and
-// both backward GEMMs) and attention's q k^T and p v, 12 B S^2 H per block, on every replica.
+// The step's dense GEMM FLOPs over the whole job: every block on every replica.
 double step_flops(const ModelShape& m, int replicas) {
-  const double t = static_cast<double>(m.tokens()), h = static_cast<double>(m.hidden);
-  const double s = static_cast<double>(m.seq_len), b = static_cast<double>(m.sequences);
-  return replicas * static_cast<double>(m.blocks) * (72 * t * h * h + 12 * b * s * s * h);
+  return replicas * static_cast<double>(m.blocks) * block_flops(m);
 }
 
 // One local GEMM of the size the FC layers run (this chip's FF1 forward under Collective), timed
@@ -74,6 +71,24 @@ void print_plan(const Settings& s, const BlockPlan& plan) {
   }
 }
 
+// The pipeline's split and schedule, before step 1.
+void print_pipeline(const Settings& s, const StageSplit& split) {
+  const StepSettings& step = s.step;
+  if (s.mesh.pp == 1 && step.micro_batches == 1 && step.checkpointed.empty()) return;
+  const std::size_t p = static_cast<std::size_t>(s.mesh.pp), m = step.micro_batches;
+  log_info("pipeline: ", p, " stage(s) x ", step.virtual_stages, " chunk(s), ",
+           schedule_name(step.schedule), ", ", m, " micro-batch(es) of ",
+           s.model.sequences / m, " sequences; ", split.str(), ", slowest / mean ",
+           split.slowest() / split.mean(), "; ideal bubble (p - 1) / (v m + p - 1) = ",
+           100.0 * (p - 1) / (step.virtual_stages * m + p - 1), "%");
+  if (!step.checkpointed.empty()) {
+    std::string blocks;
+    for (const std::size_t b : step.checkpointed) blocks += concat(blocks.empty() ? "" : " ", b);
+    log_info("activation checkpointing: blocks ", blocks, " recompute their activations in the "
+             "backward pass");
+  }
+}
+
 void print_memory(const MemoryUse& m) {
   log_info("memory per rank (model buffers): ", mib(m.total()), " MiB = parameters ",
            mib(m.parameters), " + gradients ", mib(m.gradients), " + optimizer state ",
@@ -94,14 +109,18 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const BlockPlan plan = block_plan(s);
   print_plan(s, plan);
   const double rss_before = high_water_mib();
-  Trainer<Exec> trainer(ex, s.model, plan, s.optimizer, s.seeds, &data_ex);
-  const MemoryUse memory = trainer.memory();
-  print_memory(memory);
-  const double peak = local_gemm_peak<T>(ex.compute_space(), trainer.student().local_tokens(),
+  const ModelShape micro = s.step.micro_batch_shape(s.model);
+  const double peak = local_gemm_peak<T>(ex.compute_space(), micro.tokens() / s.mesh.rows,
                                          s.model.ffn() / s.mesh.cols, s.model.hidden);
   const int ranks = torus.shape().total();
   log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks, " ranks: ",
            ranks * peak / 1e9, " GFLOP/s)");
+  StepSettings step_settings = s.step;
+  step_settings.flop_rate = peak;  // the stage split's estimate
+  Trainer<Exec> trainer(ex, s.model, plan, s.optimizer, s.seeds, step_settings, &data_ex);
+  print_pipeline(s, trainer.split());
+  const MemoryUse memory = trainer.memory();
+  print_memory(memory);
 
   const bool writer = context.rank == 0;
   std::unique_ptr<CsvWriter> csv;
@@ -110,15 +129,19 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
         context.out_dir + "/train.csv",
         std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds", "data_seconds",
                                  "tokens_per_s", "gemm_gflops", "peak_fraction", "exposed_comm_fraction",
-                                 "relayouts", "emulated_seconds", "emulated_exposed_comm_fraction",
-                                 "emulated_flop_utilization"});
+                                 "relayouts", "bubble_fraction", "emulated_seconds",
+                                 "emulated_exposed_comm_fraction", "emulated_flop_utilization"});
   const double flops = step_flops(s.model, s.mesh.dp);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
   log_info("step 0: eval loss ", first_eval);
-  double total_seconds = 0, best_seconds = 1e30, total_exposed = 0;
+  double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
+  double best_step_bubble = 0;  // of the fastest step, the least disturbed by other work
   std::size_t relayouts_before = 0;
   for (std::size_t step = 1; step <= s.steps; ++step) {
+    // The batch is made before the step starts (on every stage, as a data loader would have
+    // it ready), so the teacher on the last stage does not hold the pipeline up.
+    trainer.prepare_step();
     MPI_Barrier(torus.comm());
     trace.clear();
     const auto start = Clock::now();
@@ -126,12 +149,20 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     if (emulated) emulated->begin_step();
     const auto r = trainer.step();
     MPI_Barrier(torus.comm());
+    // The pipeline's bubble: of its span (the common start to the last stage's last message),
+    // the share the stages were not working, averaged (each stage's work is its run less its
+    // waits for the neighbours).
+    double span = r.pipeline_seconds, busy = r.pipeline_seconds - r.pipeline_wait_seconds;
+    MPI_Allreduce(MPI_IN_PLACE, &span, 1, MPI_DOUBLE, MPI_MAX, torus.comm());
+    MPI_Allreduce(MPI_IN_PLACE, &busy, 1, MPI_DOUBLE, MPI_SUM, torus.comm());
+    const double bubble = span > 0 ? 1 - busy / ranks / span : 0;
+    if (step > 1 || s.steps == 1) total_bubble += bubble;  // the first step warms up
     EmulatedSteps::Step emulated_step;
     if (emulated)
       emulated_step = emulated->end_step(torus.comm(), step, s.trace_steps.count(step) > 0);
     // The step's time without making the batch (the teacher's forward pass is the synthetic
     // task's data pipeline, as a data loader would be elsewhere); both go to train.csv.
-    const double seconds = seconds_since(start) - r.data_seconds;
+    const double seconds = seconds_since(start);
     total_seconds += seconds;
     // Communication in flight while no computation ran, as a share of the step.
     const double exposed = summarize_overlap(trace.events()).exposed / seconds;
@@ -140,7 +171,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
       for (const TraceEvent& e : trace.events()) kept.add(e);
       kept.add(TraceEvent{concat("step ", step), TraceLane::phase, trace_start, trace.now()});
     }
-    if (step > 1) best_seconds = std::min(best_seconds, seconds);
+    if (step > 1 && seconds < best_seconds) {
+      best_seconds = seconds;
+      best_step_bubble = bubble;
+    }
     if (step == 1) first_loss = r.loss;
     last_loss = r.loss;
     const std::size_t relayouts = trainer.student().relayouts().count - relayouts_before;
@@ -155,13 +189,16 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                " ms (+", r.data_seconds * 1e3, " ms batch)  ",
                static_cast<long>(tokens / seconds), " tokens/s  ", gflops, " GFLOP/s (",
                static_cast<int>(100 * fraction), "% of peak)  comm exposed ",
-               static_cast<int>(std::lround(100 * exposed)), "%  |g| ", r.grad_norm, "  lr ", r.lr,
+               static_cast<int>(std::lround(100 * exposed)), "%",
+               s.mesh.pp > 1 ? concat("  bubble ", static_cast<int>(std::lround(100 * bubble)), "%")
+                             : std::string(),
+               "  |g| ", r.grad_norm, "  lr ", r.lr,
                emulated ? emulated->progress(emulated_step) : std::string());
     // The emulated columns are empty without hardware mode.
     const auto if_emulated = [&](double v) { return emulated ? concat(v) : std::string(); };
     if (csv)
       csv->row(step, r.loss, eval ? concat(eval_loss) : std::string(), r.grad_norm, r.lr, seconds,
-               r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts,
+               r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts, bubble,
                if_emulated(emulated_step.seconds), if_emulated(emulated_step.exposed_fraction),
                if_emulated(emulated_step.flop_utilization));
   }
@@ -176,6 +213,11 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     }
   }
   const double rss = high_water_mib();
+  // The saved activations of the rank that keeps the most (pipeline stages differ).
+  double activations_max = static_cast<double>(memory.activations);
+  MPI_Allreduce(MPI_IN_PLACE, &activations_max, 1, MPI_DOUBLE, MPI_MAX, torus.comm());
+  double rss_max = rss;
+  MPI_Allreduce(MPI_IN_PLACE, &rss_max, 1, MPI_DOUBLE, MPI_MAX, torus.comm());
   log_info("train loss ", first_loss, " -> ", last_loss, " (", first_loss / last_loss,
            "x), eval loss ", first_eval, " -> ", last_eval, " (", first_eval / last_eval, "x)");
   // The ideal step: its dense GEMM FLOPs at every rank's local GEMM peak.
@@ -204,9 +246,18 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
          << ",\n  \"peak_fraction\": " << flops / best_seconds / (ranks * peak)
          << ",\n  \"ideal_step_seconds\": " << ideal_seconds
          << ",\n  \"mean_exposed_comm_fraction\": " << total_exposed / s.steps
+         << ",\n  \"pipeline\": {\"stages\": " << s.mesh.pp << ", \"schedule\": \""
+         << schedule_name(s.step.schedule) << "\", \"microbatches\": " << s.step.micro_batches
+         << ", \"virtual_stages\": " << s.step.virtual_stages
+         << ", \"checkpointed_blocks\": " << s.step.checkpointed.size()
+         << ", \"mean_bubble_fraction\": " << total_bubble / std::max<std::size_t>(1, s.steps - 1)
+         << ", \"best_step_bubble_fraction\": " << best_step_bubble
+         << "}"
          << ",\n  \"relayouts\": " << trainer.student().relayouts().count
          << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
          << ",\n  \"memory_high_water_mib\": " << rss
+         << ",\n  \"activation_memory_mib\": " << mib(activations_max)
+         << ",\n  \"memory_high_water_max_mib\": " << rss_max
          << ",\n  \"emulated\": " << (emulated ? emulated->json() : std::string("null"))
          << ",\n  \"build\": " << version_json() << "\n}\n";
     write_output_file(context.out_dir + "/summary.json", json.str());
@@ -216,13 +267,18 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
 
 template <class T>
 int train(AppContext& context, const Settings& s) {
-  require(s.mesh.pp == 1, "mesh.pp = ", s.mesh.pp, ": meshslice-train has no pipeline stages "
-          "yet; set mesh.pp = 1");
+  require(!s.machine || s.mesh.pp == 1, "hardware mode with pipeline stages (mesh.pp = ",
+          s.mesh.pp, ") is not supported: the emulated chips keep their own clocks, so a stage "
+          "would not wait for its neighbours' emulated time; set hardware = none or mesh.pp = 1");
   Torus torus(MPI_COMM_WORLD, s.mesh);
+  // The lower bound of a stage: its share of the blocks (rounded up) on one micro-batch.
+  ModelShape stage_share = s.step.micro_batch_shape(s.model);
+  stage_share.blocks = (s.model.blocks + s.mesh.pp - 1) / s.mesh.pp;
   require_memory_fits(concat("the model's weights, gradients, optimizer state and saved "
-                             "activations (H = ", s.model.hidden, ", ", s.model.blocks, " blocks, ",
-                             s.model.tokens(), " tokens per step)"),
-                      minimum_memory_bytes(s.model, std::size_t(s.mesh.rows) * s.mesh.cols,
+                             "activations (H = ", s.model.hidden, ", ", stage_share.blocks,
+                             " blocks per stage, ", stage_share.tokens(),
+                             " tokens per micro-batch)"),
+                      minimum_memory_bytes(stage_share, std::size_t(s.mesh.rows) * s.mesh.cols,
                                            s.optimizer.kind, sizeof(T)),
                       torus.comm());
   // Every step is traced (the progress line's exposed communication comes from it); the steps

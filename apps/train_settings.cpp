@@ -1,5 +1,8 @@
 #include "train_settings.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
 #include "mesh/mesh_parameters.hpp"
@@ -21,6 +24,23 @@ Teuchos::ParameterList valid_parameters() {
   model.set("blocks", 2, "transformer blocks L");
   model.set("seq_len", 32, "tokens per sequence");
   model.set("sequences", 16, "sequences per data-parallel replica and step; divisible by mesh.rows");
+  auto& pipe = valid.sublist("pipeline", false,
+                             "Pipeline parallelism over the mesh's pp axis, and micro-batches.");
+  pipe.set("stages", 0, "pipeline stages: the mesh's pp axis (0 = mesh.pp; otherwise it must "
+           "equal mesh.pp)");
+  pipe.set("microbatches", 1, "micro-batches each step's batch is cut into (divides "
+           "model.sequences); weight gradients accumulate over them");
+  set_choice(pipe, "schedule", "1f1b", {"gpipe", "1f1b", "interleaved"},
+             "gpipe: every forward, then every backward (holds all micro-batches' activations); "
+             "1f1b: one forward, one backward (holds at most mesh.pp); interleaved: 1f1b over "
+             "pipeline.virtual_stages model chunks per rank (a smaller bubble, microbatches a "
+             "multiple of mesh.pp)");
+  pipe.set("virtual_stages", 1, "interleaved: model chunks per rank (mesh.pp x virtual_stages "
+           "<= model.blocks)");
+  auto& ckpt = valid.sublist("checkpointing", false, "Activation checkpointing.");
+  ckpt.set("blocks", Teuchos::Array<std::string>(),
+           "blocks whose activations are dropped after the forward pass and recomputed in the "
+           "backward pass: block numbers (0-based), or 'all'; empty = none");
   auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
   set_choice(opt, "kind", "adamw", {"adamw", "sgd"}, "adamw, or sgd with momentum");
   opt.set("lr", 3e-3, "peak learning rate, reached at the end of warm-up");
@@ -84,6 +104,30 @@ Settings settings_from(const AppContext& context) {
   s.model.blocks = positive("model.blocks");
   s.model.seq_len = positive("model.seq_len");
   s.model.sequences = positive("model.sequences");
+  const std::size_t stages = non_negative("pipeline.stages");
+  require(stages == 0 || stages == static_cast<std::size_t>(s.mesh.pp), "pipeline.stages = ",
+          stages, " but mesh.pp = ", s.mesh.pp, ": the stages are the mesh's pp axis; set "
+          "mesh.pp = ", stages, " (or leave pipeline.stages at 0)");
+  s.step.schedule = parse_schedule(get_param<std::string>(d, "pipeline.schedule"));
+  s.step.micro_batches = positive("pipeline.microbatches");
+  s.step.virtual_stages = positive("pipeline.virtual_stages");
+  for (const std::string& entry : get_strings(d, "checkpointing.blocks")) {
+    if (entry == "all") {
+      for (std::size_t b = 0; b < s.model.blocks; ++b) s.step.checkpointed.insert(b);
+      continue;
+    }
+    std::size_t used = 0;
+    long block = -1;
+    try {
+      block = std::stol(entry, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == entry.size() && block >= 0, "checkpointing.blocks holds '", entry,
+            "': give block numbers (0 to model.blocks - 1) or 'all'");
+    s.step.checkpointed.insert(static_cast<std::size_t>(block));
+  }
+  check_step_settings(s.step, s.model, s.mesh);
   OptimizerSettings& o = s.optimizer;
   o.kind = parse_optimizer(get_param<std::string>(d, "optimizer.kind"));
   o.lr = get_param<double>(d, "optimizer.lr");

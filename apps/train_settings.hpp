@@ -14,6 +14,7 @@
 #include "mesh/torus.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
+#include "model/step_settings.hpp"
 
 namespace meshslice::train {
 
@@ -23,6 +24,7 @@ struct Settings {
   MeshShape mesh;
   CommOptions comm;
   ModelShape model;
+  StepSettings step;  // pipeline schedule, micro-batches, checkpointing
   OptimizerSettings optimizer;
   TaskSeeds seeds;
   std::size_t steps = 0;

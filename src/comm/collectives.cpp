@@ -463,21 +463,27 @@ int stage_peer(const char* op, const AxisComm& axis, int displacement) {
   return peer;
 }
 
+int channel_tag(int channel) {
+  require(channel >= 0 && channel < AxisComm::kPointToPointChannels, "point-to-point channel ",
+          channel, " outside 0..", AxisComm::kPointToPointChannels - 1);
+  return AxisComm::kPointToPointTag + channel;
+}
+
 }  // namespace
 
 template <class T, class Space>
 Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
-              const CommOptions& options, const CommScratch<T, Space>& scratch) {
+              int channel, const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const int dest = stage_peer("send", axis, displacement);
-  return point_to_point<T, Space>(axis, AxisComm::kPointToPointTag, &buffer, dest, nullptr, -1,
+  return point_to_point<T, Space>(axis, channel_tag(channel), &buffer, dest, nullptr, -1,
                                   options, scratch);
 }
 
 template <class T, class Space>
 Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
-              const CommOptions& options, const CommScratch<T, Space>& scratch) {
+              int channel, const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const int source = stage_peer("receive", axis, displacement);
-  return point_to_point<T, Space>(axis, AxisComm::kPointToPointTag, nullptr, -1, &buffer, source,
+  return point_to_point<T, Space>(axis, channel_tag(channel), nullptr, -1, &buffer, source,
                                   options, scratch);
 }
 
@@ -511,9 +517,9 @@ ScratchNeed point_to_point_scratch(std::size_t n, bool staged) { return {0, stag
   template Request ishift<T, Space>(const AxisComm&, const Matrix<T, Space>&,                  \
                                     const Matrix<T, Space>&, int, const CommOptions&,            \
                                     const CommScratch<T, Space>&);                             \
-  template Request isend<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,              \
+  template Request isend<T, Space>(const AxisComm&, const Matrix<T, Space>&, int, int,         \
                                    const CommOptions&, const CommScratch<T, Space>&);          \
-  template Request irecv<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,              \
+  template Request irecv<T, Space>(const AxisComm&, const Matrix<T, Space>&, int, int,         \
                                    const CommOptions&, const CommScratch<T, Space>&);
 
 MESHSLICE_INSTANTIATE_COLLECTIVES(float, MemSpace)

@@ -73,13 +73,17 @@ Request ishift(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T,
 // Point-to-point along an axis that is not a ring: send `buffer` to the rank `displacement`
 // places along (isend) or receive it from there (irecv), with no wrap-around -- the link
 // between neighbouring pipeline stages. A peer outside the axis is a UserError. Messages
-// between the same two ranks match in the order they were started.
+// between the same two ranks on the same channel (0 to AxisComm::kPointToPointChannels - 1)
+// match in the order they were started; a schedule that sends several kinds of message
+// between two ranks gives each its own channel.
 template <class T, class Space>
 Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
-              const CommOptions& options = {}, const CommScratch<T, Space>& scratch = {});
+              int channel = 0, const CommOptions& options = {},
+              const CommScratch<T, Space>& scratch = {});
 template <class T, class Space>
 Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
-              const CommOptions& options = {}, const CommScratch<T, Space>& scratch = {});
+              int channel = 0, const CommOptions& options = {},
+              const CommScratch<T, Space>& scratch = {});
 
 // Blocking forms.
 template <class T, class Space>

@@ -19,9 +19,10 @@
 //   blocking)    start_all_reduce(axis, in, out)
 //                start_broadcast(axis, buffer, root), start_reduce(axis, in, out, root)
 //                start_shift(axis, in, out, displacement)          periodic ring shift
-//                start_send(axis, buffer, displacement)            to coord + displacement
-//                start_recv(axis, buffer, displacement)            from coord + displacement
-//                                       (non-periodic: pipeline stages; no wrap-around)
+//                start_send(axis, buffer, displacement, channel)   to coord + displacement
+//                start_recv(axis, buffer, displacement, channel)   from coord + displacement
+//                                       (non-periodic: pipeline stages; no wrap-around; messages
+//                                       on one channel between two ranks match in order)
 //                start_partial_all_gather(axis, local, out, dim, slice)
 //                start_partial_reduce_scatter(axis, contribution, shard, dim, slice, beta)
 //   completion   wait(op): that op only; wait_all(): everything in flight, the caller's too
@@ -89,9 +90,9 @@ MESHSLICE_EXECUTOR_MEMBER(reduce, std::declval<typename E::OpId&>() =
 MESHSLICE_EXECUTOR_MEMBER(shift, std::declval<typename E::OpId&>() =
                                      ex<E>().start_shift(Axis::row, mat<E>(), mat<E>(), 1))
 MESHSLICE_EXECUTOR_MEMBER(send, std::declval<typename E::OpId&>() =
-                                    ex<E>().start_send(Axis::pp, mat<E>(), 1))
+                                    ex<E>().start_send(Axis::pp, mat<E>(), 1, 0))
 MESHSLICE_EXECUTOR_MEMBER(recv, std::declval<typename E::OpId&>() =
-                                    ex<E>().start_recv(Axis::pp, mat<E>(), -1))
+                                    ex<E>().start_recv(Axis::pp, mat<E>(), -1, 0))
 MESHSLICE_EXECUTOR_MEMBER(partial_all_gather,
                           std::declval<typename E::OpId&>() = ex<E>().start_partial_all_gather(
                               Axis::row, mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}))

@@ -232,23 +232,23 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_shift(Axis axis, const Mat
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_send(Axis axis, const Mat& buffer,
-                                                           int displacement) {
+                                                           int displacement, int channel) {
   return launch(
       "send", axis, bytes_of(buffer),
       [&] { return point_to_point_scratch(buffer.size(), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
-        return isend(torus_.axis(axis), buffer, displacement, comm_, s);
+        return isend(torus_.axis(axis), buffer, displacement, channel, comm_, s);
       });
 }
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_recv(Axis axis, const Mat& buffer,
-                                                           int displacement) {
+                                                           int displacement, int channel) {
   return launch(
       "recv", axis, bytes_of(buffer),
       [&] { return point_to_point_scratch(buffer.size(), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
-        return irecv(torus_.axis(axis), buffer, displacement, comm_, s);
+        return irecv(torus_.axis(axis), buffer, displacement, channel, comm_, s);
       });
 }
 

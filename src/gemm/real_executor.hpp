@@ -82,8 +82,8 @@ class RealExecutor {
   OpId start_broadcast(Axis axis, const Mat& buffer, int root);
   OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
   OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
-  OpId start_send(Axis axis, const Mat& buffer, int displacement);
-  OpId start_recv(Axis axis, const Mat& buffer, int displacement);
+  OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0);
+  OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0);
   // Starts the partial all-gather of sub-shard `slice` of `local` along `dim` on `axis`.
   OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
                                 const SliceSpec& slice);

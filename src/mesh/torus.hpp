@@ -57,6 +57,9 @@ class AxisComm {
   // window: ranks that only exchange with one neighbour draw no common tag sequence, and MPI
   // keeps messages between two ranks with one tag in order.
   static constexpr int kPointToPointTag = 1 << 14;
+  // Channels of point-to-point messages: tags kPointToPointTag + channel stay within the 32767
+  // every MPI allows.
+  static constexpr int kPointToPointChannels = 1 << 14;
 
  private:
   MPI_Comm comm_;

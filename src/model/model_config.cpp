@@ -38,6 +38,12 @@ OptimizerKind parse_optimizer(const std::string& name) {
   throw UserError(concat("unknown optimizer '", name, "'; valid optimizers: sgd, adamw"));
 }
 
+double block_flops(const ModelShape& m) {
+  const double t = static_cast<double>(m.tokens()), h = static_cast<double>(m.hidden);
+  const double s = static_cast<double>(m.seq_len), b = static_cast<double>(m.sequences);
+  return 72 * t * h * h + 12 * b * s * s * h;
+}
+
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
                             std::size_t scalar_bytes) {
   const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());

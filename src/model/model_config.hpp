@@ -64,6 +64,10 @@ struct OptimizerSettings {
   double clip_norm = 1.0;     // gradients are scaled to this global L2 norm when above; 0: off
 };
 
+// The dense GEMM FLOPs of one block's training step on a replica's batch: the FC layers'
+// 72 T H^2 (forward and both backward GEMMs) and attention's q k^T and p v, 12 B S^2 H.
+double block_flops(const ModelShape& shape);
+
 // Bytes a rank of a `chips`-chip tensor-parallel mesh certainly needs to train `shape` with
 // scalars of `scalar_bytes`: the student's weights, gradients and optimizer state, the
 // teacher's weights, and the activations the backward pass keeps (attention's probabilities

@@ -83,13 +83,27 @@ std::vector<PipelineSlot> pipeline_order(PipelineSchedule schedule, std::size_t 
                                   });
 }
 
-std::size_t peak_activations(const std::vector<PipelineSlot>& order) {
+namespace {
+
+template <class Counts>
+std::size_t peak_held(const std::vector<PipelineSlot>& order, Counts counts) {
   std::size_t held = 0, peak = 0;
   for (const PipelineSlot& slot : order) {
+    if (!counts(slot)) continue;
     held = slot.forward ? held + 1 : held - 1;
     peak = std::max(peak, held);
   }
   return peak;
+}
+
+}  // namespace
+
+std::size_t peak_activations(const std::vector<PipelineSlot>& order) {
+  return peak_held(order, [](const PipelineSlot&) { return true; });
+}
+
+std::size_t peak_activations(const std::vector<PipelineSlot>& order, std::size_t chunk) {
+  return peak_held(order, [chunk](const PipelineSlot& slot) { return slot.chunk == chunk; });
 }
 
 }  // namespace meshslice

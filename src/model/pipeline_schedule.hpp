@@ -40,7 +40,9 @@ std::vector<PipelineSlot> pipeline_order(PipelineSchedule schedule, std::size_t 
                                          std::size_t stage, std::size_t micro_batches,
                                          std::size_t chunks = 1);
 
-// The most micro-batch activations an order holds at once (forwards whose backward has not run).
+// The most micro-batch activations an order holds at once (forwards whose backward has not run),
+// over every chunk, or of one chunk.
 std::size_t peak_activations(const std::vector<PipelineSlot>& order);
+std::size_t peak_activations(const std::vector<PipelineSlot>& order, std::size_t chunk);
 
 }  // namespace meshslice

@@ -5,11 +5,26 @@
 // global token (model_config.hpp), so the replicas of dp together see the same batch as a single
 // chip would.
 //
-//     Trainer<RealExecutor<float>> trainer(ex, shape, plan, optimizer, seeds);
-//     for (...) { const auto r = trainer.step(); ... r.loss ... }
+// A step cuts the replica's batch into micro-batches and runs them through the pipeline stages
+// of the pp axis in the order of the schedule (model/pipeline_schedule.hpp): each stage holds
+// its chunks of the blocks (balanced, model/stage_split.hpp), receives its inputs from the
+// previous virtual stage and the output gradients from the next one, and sends on what it made,
+// every message started as soon as it can be and waited for only when it is needed. The first
+// stage makes the inputs; the last one holds the teacher and computes the loss. Weight
+// gradients accumulate over the micro-batches; their dp averaging starts in the last one.
+// The step's batch (every micro-batch's inputs and targets) is made before its pipeline runs,
+// as a data loader would have it ready: the teacher's forward pass does not hold up the stages.
+//
+//     Trainer<RealExecutor<float>> trainer(ex, shape, plan, optimizer, seeds, step_settings);
+//     for (...) { trainer.prepare_step(); const auto r = trainer.step(); ... r.loss ... }
 //     double eval = trainer.eval_loss(2);
 #include <cstddef>
+#include <memory>
+#include <vector>
 
+#include "model/pipeline_schedule.hpp"
+#include "model/stage_split.hpp"
+#include "model/step_settings.hpp"
 #include "model/transformer.hpp"
 
 namespace meshslice {
@@ -26,43 +41,87 @@ class Trainer {
     double loss = 0;       // this step's training loss (mean over the global batch), before the update
     double grad_norm = 0;  // global gradient norm before clipping
     double lr = 0;
-    // Of the step's time, what making the batch took (inputs and the teacher's forward pass):
-    // the task's data pipeline, not training work.
+    // What making the batch took (inputs and the teacher's forward pass): the task's data
+    // pipeline, not training work; prepare_step() does it, or else step() first.
     double data_seconds = 0;
+    // Of the step, the time this stage waited for its neighbours' activations and gradients
+    // (the pipeline's bubble, and transfers not hidden), and the time from the first pass to
+    // the last message (the update excluded).
+    double pipeline_wait_seconds = 0;
+    double pipeline_seconds = 0;
   };
 
   // `data_ex` makes the batches (the teacher's forward pass, the task's data pipeline); give it
   // its own executor, untraced, for a trace of `ex` to hold the training work alone. By
-  // default the real executor of `ex` does both.
+  // default the real executor of `ex` does both. UserError on every rank when the step
+  // settings cannot run (check_step_settings).
   Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
           const OptimizerSettings& optimizer, const TaskSeeds& seeds,
-          RealExecutor<T>* data_ex = nullptr);
+          const StepSettings& step = {}, RealExecutor<T>* data_ex = nullptr);
 
+  void prepare_step();                      // the next step's batch (collective over none)
   StepResult step();                        // the next training step
   double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
   std::size_t steps_done() const { return steps_; }
   Transformer<Exec>& student() { return student_; }
   const Transformer<Exec>& student() const { return student_; }
-  // The student's, the teacher's (counted as parameters and work) and the task's buffers.
+  // The blocks of every virtual stage, and this stage's order of micro-batch passes.
+  const StageSplit& split() const { return split_; }
+  const std::vector<PipelineSlot>& order() const { return order_; }
+  // The student's, the teacher's (counted as parameters and work), the task's and the pipeline
+  // messages' buffers.
   MemoryUse memory() const;
 
  private:
-  // Inputs of `stream` into x_ and the teacher's targets into target_; times it.
+  std::size_t virtual_stage(std::size_t chunk) const { return chunk * stages_ + stage_; }
+  bool first(std::size_t chunk) const { return virtual_stage(chunk) == 0; }
+  bool last(std::size_t chunk) const { return virtual_stage(chunk) + 1 == stages_ * chunks_; }
+  // pp displacements to the next / previous virtual stage (chunk c of the last stage hands on to
+  // chunk c + 1 of the first).
+  int toward_next() const;
+  int toward_previous() const;
+  // The message channel of micro-batch k's activations (forward) or gradients into virtual
+  // stage `to`.
+  int channel(std::size_t to, bool forward, std::size_t k) const;
+  std::vector<ModelChunk> chunks() const;
+  // Every micro-batch's inputs of `stream` (first stage) and the teacher's targets for them
+  // (last stage). Times it.
   void make_batch(std::uint64_t stream);
-  // The student's output into y_; returns the replica's mean squared error, its gradient in dy_.
-  double forward();
+  // The squared error of y_ against micro-batch k's target (this chip's part of the replica's
+  // sum); its gradient into dy.
+  double squared_error_into(std::size_t k, const Mat& dy);
+  // Waits for a receive; counts the time as the pipeline's.
+  void wait_for(typename Exec::OpId op);
+  // The replica's mean loss from this chip's share of the squared errors (collective).
+  double replica_loss(double local_squares, std::size_t batches);
   double mean_over_replicas(double value) const;
+  void run_forward(std::size_t chunk, std::size_t k, std::size_t slot, double& squares);
+  void run_backward(std::size_t chunk, std::size_t k, std::size_t slot, bool accumulate,
+                    bool sync);
 
   Exec& ex_;
   RealExecutor<T>& data_ex_;
-  ModelShape shape_;
+  ModelShape shape_;        // the replica's batch
+  ModelShape micro_;        // one micro-batch
   OptimizerSettings optimizer_;
   TaskSeeds seeds_;
+  StepSettings settings_;
+  std::size_t stages_, stage_, chunks_, micro_batches_;
+  StageSplit split_;
+  std::vector<PipelineSlot> order_;
   Transformer<Exec> student_;
-  Transformer<RealExecutor<T>> teacher_;
-  Mat x_, target_, y_, dy_;
+  std::unique_ptr<Transformer<RealExecutor<T>>> teacher_;  // on the last stage
+  Mat x_, y_;  // the teacher's input on a last stage that makes none, the last chunk's output
+  std::vector<Mat> batch_inputs_, batch_targets_;  // per micro-batch: first and last stage
+  bool prepared_ = false;
+  // Per chunk and micro-batch: the input received, the output sent, the output gradient
+  // received (the loss gradient on the last virtual stage) and the input gradient sent.
+  std::vector<std::vector<Mat>> inputs_, outputs_, output_grads_, input_grads_;
+  std::vector<std::vector<typename Exec::OpId>> input_ops_, output_grad_ops_;
+  std::vector<typename Exec::OpId> sends_;
+  std::size_t message_bytes_ = 0;
   std::size_t steps_ = 0;
-  double data_seconds_ = 0;
+  double data_seconds_ = 0, wait_seconds_ = 0;
 };
 
 extern template class Trainer<RealExecutor<float>>;

@@ -4,36 +4,106 @@
 #include "model/trainer.hpp"
 
 #include <chrono>
+#include <string>
 
 #include "comm/small_all_reduce.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/model_math.hpp"
 
 namespace meshslice {
+namespace trainer_detail {
+
+// The settings checked before anything is built (a member initializer's first use).
+inline const StepSettings& checked(const StepSettings& step, const ModelShape& shape,
+                                   const MeshShape& mesh) {
+  check_step_settings(step, shape, mesh);
+  return step;
+}
+
+}  // namespace trainer_detail
 
 template <class Exec>
 Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
                        const OptimizerSettings& optimizer, const TaskSeeds& seeds,
-                       RealExecutor<T>* data_ex)
+                       const StepSettings& step, RealExecutor<T>* data_ex)
     : ex_(ex),
       data_ex_(data_ex ? *data_ex : ex.real()),
       shape_(shape),
+      micro_(step.micro_batch_shape(shape)),
       optimizer_(optimizer),
       seeds_(seeds),
-      student_(ex, shape, plan, seeds.student, /*trainable=*/true),
-      teacher_(data_ex_, shape, plan, seeds.teacher, /*trainable=*/false),
-      x_("inputs", student_.local_tokens(), student_.local_hidden()),
-      target_("targets", student_.local_tokens(), student_.local_hidden()),
+      settings_(trainer_detail::checked(step, shape, ex.torus().shape())),
+      stages_(static_cast<std::size_t>(ex.size(Axis::pp))),
+      stage_(static_cast<std::size_t>(ex.coord(Axis::pp))),
+      chunks_(step.virtual_stages),
+      micro_batches_(step.micro_batches),
+      split_(pipeline_split(step, shape, ex.torus().shape())),
+      order_(pipeline_order(step.schedule, stages_, stage_, micro_batches_, chunks_)),
+      student_(ex, micro_, plan, seeds.student, /*trainable=*/true, chunks(), step.checkpointed),
       y_("outputs", student_.local_tokens(), student_.local_hidden()),
-      dy_("loss_gradient", student_.local_tokens(), student_.local_hidden()) {}
+      inputs_(chunks_), outputs_(chunks_), output_grads_(chunks_), input_grads_(chunks_),
+      input_ops_(chunks_), output_grad_ops_(chunks_) {
+  // Per micro-batch buffers, counted as work.
+  const auto messages = [&](bool wanted, const char* label) {
+    std::vector<Mat> pool;
+    for (std::size_t k = 0; wanted && k < micro_batches_; ++k) {
+      pool.emplace_back(std::string(label), student_.local_tokens(), student_.local_hidden());
+      message_bytes_ += pool.back().size() * sizeof(T);
+    }
+    return pool;
+  };
+  batch_inputs_ = messages(first(0), "inputs");
+  if (last(chunks_ - 1)) {
+    teacher_ = std::make_unique<Transformer<RealExecutor<T>>>(data_ex_, micro_, plan,
+                                                              seeds.teacher, /*trainable=*/false);
+    batch_targets_ = messages(true, "targets");
+    if (!first(0)) x_ = messages(true, "teacher_inputs").front();
+  }
+  for (std::size_t c = 0; c < chunks_; ++c) {
+    inputs_[c] = messages(!first(c), "stage_input");
+    outputs_[c] = messages(!last(c), "stage_output");
+    output_grads_[c] = messages(true, last(c) ? "loss_gradient" : "stage_output_gradient");
+    input_grads_[c] = messages(!first(c), "stage_input_gradient");
+    input_ops_[c].resize(micro_batches_);
+    output_grad_ops_[c].resize(micro_batches_);
+  }
+}
+
+template <class Exec>
+std::vector<ModelChunk> Trainer<Exec>::chunks() const {
+  std::vector<ModelChunk> chunks;
+  for (std::size_t c = 0; c < chunks_; ++c) {
+    const std::size_t vs = virtual_stage(c);
+    chunks.push_back({split_.first[vs], split_.blocks(vs), peak_activations(order_, c)});
+  }
+  return chunks;
+}
+
+template <class Exec>
+int Trainer<Exec>::toward_next() const {
+  return stage_ + 1 < stages_ ? 1 : -static_cast<int>(stages_ - 1);
+}
+
+template <class Exec>
+int Trainer<Exec>::toward_previous() const {
+  return stage_ > 0 ? -1 : static_cast<int>(stages_ - 1);
+}
+
+template <class Exec>
+int Trainer<Exec>::channel(std::size_t to, bool forward, std::size_t k) const {
+  return static_cast<int>((2 * to + (forward ? 0 : 1)) * micro_batches_ + k);
+}
 
 template <class Exec>
 MemoryUse Trainer<Exec>::memory() const {
   MemoryUse m = student_.memory();
-  const MemoryUse& teacher = teacher_.memory();
-  m.parameters += teacher.parameters;
-  m.work += teacher.activations + teacher.work + 4 * x_.size() * sizeof(T);
-  m.workspaces += teacher.workspaces;
+  m.work += message_bytes_ + y_.size() * sizeof(T);
+  if (teacher_) {
+    const MemoryUse& teacher = teacher_->memory();
+    m.parameters += teacher.parameters;
+    m.work += teacher.activations + teacher.work;
+    m.workspaces += teacher.workspaces;
+  }
   return m;
 }
 
@@ -45,35 +115,132 @@ double Trainer<Exec>::mean_over_replicas(double value) const {
 template <class Exec>
 void Trainer<Exec>::make_batch(std::uint64_t stream) {
   const auto start = std::chrono::steady_clock::now();
-  const std::size_t token0 =
-      ex_.coord(Axis::dp) * shape_.tokens() + ex_.coord(Axis::row) * student_.local_tokens();
-  fill_inputs(data_ex_.compute_space(), x_, seeds_.data, stream, token0,
-              ex_.coord(Axis::col) * student_.local_hidden());
-  teacher_.forward(x_, target_);  // fenced
-  data_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (std::size_t k = 0; k < micro_batches_; ++k) {
+    // Micro-batch k of replica r: global tokens r T + k T / m onwards, split over the mesh rows.
+    const std::size_t token0 = ex_.coord(Axis::dp) * shape_.tokens() + k * micro_.tokens() +
+                               ex_.coord(Axis::row) * student_.local_tokens();
+    const Mat& x = batch_inputs_.empty() ? x_ : batch_inputs_[k];
+    if (!batch_inputs_.empty() || teacher_)
+      fill_inputs(data_ex_.compute_space(), x, seeds_.data, stream, token0,
+                  ex_.coord(Axis::col) * student_.local_hidden());
+    if (teacher_) teacher_->forward(x, batch_targets_[k]);  // fenced
+  }
+  fence(data_ex_.compute_space(), "batch");
+  data_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 template <class Exec>
-double Trainer<Exec>::forward() {
-  student_.forward(x_, y_);
+double Trainer<Exec>::squared_error_into(std::size_t k, const Mat& dy) {
   // The loss is the mean over the replica's T x H elements; its gradient 2 (y - target) / (T H).
   const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
-  double local = 0, total = 0;
+  double local = 0;
   ex_.compute("loss", LocalWork::streaming(3.0 * y_.size()), [&] {
-    local = squared_error(ex_.compute_space(), y_, target_, 2.0 / elements, dy_);
+    local = squared_error(ex_.compute_space(), y_, batch_targets_[k], 2.0 / elements, dy);
   });
+  return local;
+}
+
+template <class Exec>
+void Trainer<Exec>::wait_for(typename Exec::OpId op) {
+  const auto start = std::chrono::steady_clock::now();
+  ex_.phase("pipeline_wait", [&] { ex_.wait(op); });
+  wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class Exec>
+double Trainer<Exec>::replica_loss(double local_squares, std::size_t batches) {
+  double total = 0;
   ex_.communicate("loss", Axis::tp, {CommWork::all_reduce, 1},
-                  [&] { total = sum_over(ex_.torus().axis(Axis::tp), local); });
-  return total / elements;
+                  [&] { total = sum_over(ex_.torus().axis(Axis::tp), local_squares); });
+  if (stages_ > 1)  // from the last stage to every stage (the others add nothing)
+    ex_.communicate("loss", Axis::pp, {CommWork::all_reduce, 1},
+                    [&] { total = sum_over(ex_.torus().axis(Axis::pp), total); });
+  const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
+  return total / elements / static_cast<double>(batches);
+}
+
+template <class Exec>
+void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot,
+                                double& squares) {
+  if (!first(c)) wait_for(input_ops_[c][k]);
+  student_.forward(c, slot, first(c) ? batch_inputs_[k] : inputs_[c][k],
+                   last(c) ? y_ : outputs_[c][k]);
+  if (last(c))
+    squares += squared_error_into(k, output_grads_[c][k]);
+  else
+    sends_.push_back(ex_.start_send(Axis::pp, ex_.wrap(outputs_[c][k]), toward_next(),
+                                    channel(virtual_stage(c) + 1, true, k)));
+}
+
+template <class Exec>
+void Trainer<Exec>::run_backward(std::size_t c, std::size_t k, std::size_t slot, bool accumulate,
+                                 bool sync) {
+  if (!last(c)) wait_for(output_grad_ops_[c][k]);
+  const Mat none;
+  student_.backward(c, slot, output_grads_[c][k], first(c) ? none : input_grads_[c][k],
+                    accumulate, sync);
+  if (!first(c))
+    sends_.push_back(ex_.start_send(Axis::pp, ex_.wrap(input_grads_[c][k]), toward_previous(),
+                                    channel(virtual_stage(c) - 1, false, k)));
+}
+
+template <class Exec>
+void Trainer<Exec>::prepare_step() {
+  if (prepared_) return;
+  data_seconds_ = 0;
+  make_batch(train_input_stream(steps_));
+  prepared_ = true;
 }
 
 template <class Exec>
 typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
+  prepare_step();
   StepResult r;
-  make_batch(train_input_stream(steps_));
+  const auto start = std::chrono::steady_clock::now();
+  wait_seconds_ = 0;
+  student_.begin_step();
+  // Every message of the step is expected from the start (each has its own channel and buffer),
+  // so a neighbour's send never waits for this stage to get round to it.
+  for (std::size_t c = 0; c < chunks_; ++c)
+    for (std::size_t k = 0; k < micro_batches_; ++k) {
+      if (!first(c))
+        input_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(inputs_[c][k]), toward_previous(),
+                                          channel(virtual_stage(c), true, k));
+      if (!last(c))
+        output_grad_ops_[c][k] =
+            ex_.start_recv(Axis::pp, ex_.wrap(output_grads_[c][k]), toward_next(),
+                           channel(virtual_stage(c), false, k));
+    }
+  // Activation slots are taken by a forward and given back by its backward.
+  std::vector<std::vector<std::size_t>> free_slots(chunks_), slot_of(chunks_);
+  std::vector<std::size_t> backwards(chunks_, 0);
+  for (std::size_t c = 0; c < chunks_; ++c) {
+    for (std::size_t s = student_.chunks()[c].slots; s-- > 0;) free_slots[c].push_back(s);
+    slot_of[c].resize(micro_batches_);
+  }
+  double squares = 0;
+  for (const PipelineSlot& pass : order_) {
+    const std::size_t c = pass.chunk, k = pass.micro_batch;
+    if (pass.forward) {
+      slot_of[c][k] = free_slots[c].back();
+      free_slots[c].pop_back();
+      ex_.phase("forward", [&] { run_forward(c, k, slot_of[c][k], squares); });
+    } else {
+      const bool accumulate = backwards[c]++ > 0;
+      ex_.phase("backward", [&] {
+        run_backward(c, k, slot_of[c][k], accumulate, backwards[c] == micro_batches_);
+      });
+      free_slots[c].push_back(slot_of[c][k]);
+    }
+  }
+  for (const auto& op : sends_) wait_for(op);
+  sends_.clear();
+  r.pipeline_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.pipeline_wait_seconds = wait_seconds_;
+  r.loss = mean_over_replicas(replica_loss(squares, 1));
   r.data_seconds = data_seconds_;
-  ex_.phase("forward", [&] { r.loss = mean_over_replicas(forward()); });
-  ex_.phase("backward", [&] { student_.backward(dy_); });
+  prepared_ = false;
   ++steps_;
   ex_.phase("update", [&] { r.grad_norm = student_.update(optimizer_, steps_); });
   r.lr = learning_rate(optimizer_, steps_);
@@ -82,13 +249,25 @@ typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
 
 template <class Exec>
 double Trainer<Exec>::eval_loss(std::size_t batches) {
-  double sum = 0;
+  // Forwards only, each micro-batch through the virtual stages in turn (slot 0 of each chunk):
+  // receives block until the previous virtual stage has sent, sends are waited for once the
+  // micro-batch has passed.
+  require(!prepared_, "Trainer::eval_loss between prepare_step() and step()");
+  double squares = 0;
   for (std::size_t b = 0; b < batches; ++b) {
     make_batch(eval_input_stream(b));
-    sum += forward();
+    for (std::size_t k = 0; k < micro_batches_; ++k) {
+      for (std::size_t c = 0; c < chunks_; ++c) {
+        if (!first(c))
+          input_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(inputs_[c][k]), toward_previous(),
+                                            channel(virtual_stage(c), true, k));
+        run_forward(c, k, 0, squares);
+      }
+      for (const auto& op : sends_) ex_.wait(op);
+      sends_.clear();
+    }
   }
-  return mean_over_replicas(sum / static_cast<double>(batches));
+  return mean_over_replicas(replica_loss(squares, batches));
 }
-
 
 }  // namespace meshslice

@@ -12,6 +12,17 @@
 //     model.backward(dy);                  // gradients, dp averaging started
 //     double norm = model.update(opt, t);  // finishes the averaging, clips, steps the optimizer
 //
+// Pipeline parallelism and micro-batches: a rank may hold only some model chunks (consecutive
+// blocks), and keep the activations of several micro-batches at once, one activation slot each
+// (model/trainer.hpp runs the schedule):
+//
+//     model.begin_step();
+//     model.forward(chunk, slot, x, y);                 // micro-batch k in slot `slot`
+//     model.backward(chunk, slot, dy, dx, k > 0, k == m - 1);  // accumulate; last: start dp
+//
+// Weight gradients accumulate over micro-batches through the GEMMs' beta = 1. A checkpointed
+// block keeps only its input per slot and recomputes the rest in the backward pass.
+//
 // Everything is allocated at construction: a step allocates nothing but what the FC layers'
 // plans and the re-layouts planned for themselves.
 //
@@ -26,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -56,6 +68,13 @@ struct MemoryUse {
   }
 };
 
+// Consecutive blocks a rank holds, and how many micro-batches' activations it keeps for them.
+struct ModelChunk {
+  std::size_t first = 0;   // the first block's index in the model
+  std::size_t blocks = 0;
+  std::size_t slots = 1;   // activation slots
+};
+
 template <class Exec>
 class Transformer {
  public:
@@ -64,48 +83,78 @@ class Transformer {
 
   // UserError on every rank when the shape cannot be laid out on the mesh (heads, sequences
   // and sizes not divisible by the chips that split them) or a layer's plan cannot run.
+  // `chunks`: the blocks this rank holds (empty: every block, one slot); `checkpointed`: the
+  // model's blocks whose activations are recomputed (those this rank holds).
   Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan, std::uint64_t seed,
-              bool trainable);
+              bool trainable, std::vector<ModelChunk> chunks = {},
+              const std::set<std::size_t>& checkpointed = {});
 
   const ModelShape& shape() const { return shape_; }
   const BlockPlan& plan() const { return plan_; }
   std::size_t local_tokens() const;  // T / Pr: rows of an activation shard
   std::size_t local_hidden() const;  // H / Pc: its columns
 
-  // y = model(x) on this replica's tokens (standard layout). A trainable model keeps what the
-  // backward pass needs.
+  const std::vector<ModelChunk>& chunks() const { return chunks_; }
+
+  // y = model(x) on this replica's tokens (standard layout), for a model of one chunk. A
+  // trainable model keeps what the backward pass needs.
   void forward(const Mat& x, const Mat& y);
   // The gradients of everything for the loss gradient dy (standard layout) of the last forward;
-  // starts the dp averaging of each gradient as soon as it exists.
+  // starts the dp averaging of each gradient as soon as it exists. One chunk.
   void backward(const Mat& dy);
+
+  // A step of several micro-batches (or chunks): begin_step(), then the schedule's forwards and
+  // backwards, then update().
+  void begin_step();
+  // y = chunk(x) for one micro-batch, keeping its activations in `slot`.
+  void forward(std::size_t chunk, std::size_t slot, const Mat& x, const Mat& y);
+  // The backward pass of the chunk for the micro-batch in `slot`, its output gradient dy: the
+  // input gradient into dx (empty: not wanted), the parameter gradients overwritten or, with
+  // `accumulate`, added to; `sync`: the chunk's last micro-batch, whose gradients' dp averaging
+  // starts as soon as each is complete.
+  void backward(std::size_t chunk, std::size_t slot, const Mat& dy, const Mat& dx,
+                bool accumulate, bool sync);
   // Finishes the dp averaging, clips to the global norm and applies one optimizer step t
   // (1-based). Returns the global gradient norm before clipping.
   double update(const OptimizerSettings& optimizer, std::size_t t);
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
+  // Collective over the replica's ranks (every stage, the one holding the block answers).
   std::vector<double> gather(std::size_t block, ParamKind kind) const;
   const RelayoutCount& relayouts() const { return relayouts_; }
   // Bytes this rank holds for the model, by kind.
   const MemoryUse& memory() const { return memory_; }
 
  private:
-  struct Block {
-    std::array<Mat, kParamKinds> w, grad, m, v;  // m is SGD's velocity
-    // What the backward pass needs, each in the layout its consumer reads.
+  // What the backward pass needs of one block and micro-batch, each in the layout its consumer
+  // reads.
+  struct Saved {
     Mat x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
     Buffer<T> p;  // attention's probabilities (kernels/attention.hpp)
+  };
+  struct Block {
+    std::size_t index = 0;  // in the model (the seeding's block number)
+    bool checkpointed = false;
+    std::array<Mat, kParamKinds> w, grad, m, v;  // m is SGD's velocity
+    std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
   };
 
   // Allocates and counts into `use` (one of memory_'s fields).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use);
   Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);
+  // A full set of saved activations (x_in too unless `with_input` is false).
+  Saved saved_set(bool with_input, std::size_t& use);
+  // The activations block b works in for `slot`: its own, or the recomputation's set around its
+  // saved input.
+  Saved working_set(const Block& b, std::size_t slot) const;
+  Block& block_of(std::size_t chunk, std::size_t i) { return blocks_[chunk_begin_[chunk] + i]; }
   StoredLayout stored_layout(ParamKind kind) const;
   const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
   FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
   // Layer k's GEMMs on this chip's shards (y = x w, dx = dy w^T, dw = x^T dy).
   void fc_forward(FcKind k, const Mat& x, const Mat& w, const Mat& y);
   void fc_backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
-  void fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw);
+  void fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw, bool accumulate);
   // The planned transpose of a T x width activation out of layout `from` (made on first use).
   BlockTranspose<T>& transpose_for(Layout from, std::size_t width);
   // dst = src^T, from `from` layout to the other; counts it.
@@ -128,14 +177,18 @@ class Transformer {
   const Mat& output_gradient(FcKind k, const Mat& dy);
   void norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h);
   // dx += the norm's input gradient for dh; the gain's gradient into dgain.
+  // dgain is overwritten, or with `accumulate` added to.
   void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
-                     const Mat& dx, const Mat& dgain);
+                     const Mat& dx, const Mat& dgain, bool accumulate);
   void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
   void start_sync(const Mat& gradient);  // the next gradient of the backward order
-  void block_forward(Block& b, const Mat& out);
-  void block_backward(Block& b, const Mat& dout, const Mat& din);
+  // `out` empty: a recomputation, which stops once the backward pass has all it needs.
+  void block_forward(const Block& b, const Saved& s, const Mat& out);
+  // `accumulate` and `sync` as in backward().
+  void block_backward(const Block& b, const Saved& s, const Mat& dout, const Mat& din,
+                      bool accumulate, bool sync);
 
   Exec& ex_;
   const Torus& torus_;
@@ -144,7 +197,10 @@ class Transformer {
   BlockPlan plan_;
   bool trainable_;
   std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
-  std::vector<Block> blocks_;
+  std::vector<ModelChunk> chunks_;
+  std::vector<std::size_t> chunk_begin_;  // blocks_ index of each chunk's first block
+  std::vector<Block> blocks_;             // this rank's, chunk by chunk
+  Saved recompute_;                       // the checkpointed blocks' activations, recomputed
   std::unique_ptr<GradientSync<Exec>> sync_;
   std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<BlockTranspose<T>>> transposes_;
   SmallAllReduce<T> small_;
@@ -154,6 +210,7 @@ class Transformer {
   // Work buffers shared by the blocks (standard layout unless named otherwise).
   Mat h_, o_, ss_, dot_, gain_tiles_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
   Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
+  Mat g_gain_;                       // a gain's gradient before it is added to the accumulated one
   std::array<Mat, 2> g_x_;           // the residual stream's gradient, block to block
   std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
   std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed

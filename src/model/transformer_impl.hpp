@@ -4,6 +4,7 @@
 // is combined with them (apps/train_emulated.cpp, tests/mpi/test_transformer_emulated.cpp).
 #include "model/transformer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <mpi.h>
@@ -38,13 +39,15 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
 
 template <class Exec>
 Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
-                            std::uint64_t seed, bool trainable)
+                               std::uint64_t seed, bool trainable, std::vector<ModelChunk> chunks,
+                               const std::set<std::size_t>& checkpointed)
     : ex_(ex),
       torus_(ex.torus()),
       space_(ex.compute_space()),
       shape_(shape),
       plan_(plan),
       trainable_(trainable),
+      chunks_(chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : std::move(chunks)),
       small_((transformer_detail::check_shape(shape, ex.mesh_rows(), ex.mesh_cols()),
               std::max(shape.tokens() / ex.mesh_rows(), shape.hidden / ex.mesh_cols()))) {
   const std::size_t T_ = shape.tokens(), H = shape.hidden;
@@ -68,40 +71,47 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
   attention_work_ = {attention_.forward_work(), attention_.backward_work()};
   memory_.work += local_attention_->bytes();
-  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
-  blocks_.resize(shape.blocks);
-  for (std::size_t bi = 0; bi < shape.blocks; ++bi) {
-    Block& b = blocks_[bi];
-    for (int k = 0; k < kParamKinds; ++k) {
-      const ParamKind kind = ParamKind(k);
-      const StoredLayout layout = stored_layout(kind);
-      const ParamShape logical = param_shape(shape, kind);
-      std::size_t rows = logical.rows, cols = logical.cols;
-      if (layout.transposed) std::swap(rows, cols);
-      if (!is_gain(kind)) rows /= ex.mesh_rows();
-      cols /= ex.mesh_cols();
-      b.w[k] = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
-      fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
-                     parameter_std(shape, kind));
-      if (!trainable) continue;
-      b.grad[k] = alloc(rows, cols, "gradient", memory_.gradients);
-      b.m[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
-      b.v[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
+  for (const ModelChunk& c : chunks_) {
+    require(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
+            "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,
+            " slots does not fit a model of ", shape.blocks, " blocks");
+    chunk_begin_.push_back(blocks_.size());
+    for (std::size_t bi = c.first; bi < c.first + c.blocks; ++bi) {
+      Block& b = blocks_.emplace_back();
+      b.index = bi;
+      // A model without gradients keeps nothing for a backward pass: every block works in the
+      // shared set.
+      b.checkpointed = !trainable || checkpointed.count(bi) > 0;
+      for (int k = 0; k < kParamKinds; ++k) {
+        const ParamKind kind = ParamKind(k);
+        const StoredLayout layout = stored_layout(kind);
+        const ParamShape logical = param_shape(shape, kind);
+        std::size_t rows = logical.rows, cols = logical.cols;
+        if (layout.transposed) std::swap(rows, cols);
+        if (!is_gain(kind)) rows /= ex.mesh_rows();
+        cols /= ex.mesh_cols();
+        b.w[k] = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
+        fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
+                       parameter_std(shape, kind));
+        if (!trainable) continue;
+        b.grad[k] = alloc(rows, cols, "gradient", memory_.gradients);
+        b.m[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
+        b.v[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
+      }
+      for (std::size_t slot = 0; slot < c.slots; ++slot) {
+        if (!b.checkpointed) {
+          b.saved.push_back(saved_set(true, memory_.activations));
+          continue;
+        }
+        Saved input;
+        input.x_in = activation(Layout::standard, H, "x_in", memory_.activations);
+        b.saved.push_back(input);
+      }
     }
-    b.x_in = activation(Layout::standard, H, "x_in", memory_.activations);
-    b.rinv1 = alloc(local_tokens(), 1, "rinv", memory_.activations);
-    b.qkv_in = activation(pq.input(), H, "qkv_in", memory_.activations);
-    b.qkv = activation(Layout::standard, 3 * H, "qkv", memory_.activations);
-    b.p = Buffer<T>("attention_p", attention_.saved_elements());
-    memory_.activations += b.p.size() * sizeof(T);
-    b.a = activation(Layout::standard, H, "attention", memory_.activations);
-    b.ao_in = pa.input() == Layout::standard ? b.a : activation(pa.input(), H, "attn_out_in", memory_.activations);
-    b.x_mid = activation(Layout::standard, H, "x_mid", memory_.activations);
-    b.rinv2 = alloc(local_tokens(), 1, "rinv", memory_.activations);
-    b.ff1_in = activation(p1.input(), H, "ff1_in", memory_.activations);
-    b.u = activation(p1.output(), shape.ffn(), "ff1_out", memory_.activations);
-    b.ff2_in = activation(p2.input(), shape.ffn(), "ff2_in", memory_.activations);
+  }
+  if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.checkpointed; })) {
+    recompute_ = saved_set(false, memory_.activations);
   }
   h_ = activation(Layout::standard, H, "normed", memory_.work);
   o_ = activation(Layout::standard, H, "fc_output", memory_.work);
@@ -118,8 +128,12 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     if (p2.input() != p1.output()) g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in", memory_.work);
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_x_[1] = activation(Layout::standard, H, "grad_x", memory_.work);
+    g_gain_ = alloc(1, local_hidden(), "grad_gain", memory_.work);
+    // The gradients in backward order, block by block. The schedule decides which chunk
+    // finishes first, but every block's gradients have the same shapes in the same order, so
+    // the planned sequence holds for any order of whole blocks.
     std::vector<MatrixShape> shapes;
-    for (std::size_t bi = shape.blocks; bi-- > 0;)
+    for (std::size_t bi = blocks_.size(); bi-- > 0;)
       for (ParamKind kind : transformer_detail::kBackwardOrder) {
         const Mat& g = blocks_[bi].grad[static_cast<int>(kind)];
         shapes.push_back({g.extent(0), g.extent(1)});
@@ -166,6 +180,39 @@ typename Transformer<Exec>::Mat Transformer<Exec>::activation(Layout layout, std
   const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols(), t = shape_.tokens();
   if (layout == Layout::standard) return alloc(t / pr, width / pc, label, use);
   return alloc(width / pr, t / pc, label, use);
+}
+
+template <class Exec>
+typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, std::size_t& use) {
+  const std::size_t H = shape_.hidden;
+  const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
+  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  Saved s;
+  if (with_input) s.x_in = activation(Layout::standard, H, "x_in", use);
+  s.rinv1 = alloc(local_tokens(), 1, "rinv", use);
+  s.qkv_in = activation(pq.input(), H, "qkv_in", use);
+  s.qkv = activation(Layout::standard, 3 * H, "qkv", use);
+  s.p = Buffer<T>("attention_p", attention_.saved_elements());
+  use += s.p.size() * sizeof(T);
+  s.a = activation(Layout::standard, H, "attention", use);
+  s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in", use);
+  s.x_mid = activation(Layout::standard, H, "x_mid", use);
+  s.rinv2 = alloc(local_tokens(), 1, "rinv", use);
+  s.ff1_in = activation(p1.input(), H, "ff1_in", use);
+  s.u = activation(p1.output(), shape_.ffn(), "ff1_out", use);
+  s.ff2_in = activation(p2.input(), shape_.ffn(), "ff2_in", use);
+  return s;
+}
+
+template <class Exec>
+typename Transformer<Exec>::Saved Transformer<Exec>::working_set(const Block& b,
+                                                                 std::size_t slot) const {
+  require(slot < b.saved.size(), "Transformer: activation slot ", slot, " of block ", b.index,
+          " (it has ", b.saved.size(), ")");
+  if (!b.checkpointed) return b.saved[slot];
+  Saved s = recompute_;
+  s.x_in = b.saved[slot].x_in;
+  return s;
 }
 
 template <class Exec>
@@ -264,18 +311,23 @@ void Transformer<Exec>::norm_forward(const Mat& x, const Mat& gain, const Mat& r
 }
 
 template <class Exec>
-void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
-                                   const Mat& dx, const Mat& dgain) {
+void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain,
+                                      const Mat& rinv, const Mat& dx, const Mat& dgain,
+                                      bool accumulate) {
   const double n = static_cast<double>(x.size());
+  // Accumulating, this micro-batch's gain gradient is made aside and added.
+  const Mat& dg = accumulate ? g_gain_ : dgain;
   ex_.compute("rmsnorm_backward", LocalWork::streaming(2 * n),
               [&] {
-                rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dgain, gain_tiles_);
+                rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dg, gain_tiles_);
               });
   sum_small(Axis::col, dot_);  // over the hidden dimension
-  sum_small(Axis::row, dgain);  // over the tokens
-  ex_.compute("rmsnorm_backward", LocalWork::streaming(4 * n), [&] {
-    rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
-  });
+  sum_small(Axis::row, dg);  // over the tokens
+  ex_.compute("rmsnorm_backward", LocalWork::streaming(4 * n + (accumulate ? 3 * dg.size() : 0)),
+              [&] {
+                rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
+                if (accumulate) add_into(space_, dgain, dg);
+              });
 }
 
 template <class Exec>
@@ -296,52 +348,82 @@ void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta)
 
 template <class Exec>
 void Transformer<Exec>::forward(const Mat& x, const Mat& y) {
+  require(chunks_.size() == 1 && chunks_[0].blocks == shape_.blocks,
+          "Transformer::forward(x, y) on a model split into chunks: name the chunk and slot");
+  forward(0, 0, x, y);
+}
+
+template <class Exec>
+void Transformer<Exec>::backward(const Mat& dy) {
+  require(chunks_.size() == 1 && chunks_[0].blocks == shape_.blocks,
+          "Transformer::backward(dy) on a model split into chunks: name the chunk and slot");
+  begin_step();
+  backward(0, 0, dy, Mat(), /*accumulate=*/false, /*sync=*/true);
+}
+
+template <class Exec>
+void Transformer<Exec>::begin_step() {
+  require(trainable_, "Transformer::begin_step on a model built without gradients");
+  sync_->begin_step();
+}
+
+template <class Exec>
+void Transformer<Exec>::forward(std::size_t chunk, std::size_t slot, const Mat& x, const Mat& y) {
+  require(chunk < chunks_.size(), "Transformer::forward: chunk ", chunk, " of ", chunks_.size());
   require(x.extent(0) == local_tokens() && x.extent(1) == local_hidden() &&
               y.extent(0) == local_tokens() && y.extent(1) == local_hidden(),
           "Transformer::forward: shards must be ", local_tokens(), "x", local_hidden());
-  residual(blocks_[0].x_in, x, Mat());
-  for (std::size_t bi = 0; bi < blocks_.size(); ++bi)
-    block_forward(blocks_[bi], bi + 1 < blocks_.size() ? blocks_[bi + 1].x_in : y);
+  const std::size_t n = chunks_[chunk].blocks;
+  residual(block_of(chunk, 0).saved.at(slot).x_in, x, Mat());
+  for (std::size_t i = 0; i < n; ++i) {
+    const Block& b = block_of(chunk, i);
+    block_forward(b, working_set(b, slot), i + 1 < n ? block_of(chunk, i + 1).saved[slot].x_in : y);
+  }
   fence(space_, "transformer_forward");
 }
 
 template <class Exec>
-void Transformer<Exec>::block_forward(Block& b, const Mat& out) {
+void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat& out) {
   const std::size_t H = shape_.hidden, F = shape_.ffn();
   const FcPlan &pa = fc_plan(FcKind::attn_out), &p1 = fc_plan(FcKind::ff1);
   const FcPlan& p2 = fc_plan(FcKind::ff2);
   auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
 
   // Attention half: norm, QKV, local attention, output projection, residual.
-  norm_into_input(FcKind::qkv, b.x_in, w(ParamKind::norm1_gain), b.rinv1, b.qkv_in);
-  forward_to_standard(FcKind::qkv, b.qkv_in, w(ParamKind::qkv), b.qkv);
+  norm_into_input(FcKind::qkv, s.x_in, w(ParamKind::norm1_gain), s.rinv1, s.qkv_in);
+  forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
   ex_.compute("attention", attention_work_[0],
-              [&] { local_attention_->forward(space_, b.qkv, b.p, b.a); });
-  in_layout(b.a, pa.input(), H, b.ao_in);
-  forward_to_standard(FcKind::attn_out, b.ao_in, w(ParamKind::attn_out), o_);
-  residual(b.x_mid, b.x_in, o_);
+              [&] { local_attention_->forward(space_, s.qkv, s.p, s.a); });
+  in_layout(s.a, pa.input(), H, s.ao_in);
+  forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
+  residual(s.x_mid, s.x_in, o_);
 
   // Feed-forward half: norm, FF1, GeLU (in FF1's output layout), FF2, residual.
-  norm_into_input(FcKind::ff1, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, b.ff1_in);
-  fc_forward(FcKind::ff1, b.ff1_in, w(ParamKind::ff1), b.u);
-  produce_into(p1.output(), p2.input(), F, z_, b.ff2_in, [&](const Mat& z) {
+  norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
+  fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
+  produce_into(p1.output(), p2.input(), F, z_, s.ff2_in, [&](const Mat& z) {
     ex_.compute("gelu", LocalWork::streaming(2.0 * z.size()),
-                [&] { gelu_forward(space_, b.u, z); });
+                [&] { gelu_forward(space_, s.u, z); });
   });
-  forward_to_standard(FcKind::ff2, b.ff2_in, w(ParamKind::ff2), o_);
-  residual(out, b.x_mid, o_);
+  if (!out.data()) return;  // a recomputation: the backward pass needs nothing of FF2's output
+  forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
+  residual(out, s.x_mid, o_);
 }
 
 template <class Exec>
-void Transformer<Exec>::backward(const Mat& dy) {
+void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat& dy,
+                                 const Mat& dx, bool accumulate, bool sync) {
   require(trainable_, "Transformer::backward on a model built without gradients");
+  require(chunk < chunks_.size(), "Transformer::backward: chunk ", chunk, " of ", chunks_.size());
   require(dy.extent(0) == local_tokens() && dy.extent(1) == local_hidden(),
           "Transformer::backward: dy must be ", local_tokens(), "x", local_hidden());
-  sync_->begin_step();
   const Mat* dout = &dy;
-  for (std::size_t bi = blocks_.size(); bi-- > 0;) {
-    const Mat& din = g_x_[(blocks_.size() - 1 - bi) % 2];
-    block_backward(blocks_[bi], *dout, din);
+  for (std::size_t i = chunks_[chunk].blocks; i-- > 0;) {
+    const Block& b = block_of(chunk, i);
+    const Mat& din = i == 0 && dx.data() ? dx : g_x_[i % 2];
+    const Saved s = working_set(b, slot);
+    if (b.checkpointed) ex_.phase("recompute", [&] { block_forward(b, s, Mat()); });
+    block_backward(b, s, *dout, din, accumulate, sync);
     dout = &din;
   }
 }
@@ -362,48 +444,55 @@ void Transformer<Exec>::fc_backward_data(FcKind k, const Mat& dy, const Mat& w, 
 }
 
 template <class Exec>
-void Transformer<Exec>::fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw) {
-  layer(k).backward_weight(ex_.wrap(x), ex_.wrap(dy), ex_.wrap(dw), /*accumulate=*/false);
+void Transformer<Exec>::fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw,
+                                           bool accumulate) {
+  layer(k).backward_weight(ex_.wrap(x), ex_.wrap(dy), ex_.wrap(dw), accumulate);
 }
 
 template <class Exec>
-void Transformer<Exec>::block_backward(Block& b, const Mat& dout, const Mat& din) {
+void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat& dout,
+                                       const Mat& din, bool accumulate, bool sync) {
   const std::size_t F = shape_.ffn();
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
   auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
+  // Parameter `kind`'s gradient, and when it is complete its dp averaging started.
   auto grad = [&b](ParamKind kind) -> const Mat& { return b.grad[static_cast<int>(kind)]; };
+  auto done = [&](ParamKind kind) {
+    if (sync) start_sync(grad(kind));
+  };
 
   // FF2, GeLU, FF1 (each weight gradient first, so its dp averaging overlaps the data GEMM).
   const Mat& dy2 = output_gradient(FcKind::ff2, dout);
-  fc_backward_weight(FcKind::ff2, b.ff2_in, dy2, grad(ParamKind::ff2));
-  start_sync(grad(ParamKind::ff2));
+  fc_backward_weight(FcKind::ff2, s.ff2_in, dy2, grad(ParamKind::ff2), accumulate);
+  done(ParamKind::ff2);
   produce_into(p2.input(), p1.output(), F, g_z_, g_u_, [&](const Mat& du) {
     fc_backward_data(FcKind::ff2, dy2, w(ParamKind::ff2), du);
   });
   ex_.compute("gelu_backward", LocalWork::streaming(3.0 * g_u_.size()),
-              [&] { gelu_backward(space_, b.u, g_u_); });
-  fc_backward_weight(FcKind::ff1, b.ff1_in, g_u_, grad(ParamKind::ff1));
-  start_sync(grad(ParamKind::ff1));
+              [&] { gelu_backward(space_, s.u, g_u_); });
+  fc_backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
+  done(ParamKind::ff1);
   backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
   residual(g_mid_, dout, Mat());  // the residual path
-  norm_backward(g_h_, b.x_mid, w(ParamKind::norm2_gain), b.rinv2, g_mid_,
-                grad(ParamKind::norm2_gain));
-  start_sync(grad(ParamKind::norm2_gain));
+  norm_backward(g_h_, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, g_mid_,
+                grad(ParamKind::norm2_gain), accumulate);
+  done(ParamKind::norm2_gain);
 
   // Output projection, attention, QKV.
   const Mat& dyo = output_gradient(FcKind::attn_out, g_mid_);
-  fc_backward_weight(FcKind::attn_out, b.ao_in, dyo, grad(ParamKind::attn_out));
-  start_sync(grad(ParamKind::attn_out));
+  fc_backward_weight(FcKind::attn_out, s.ao_in, dyo, grad(ParamKind::attn_out), accumulate);
+  done(ParamKind::attn_out);
   backward_data_to_standard(FcKind::attn_out, dyo, w(ParamKind::attn_out), g_a_);
   ex_.compute("attention_backward", attention_work_[1],
-              [&] { local_attention_->backward(space_, b.qkv, b.a, g_a_, b.p, g_qkv_); });
+              [&] { local_attention_->backward(space_, s.qkv, s.a, g_a_, s.p, g_qkv_); });
   const Mat& dyq = output_gradient(FcKind::qkv, g_qkv_);
-  fc_backward_weight(FcKind::qkv, b.qkv_in, dyq, grad(ParamKind::qkv));
-  start_sync(grad(ParamKind::qkv));
+  fc_backward_weight(FcKind::qkv, s.qkv_in, dyq, grad(ParamKind::qkv), accumulate);
+  done(ParamKind::qkv);
   backward_data_to_standard(FcKind::qkv, dyq, w(ParamKind::qkv), g_h_);
   residual(din, g_mid_, Mat());
-  norm_backward(g_h_, b.x_in, w(ParamKind::norm1_gain), b.rinv1, din, grad(ParamKind::norm1_gain));
-  start_sync(grad(ParamKind::norm1_gain));
+  norm_backward(g_h_, s.x_in, w(ParamKind::norm1_gain), s.rinv1, din,
+                grad(ParamKind::norm1_gain), accumulate);
+  done(ParamKind::norm1_gain);
 }
 
 template <class Exec>
@@ -423,6 +512,9 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
   double squares = 0;
   ex_.communicate("gradient_norm", Axis::tp, {CommWork::all_reduce, 1},
                   [&] { squares = sum_over(torus_.axis(Axis::tp), local); });
+  if (ex_.size(Axis::pp) > 1)  // every stage's blocks
+    ex_.communicate("gradient_norm", Axis::pp, {CommWork::all_reduce, 1},
+                    [&] { squares = sum_over(torus_.axis(Axis::pp), squares); });
   const double norm = std::sqrt(squares);
   const double clip = clip_factor(optimizer, norm);
   // Reads weight, gradient and state, writes weight and state: 7 (AdamW) or 5 (SGD) per element.
@@ -444,19 +536,23 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
 template <class Exec>
 std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind) const {
   const ParamShape logical = param_shape(shape_, kind);
+  require(block < shape_.blocks, "Transformer::gather: block ", block, " of ", shape_.blocks);
   std::vector<double> global(logical.rows * logical.cols, 0.0);
-  const Mat& shard = blocks_.at(block).w[static_cast<int>(kind)];
-  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), shard);
+  const auto held = std::find_if(blocks_.begin(), blocks_.end(),
+                                 [&](const Block& b) { return b.index == block; });
+  const auto host = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), held == blocks_.end() ? Mat() : held->w[static_cast<int>(kind)]);
   const StoredLayout layout = stored_layout(kind);
-  if (!is_gain(kind) || ex_.coord(Axis::row) == 0)
+  if (held != blocks_.end() && (!is_gain(kind) || ex_.coord(Axis::row) == 0))
     for (std::size_t r = 0; r < host.extent(0); ++r)
       for (std::size_t c = 0; c < host.extent(1); ++c) {
         std::size_t row = 0, col = 0;
         layout.logical(r, c, row, col);
         global[row * logical.cols + col] = static_cast<double>(host(r, c));
       }
-  MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE, MPI_SUM,
-                torus_.axis(Axis::tp).comm());
+  for (Axis axis : {Axis::tp, Axis::pp})  // the shards, then the stage that holds the block
+    MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE,
+                  MPI_SUM, torus_.axis(axis).comm());
   return global;
 }
 

@@ -140,13 +140,13 @@ class CombinedExecutor {
     return track(real_.start_all_reduce(axis, in.real, out.real),
                  sim_.start_all_reduce(axis, in.sim, out.sim));
   }
-  OpId start_send(Axis axis, const Mat& buffer, int displacement) {
-    return track(real_.start_send(axis, buffer.real, displacement),
-                 sim_.start_send(axis, buffer.sim, displacement));
+  OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0) {
+    return track(real_.start_send(axis, buffer.real, displacement, channel),
+                 sim_.start_send(axis, buffer.sim, displacement, channel));
   }
-  OpId start_recv(Axis axis, const Mat& buffer, int displacement) {
-    return track(real_.start_recv(axis, buffer.real, displacement),
-                 sim_.start_recv(axis, buffer.sim, displacement));
+  OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0) {
+    return track(real_.start_recv(axis, buffer.real, displacement, channel),
+                 sim_.start_recv(axis, buffer.sim, displacement, channel));
   }
   OpId start_broadcast(Axis axis, const Mat& buffer, int root) {
     return track(real_.start_broadcast(axis, buffer.real, root),

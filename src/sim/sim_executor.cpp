@@ -204,11 +204,11 @@ SimExecutor::OpId SimExecutor::point_to_point(const char* name, Axis axis, const
                      bytes);
 }
 
-SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int) {
+SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int, int) {
   return point_to_point("send", axis, buffer);
 }
 
-SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int) {
+SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int, int) {
   return point_to_point("recv", axis, buffer);
 }
 

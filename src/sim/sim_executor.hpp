@@ -114,8 +114,8 @@ class SimExecutor {
   OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
   OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
   // Symmetric pipeline: the emulated chip's send and receive each take one pp-link transfer.
-  OpId start_send(Axis axis, const Mat& buffer, int displacement);
-  OpId start_recv(Axis axis, const Mat& buffer, int displacement);
+  OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0);
+  OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0);
   OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
                                 const SliceSpec& slice);
   OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
