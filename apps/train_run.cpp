@@ -74,13 +74,17 @@ void print_plan(const Settings& s, const BlockPlan& plan) {
 // The pipeline's split and schedule, before step 1.
 void print_pipeline(const Settings& s, const StageSplit& split) {
   const StepSettings& step = s.step;
-  if (s.mesh.pp == 1 && step.micro_batches == 1 && step.checkpointed.empty()) return;
+  if (s.mesh.pp == 1 && step.micro_batches == 1 && step.checkpointed.empty() && !step.zero)
+    return;
   const std::size_t p = static_cast<std::size_t>(s.mesh.pp), m = step.micro_batches;
   log_info("pipeline: ", p, " stage(s) x ", step.virtual_stages, " chunk(s), ",
            schedule_name(step.schedule), ", ", m, " micro-batch(es) of ",
            s.model.sequences / m, " sequences; ", split.str(), ", slowest / mean ",
            split.slowest() / split.mean(), "; ideal bubble (p - 1) / (v m + p - 1) = ",
            100.0 * (p - 1) / (step.virtual_stages * m + p - 1), "%");
+  if (step.zero)
+    log_info("ZeRO-1: optimizer state sharded over the ", s.mesh.dp, " replicas (gradients "
+             "reduce-scattered, parameters all-gathered after the update)");
   if (!step.checkpointed.empty()) {
     std::string blocks;
     for (const std::size_t b : step.checkpointed) blocks += concat(blocks.empty() ? "" : " ", b);
@@ -250,6 +254,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
          << schedule_name(s.step.schedule) << "\", \"microbatches\": " << s.step.micro_batches
          << ", \"virtual_stages\": " << s.step.virtual_stages
          << ", \"checkpointed_blocks\": " << s.step.checkpointed.size()
+         << ", \"zero\": " << (s.step.zero ? "true" : "false")
          << ", \"mean_bubble_fraction\": " << total_bubble / std::max<std::size_t>(1, s.steps - 1)
          << ", \"best_step_bubble_fraction\": " << best_step_bubble
          << "}"
@@ -257,6 +262,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
          << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
          << ",\n  \"memory_high_water_mib\": " << rss
          << ",\n  \"activation_memory_mib\": " << mib(activations_max)
+         << ",\n  \"optimizer_state_mib\": " << mib(static_cast<double>(memory.optimizer_state))
          << ",\n  \"memory_high_water_max_mib\": " << rss_max
          << ",\n  \"emulated\": " << (emulated ? emulated->json() : std::string("null"))
          << ",\n  \"build\": " << version_json() << "\n}\n";

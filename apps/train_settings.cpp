@@ -52,6 +52,8 @@ Teuchos::ParameterList valid_parameters() {
   opt.set("epsilon", 1e-8, "adamw: denominator epsilon");
   opt.set("weight_decay", 0.0, "adamw: decoupled weight decay of the weight matrices");
   opt.set("clip_norm", 1.0, "clip gradients to this global L2 norm; 0 = no clipping");
+  opt.set("zero", false, "ZeRO-1: shard the optimizer state over mesh.dp (gradients "
+          "reduce-scattered, each replica updates its shard, parameters all-gathered)");
   auto& train = valid.sublist("train", false, "The run.");
   train.set("steps", 1500, "training steps");
   train.set("eval_every", 250, "evaluation loss every N steps (and after the last); 0 = last only");
@@ -143,6 +145,7 @@ Settings settings_from(const AppContext& context) {
   o.epsilon = get_param<double>(d, "optimizer.epsilon");
   o.weight_decay = get_param<double>(d, "optimizer.weight_decay");
   o.clip_norm = get_param<double>(d, "optimizer.clip_norm");
+  s.step.zero = get_param<bool>(d, "optimizer.zero");
   s.steps = positive("train.steps");
   o.total_steps = s.steps;
   s.eval_every = non_negative("train.eval_every");

@@ -11,7 +11,8 @@
 #      the saved activations of the rank that keeps the most (estimated) and the process
 #      high-water mark (measured, the largest rank's);
 #   2. inputs/train/bench-h1024.yaml without and with checkpointing.blocks = all, as it is
-#      (2 blocks) and with 4 blocks.
+#      (2 blocks) and with 4 blocks;
+#   3. the pipeline deck as dp 2 x 1x1 without stages, without and with ZeRO-1 (optimizer.zero).
 # Prints both tables and writes OUT/bench-pipeline.json. Environment: BUILD_DIR (default
 # build), OUT (default out/bench-pipeline).
 set -euo pipefail
@@ -52,6 +53,10 @@ train checkpointing-off "$h1024"
 train checkpointing-all "$h1024" --set checkpointing.blocks=all
 train checkpointing-off-4-blocks "$h1024" --set model.blocks=4
 train checkpointing-all-4-blocks "$h1024" --set model.blocks=4 --set checkpointing.blocks=all
+for zero in false true; do
+  train "zero-$zero" "$repo/inputs/train/bench-pipeline.yaml" --set mesh.pp=1 --set mesh.dp=2 \
+    --set optimizer.zero=$zero
+done
 
 /usr/bin/python3 - "$out" "${schedules[@]}" <<'PY'
 import json, sys
@@ -92,5 +97,15 @@ for blocks, suffix in ((2, ""), (4, "-4-blocks")):
               f"{s['memory_high_water_max_mib']:14.1f}  {1e3 * s['best_step_seconds']:12.1f}")
     print(f"{blocks} blocks: activation memory saved {100 * saved:.1f}% (target >= 50%), "
           f"step time {ratio:.2f}x (target <= 1.4x)")
+print(f"\nZeRO-1 (dp 2 x 1x1)  optimizer state MiB  high-water MiB  best step ms  last loss")
+result["zero"] = {}
+for zero in ("false", "true"):
+    s = summary("zero-" + zero)
+    result["zero"][zero] = {"optimizer_state_mib": s["optimizer_state_mib"],
+                            "high_water_mib": s["memory_high_water_max_mib"],
+                            "best_step_seconds": s["best_step_seconds"], "last_loss": s["last_loss"]}
+    print(f"{'on' if zero == 'true' else 'off':<20} {s['optimizer_state_mib']:19.2f}  "
+          f"{s['memory_high_water_max_mib']:14.1f}  {1e3 * s['best_step_seconds']:12.1f}  "
+          f"{s['last_loss']:.9g}")
 json.dump(result, open(out + "/bench-pipeline.json", "w"), indent=2)
 PY

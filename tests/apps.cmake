@@ -11,6 +11,7 @@ endfunction()
 
 set(MPI2 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${MESHSLICE_MPIEXEC_FLAGS})
 set(MPI4 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 4 ${MESHSLICE_MPIEXEC_FLAGS})
+set(MPI8 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 8 ${MESHSLICE_MPIEXEC_FLAGS})
 
 
 meshslice_app_test(bench_collectives_runs 2
@@ -48,6 +49,11 @@ meshslice_app_test(train_dp_tp 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/trai
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=20
   --set train.eval_every=10 --set train.trace_steps=[5,6])
 # Hardware mode: the dp x tp deck's steps also timed on an emulated TPUv4, with a trace of both.
+# Pipeline stages with dp, micro-batches, ZeRO-1 and a checkpointed block: dp 2 x pp 2 x 1x2.
+meshslice_app_test(train_pipeline_dp_pp 8 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-dp-pp 20
+  ${MPI8} ${TRAIN} --set mesh.dp=2 --set mesh.pp=2 --set pipeline.microbatches=4
+  --set optimizer.zero=true --set checkpointing.blocks=1 --set train.steps=20
+  --set train.eval_every=10 --set train.trace_steps=[5])
 meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4 10
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)

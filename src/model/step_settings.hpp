@@ -2,7 +2,8 @@
 // How a training step runs beyond tensor parallelism: the pipeline schedule over the pp axis,
 // the micro-batches the step's batch is cut into (their gradients accumulate), the model chunks
 // per rank of the interleaved schedule, and the blocks whose activations are recomputed in the
-// backward pass instead of kept (activation checkpointing).
+// backward pass instead of kept (activation checkpointing), and ZeRO-1 (the optimizer state
+// sharded over dp).
 #include <cstddef>
 #include <set>
 
@@ -18,6 +19,7 @@ struct StepSettings {
   std::size_t micro_batches = 1;
   std::size_t virtual_stages = 1;         // model chunks per rank (interleaved only)
   std::set<std::size_t> checkpointed;     // block indices
+  bool zero = false;                      // ZeRO-1
   // The GEMM rate of one chip the stage split's time estimate assumes (meshslice-train measures
   // it); the split itself depends only on the blocks' relative costs.
   double flop_rate = 1e10;

@@ -83,7 +83,7 @@ class Trainer {
   // The message channel of micro-batch k's activations (forward) or gradients into virtual
   // stage `to`.
   int channel(std::size_t to, bool forward, std::size_t k) const;
-  std::vector<ModelChunk> chunks() const;
+  ModelPart part() const;  // what this rank holds of the student
   // Every micro-batch's inputs of `stream` (first stage) and the teacher's targets for them
   // (last stage). Times it.
   void make_batch(std::uint64_t stream);

@@ -39,7 +39,7 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
       micro_batches_(step.micro_batches),
       split_(pipeline_split(step, shape, ex.torus().shape())),
       order_(pipeline_order(step.schedule, stages_, stage_, micro_batches_, chunks_)),
-      student_(ex, micro_, plan, seeds.student, /*trainable=*/true, chunks(), step.checkpointed),
+      student_(ex, micro_, plan, seeds.student, /*trainable=*/true, part()),
       y_("outputs", student_.local_tokens(), student_.local_hidden()),
       inputs_(chunks_), outputs_(chunks_), output_grads_(chunks_), input_grads_(chunks_),
       input_ops_(chunks_), output_grad_ops_(chunks_) {
@@ -70,13 +70,13 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
 }
 
 template <class Exec>
-std::vector<ModelChunk> Trainer<Exec>::chunks() const {
-  std::vector<ModelChunk> chunks;
+ModelPart Trainer<Exec>::part() const {
+  ModelPart part{{}, settings_.checkpointed, settings_.zero};
   for (std::size_t c = 0; c < chunks_; ++c) {
     const std::size_t vs = virtual_stage(c);
-    chunks.push_back({split_.first[vs], split_.blocks(vs), peak_activations(order_, c)});
+    part.chunks.push_back({split_.first[vs], split_.blocks(vs), peak_activations(order_, c)});
   }
-  return chunks;
+  return part;
 }
 
 template <class Exec>

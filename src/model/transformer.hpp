@@ -75,6 +75,15 @@ struct ModelChunk {
   std::size_t slots = 1;   // activation slots
 };
 
+// What a rank holds of the model and how: its chunks (empty: every block, one slot), the
+// model's blocks whose activations are recomputed (those it holds), and ZeRO-1: the optimizer
+// state sharded over dp (each parameter whose elements divide over dp).
+struct ModelPart {
+  std::vector<ModelChunk> chunks;
+  std::set<std::size_t> checkpointed;
+  bool zero = false;
+};
+
 template <class Exec>
 class Transformer {
  public:
@@ -83,11 +92,8 @@ class Transformer {
 
   // UserError on every rank when the shape cannot be laid out on the mesh (heads, sequences
   // and sizes not divisible by the chips that split them) or a layer's plan cannot run.
-  // `chunks`: the blocks this rank holds (empty: every block, one slot); `checkpointed`: the
-  // model's blocks whose activations are recomputed (those this rank holds).
   Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan, std::uint64_t seed,
-              bool trainable, std::vector<ModelChunk> chunks = {},
-              const std::set<std::size_t>& checkpointed = {});
+              bool trainable, const ModelPart& part = {});
 
   const ModelShape& shape() const { return shape_; }
   const BlockPlan& plan() const { return plan_; }
@@ -135,7 +141,9 @@ class Transformer {
   struct Block {
     std::size_t index = 0;  // in the model (the seeding's block number)
     bool checkpointed = false;
-    std::array<Mat, kParamKinds> w, grad, m, v;  // m is SGD's velocity
+    // m is SGD's velocity. ZeRO-1: m and v hold this replica's row of the parameter viewed as
+    // dp rows (its shard) and `shard` the averaged gradient's; empty where not sharded.
+    std::array<Mat, kParamKinds> w, grad, m, v, shard;
     std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
   };
 
@@ -183,7 +191,13 @@ class Transformer {
   void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
-  void start_sync(const Mat& gradient);  // the next gradient of the backward order
+  void start_sync(const Block& b, ParamKind kind);  // the next gradient of the backward order
+  // x viewed as `rows` rows of its elements (it is contiguous), and row r of that view.
+  static Mat flat(const Mat& x, std::size_t rows);
+  static Mat flat_row(const Mat& x, std::size_t rows, std::size_t r);
+  // The global gradient norm's square, every gradient's dp rows (1 where not divisible) summed
+  // in one order whether ZeRO-1 holds them or not: bit-identical either way.
+  double gradient_squares();
   // `out` empty: a recomputation, which stops once the backward pass has all it needs.
   void block_forward(const Block& b, const Saved& s, const Mat& out);
   // `accumulate` and `sync` as in backward().
@@ -196,6 +210,9 @@ class Transformer {
   ModelShape shape_;
   BlockPlan plan_;
   bool trainable_;
+  bool zero_;
+  std::size_t dp_;
+  std::size_t update_elements_ = 0;  // what the optimizer updates on this rank
   std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
   std::vector<ModelChunk> chunks_;
   std::vector<std::size_t> chunk_begin_;  // blocks_ index of each chunk's first block

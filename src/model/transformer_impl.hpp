@@ -39,15 +39,16 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
 
 template <class Exec>
 Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
-                               std::uint64_t seed, bool trainable, std::vector<ModelChunk> chunks,
-                               const std::set<std::size_t>& checkpointed)
+                               std::uint64_t seed, bool trainable, const ModelPart& part)
     : ex_(ex),
       torus_(ex.torus()),
       space_(ex.compute_space()),
       shape_(shape),
       plan_(plan),
       trainable_(trainable),
-      chunks_(chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : std::move(chunks)),
+      zero_(trainable && part.zero),
+      dp_(static_cast<std::size_t>(ex.size(Axis::dp))),
+      chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
       small_((transformer_detail::check_shape(shape, ex.mesh_rows(), ex.mesh_cols()),
               std::max(shape.tokens() / ex.mesh_rows(), shape.hidden / ex.mesh_cols()))) {
   const std::size_t T_ = shape.tokens(), H = shape.hidden;
@@ -82,7 +83,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       b.index = bi;
       // A model without gradients keeps nothing for a backward pass: every block works in the
       // shared set.
-      b.checkpointed = !trainable || checkpointed.count(bi) > 0;
+      b.checkpointed = !trainable || part.checkpointed.count(bi) > 0;
       for (int k = 0; k < kParamKinds; ++k) {
         const ParamKind kind = ParamKind(k);
         const StoredLayout layout = stored_layout(kind);
@@ -96,8 +97,15 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
                        parameter_std(shape, kind));
         if (!trainable) continue;
         b.grad[k] = alloc(rows, cols, "gradient", memory_.gradients);
+        const std::size_t n = rows * cols;
+        if (zero_ && dp_ > 1 && n % dp_ == 0) {  // ZeRO-1: this replica's row of dp
+          b.shard[k] = alloc(1, n / dp_, "gradient_shard", memory_.gradients);
+          rows = 1;
+          cols = n / dp_;
+        }
         b.m[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
         b.v[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
+        update_elements_ += rows * cols;
       }
       for (std::size_t slot = 0; slot < c.slots; ++slot) {
         if (!b.checkpointed) {
@@ -132,13 +140,16 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     // The gradients in backward order, block by block. The schedule decides which chunk
     // finishes first, but every block's gradients have the same shapes in the same order, so
     // the planned sequence holds for any order of whole blocks.
-    std::vector<MatrixShape> shapes;
+    std::vector<DpReduction> reductions;
     for (std::size_t bi = blocks_.size(); bi-- > 0;)
       for (ParamKind kind : transformer_detail::kBackwardOrder) {
         const Mat& g = blocks_[bi].grad[static_cast<int>(kind)];
-        shapes.push_back({g.extent(0), g.extent(1)});
+        if (blocks_[bi].shard[static_cast<int>(kind)].data())
+          reductions.push_back({{dp_, g.size() / dp_}, true});
+        else
+          reductions.push_back({{g.extent(0), g.extent(1)}, false});
       }
-    sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(shapes));
+    sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(reductions));
   }
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
   // step; nothing is allocated during a step).
@@ -429,8 +440,25 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
 }
 
 template <class Exec>
-void Transformer<Exec>::start_sync(const Mat& gradient) {
-  sync_->start(sync_->started(), ex_.wrap(gradient));
+void Transformer<Exec>::start_sync(const Block& b, ParamKind kind) {
+  const Mat& g = b.grad[static_cast<int>(kind)];
+  const Mat& shard = b.shard[static_cast<int>(kind)];
+  if (shard.data())
+    sync_->start(sync_->started(), ex_.wrap(flat(g, dp_)), ex_.wrap(shard));
+  else
+    sync_->start(sync_->started(), ex_.wrap(g));
+}
+
+template <class Exec>
+typename Transformer<Exec>::Mat Transformer<Exec>::flat(const Mat& x, std::size_t rows) {
+  return Mat(x.data(), rows, x.size() / rows);
+}
+
+template <class Exec>
+typename Transformer<Exec>::Mat Transformer<Exec>::flat_row(const Mat& x, std::size_t rows,
+                                                            std::size_t r) {
+  const std::size_t cols = x.size() / rows;
+  return Mat(x.data() + r * cols, 1, cols);
 }
 
 template <class Exec>
@@ -458,7 +486,7 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
   // Parameter `kind`'s gradient, and when it is complete its dp averaging started.
   auto grad = [&b](ParamKind kind) -> const Mat& { return b.grad[static_cast<int>(kind)]; };
   auto done = [&](ParamKind kind) {
-    if (sync) start_sync(grad(kind));
+    if (sync) start_sync(b, kind);
   };
 
   // FF2, GeLU, FF1 (each weight gradient first, so its dp averaging overlaps the data GEMM).
@@ -496,40 +524,84 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
 }
 
 template <class Exec>
-double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
-  require(trainable_, "Transformer::update on a model built without gradients");
-  sync_->finish();
-  // The global gradient norm: weight shards are disjoint over the tensor-parallel chips; the
-  // gains are copied on every mesh row, so only row 0 counts them.
-  double local = 0;
-  const double elements = static_cast<double>(memory_.gradients / sizeof(T));  // every gradient
+double Transformer<Exec>::gradient_squares() {
+  // Per gradient, its dp rows when its elements divide over dp (ZeRO-1 holds one of them, the
+  // averaged shard), else the whole: partial sums of squares in a fixed order. The weight shards
+  // are disjoint over the tensor-parallel chips; the gains are copied on every mesh row, so only
+  // row 0 counts them.
+  std::vector<double> partials;
+  const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
+  const double elements = static_cast<double>(update_elements_);
   ex_.compute("gradient_norm", LocalWork::streaming(elements), [&] {
     for (const Block& b : blocks_)
-      for (int k = 0; k < kParamKinds; ++k)
-        if (!is_gain(ParamKind(k)) || ex_.coord(Axis::row) == 0)
-          local += sum_squares(space_, b.grad[k]);
+      for (int k = 0; k < kParamKinds; ++k) {
+        if (is_gain(ParamKind(k)) && ex_.coord(Axis::row) != 0) continue;
+        const Mat& g = b.grad[k];
+        const std::size_t rows = g.size() % dp_ == 0 ? dp_ : 1;
+        for (std::size_t r = 0; r < rows; ++r) {
+          if (!b.shard[k].data())
+            partials.push_back(sum_squares(space_, flat_row(g, rows, r)));
+          else
+            partials.push_back(r == replica ? sum_squares(space_, b.shard[k]) : 0.0);
+        }
+      }
   });
+  if (zero_ && dp_ > 1)  // the other replicas' shards (one non-zero term each: exact)
+    ex_.communicate("gradient_norm", Axis::dp,
+                    {CommWork::all_reduce, static_cast<double>(partials.size())}, [&] {
+                      MPI_Allreduce(MPI_IN_PLACE, partials.data(),
+                                    static_cast<int>(partials.size()), MPI_DOUBLE, MPI_SUM,
+                                    torus_.axis(Axis::dp).comm());
+                    });
+  double local = 0;
+  for (const double p : partials) local += p;
   double squares = 0;
   ex_.communicate("gradient_norm", Axis::tp, {CommWork::all_reduce, 1},
                   [&] { squares = sum_over(torus_.axis(Axis::tp), local); });
   if (ex_.size(Axis::pp) > 1)  // every stage's blocks
     ex_.communicate("gradient_norm", Axis::pp, {CommWork::all_reduce, 1},
                     [&] { squares = sum_over(torus_.axis(Axis::pp), squares); });
-  const double norm = std::sqrt(squares);
+  return squares;
+}
+
+template <class Exec>
+double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
+  require(trainable_, "Transformer::update on a model built without gradients");
+  sync_->finish();
+  const double norm = std::sqrt(gradient_squares());
   const double clip = clip_factor(optimizer, norm);
   // Reads weight, gradient and state, writes weight and state: 7 (AdamW) or 5 (SGD) per element.
   const double per_element = optimizer.kind == OptimizerKind::sgd ? 5 : 7;
-  ex_.compute("optimizer", LocalWork::streaming(per_element * elements), [&] {
+  const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
+  ex_.compute("optimizer", LocalWork::streaming(per_element * update_elements_), [&] {
     for (Block& b : blocks_)
       for (int k = 0; k < kParamKinds; ++k) {
         const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
+        // ZeRO-1: this replica's row of the parameter from the averaged gradient's shard.
+        const bool sharded = b.shard[k].data() != nullptr;
+        const Mat w = sharded ? flat_row(b.w[k], dp_, replica) : b.w[k];
+        const Mat& g = sharded ? b.shard[k] : b.grad[k];
         if (optimizer.kind == OptimizerKind::sgd)
-          sgd_step(space_, u, b.w[k], b.grad[k], b.m[k]);
+          sgd_step(space_, u, w, g, b.m[k]);
         else
-          adamw_step(space_, u, b.w[k], b.grad[k], b.m[k], b.v[k]);
+          adamw_step(space_, u, w, g, b.m[k], b.v[k]);
+        if (sharded) Kokkos::deep_copy(space_, b.shard[k], w);  // what the gather sends
       }
     fence(space_, "optimizer_step");
   });
+  if (zero_ && dp_ > 1) {  // every replica's rows back into each parameter
+    sync_->begin_gather();
+    std::size_t index = 0;
+    for (std::size_t bi = blocks_.size(); bi-- > 0;)
+      for (ParamKind kind : transformer_detail::kBackwardOrder) {
+        const Block& b = blocks_[bi];
+        const int k = static_cast<int>(kind);
+        if (b.shard[k].data())
+          sync_->gather(index, ex_.wrap(b.shard[k]), ex_.wrap(flat(b.w[k], dp_)));
+        ++index;
+      }
+    sync_->finish_gather();
+  }
   return norm;
 }
 

@@ -37,7 +37,8 @@ TEST_P(GradientSyncTest, AveragesOverReplicasWhileTheBackwardPassRuns) {
   FcLayer<RealExecutor<double>> first(ex, Stationary::Y, false, kT, kH, kF, choice);
   FcLayer<RealExecutor<double>> second(ex, Stationary::Y, false, kT, kF, kH, choice);
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
-  GradientSync<RealExecutor<double>> sync(ex, {{kF / rows, kH / cols}, {kH / rows, kF / cols}});
+  GradientSync<RealExecutor<double>> sync(
+      ex, std::vector<MatrixShape>{{kF / rows, kH / cols}, {kH / rows, kF / cols}});
 
   const GlobalMatrix w1 = global_matrix({kH, kF}, 1, 0, 1.0 / 16);
   const GlobalMatrix w2 = global_matrix({kF, kH}, 2, 0, 1.0 / 16);
@@ -89,9 +90,56 @@ INSTANTIATE_TEST_SUITE_P(Impl, GradientSyncTest,
                          ::testing::Values(CollectiveImpl::native, CollectiveImpl::ring),
                          [](const auto& info) { return std::string(impl_name(info.param)); });
 
+// ZeRO-1: a gradient viewed as dp rows is reduce-scattered into this replica's row, averaged;
+// gather() puts every replica's row of a parameter back together. The second round allocates
+// nothing.
+TEST(GradientSyncScatter, ShardsThenGathersEveryReplicasRow) {
+  const std::size_t dp = torus().size(Axis::dp), replica = torus().coord(Axis::dp), n = 12;
+  RealExecutor<double> ex(torus(), CommOptions{});
+  GradientSync<RealExecutor<double>> sync(
+      ex, std::vector<DpReduction>{{{dp, n}, true}, {{3, 4}, false}, {{dp, n}, true}});
+  const auto value = [](std::size_t r, std::size_t row, std::size_t c) {
+    return global_value(r, row, c, 7);
+  };
+  Matrix<double> g("g", dp, n), h("h", 3, 4), shard("shard", 1, n), parameter("p", dp, n);
+  Matrix<double> g2("g2", dp, n), shard2("shard2", 1, n), parameter2("p2", dp, n);
+  const Matrix<double> mine = make_matrix<double>(
+      dp, n, [&](std::size_t i, std::size_t c) { return value(replica, i, c); });
+  auto round = [&] {
+    Kokkos::deep_copy(g, mine);
+    Kokkos::deep_copy(g2, mine);
+    Kokkos::deep_copy(h, 1.0);
+    sync.begin_step();
+    sync.start(0, g, shard);
+    sync.start(1, h);
+    sync.start(2, g2, shard2);
+    sync.finish();
+    sync.begin_gather();
+    sync.gather(0, shard, parameter);
+    sync.gather(2, shard2, parameter2);
+    sync.finish_gather();
+  };
+  round();
+  const auto host = to_host(parameter), host2 = to_host(parameter2), host_h = to_host(h);
+  for (std::size_t row = 0; row < dp; ++row)
+    for (std::size_t c = 0; c < n; ++c) {
+      double mean = 0;
+      for (std::size_t r = 0; r < dp; ++r) mean += value(r, row, c) / dp;
+      EXPECT_DOUBLE_EQ(host(row, c), mean) << row << "," << c;
+      EXPECT_DOUBLE_EQ(host2(row, c), mean) << row << "," << c;
+    }
+  EXPECT_DOUBLE_EQ(host_h(2, 3), 1.0);  // all-reduced and averaged
+  Kokkos::Tools::Experimental::set_allocate_data_callback(&count_allocation);
+  g_allocations = 0;
+  round();
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  EXPECT_EQ(g_allocations, 0u);
+  EXPECT_THROW(sync.gather(1, shard, parameter), UserError);  // not a scattered gradient
+}
+
 TEST(GradientSyncErrors, OutOfOrderOrMisshapenGradientsAreErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});
-  GradientSync<RealExecutor<double>> sync(ex, {{4, 6}, {2, 3}});
+  GradientSync<RealExecutor<double>> sync(ex, std::vector<MatrixShape>{{4, 6}, {2, 3}});
   Matrix<double> a("a", 4, 6), b("b", 2, 3);
   sync.begin_step();
   EXPECT_THROW(sync.start(1, b), UserError);  // out of order

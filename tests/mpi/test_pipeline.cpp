@@ -52,6 +52,7 @@ struct Case {
   std::size_t blocks = 4;
   std::set<std::size_t> checkpointed = {};
   Algorithm algorithm = Algorithm::meshslice;
+  bool zero = false;
 };
 
 std::vector<Case> cases() {
@@ -67,6 +68,9 @@ std::vector<Case> cases() {
       {"1f1b_m2_uneven_split", S::one_f_one_b, 2, 1, 5},
       {"1f1b_m4_checkpointed", S::one_f_one_b, 4, 1, 4, {0, 2, 3}},
       {"interleaved_v2_m4_checkpointed", S::interleaved, 4, 2, 8, {1, 4, 5}},
+      {"1f1b_m2_zero", S::one_f_one_b, 2, 1, 4, {}, Algorithm::meshslice, true},
+      {"interleaved_v2_m4_zero_checkpointed", S::interleaved, 4, 2, 8, {0, 7},
+       Algorithm::collective, true},
   };
 }
 
@@ -76,6 +80,7 @@ StepSettings step_of(const Case& c) {
   step.micro_batches = c.micro_batches;
   step.virtual_stages = c.virtual_stages;
   step.checkpointed = c.checkpointed;
+  step.zero = c.zero;
   return step;
 }
 
@@ -176,6 +181,33 @@ TEST(PipelineCheckpointing, BitIdenticalLossesAndLessMemory) {
   const std::size_t set = a.memory().activations / sets;
   const std::size_t input = a.student().local_tokens() * a.student().local_hidden() * sizeof(double);
   EXPECT_EQ(b.memory().activations, sets * input + set - input);
+}
+
+// ZeRO-1 reduce-scatters each gradient over dp, updates this replica's shard and all-gathers the
+// parameters: the same arithmetic on every element as the all-reduce path, and the gradient norm
+// summed in the same order, so the losses are bit-identical (dp = 2: each sum has one addition).
+// The optimizer state per rank shrinks to 1/dp.
+TEST(PipelineZero, BitIdenticalLossesAndShardedOptimizerState) {
+  const std::size_t dp = torus().size(Axis::dp);
+  if (dp != 2) GTEST_SKIP() << "bit-identity holds where each sum over replicas is one addition";
+  const ModelShape s = shape(4);
+  const BlockPlan plan = default_block_plan(s, GemmChoice{Algorithm::meshslice, {2, 1}});
+  StepSettings plain, zero;
+  plain.micro_batches = zero.micro_batches = 2;
+  zero.zero = true;
+  RealExecutor<double> ex(torus(), CommOptions{});
+  Trainer<RealExecutor<double>> a(ex, s, plan, adamw(), TaskSeeds{}, plain);
+  Trainer<RealExecutor<double>> b(ex, s, plan, adamw(), TaskSeeds{}, zero);
+  for (int step = 1; step <= 4; ++step) {
+    const auto ra = a.step(), rb = b.step();
+    EXPECT_EQ(ra.loss, rb.loss) << "step " << step;
+    EXPECT_EQ(ra.grad_norm, rb.grad_norm) << "step " << step;
+  }
+  for (std::size_t blk = 0; blk < s.blocks; ++blk)
+    for (int k = 0; k < kParamKinds; ++k)
+      EXPECT_EQ(a.student().gather(blk, ParamKind(k)), b.student().gather(blk, ParamKind(k)))
+          << "block " << blk << " " << param_kind_name(ParamKind(k));
+  EXPECT_EQ(b.student().memory().optimizer_state, a.student().memory().optimizer_state / dp);
 }
 
 TEST(PipelineErrors, SettingsTheStepCannotRunAreClearErrors) {

@@ -5,7 +5,9 @@
 # When the command sets train.trace_steps: OUT/trace.json, valid JSON with each traced step and
 # events on the compute lane and on every ring the mesh has (dp included). When it sets
 # hardware: the emulated step beside the measured one in the progress lines, train.csv and
-# summary.json, and OUT/trace_emulated.json of the traced steps.
+# summary.json, and OUT/trace_emulated.json of the traced steps. When it sets mesh.pp: the stage
+# split and the bubble printed, the pipeline in summary.json and, traced, the stage-to-stage
+# messages on the pp lane with the stages' waits for them.
 set -u
 out=$1
 steps=$2
@@ -39,8 +41,12 @@ used = {e["tid"] for e in events if e.get("ph") == "X"}
 steps = re.search(r"train.trace_steps=\[([0-9,]+)\]", sys.argv[2]).group(1).split(",")
 for step in steps:
     assert any(e["name"] == "step " + step for e in events), "no span of step " + step
-for lane in ["compute", "phases"] + (["dp ring"] if "dp-tp" in sys.argv[2] else []):
+wanted = ["compute", "phases"] + (["dp ring"] if re.search("dp-tp|mesh.dp=2", sys.argv[2]) else [])
+wanted += ["pp links"] if "mesh.pp=" in sys.argv[2] else []
+for lane in wanted:
     assert lanes[lane] in used, "nothing on lane " + lane
+if "mesh.pp=" in sys.argv[2]:
+    assert any(e["name"] == "pipeline_wait" for e in events), "no pipeline waits traced"
 PY
   ;;
 esac
@@ -64,6 +70,17 @@ if "trace_steps" in command:
         assert "step " + step in names, "no emulated span of step " + step
     for name in ["gemm", "partial_all_gather", "all_reduce", "attention", "rmsnorm"]:
         assert name in names, "no emulated " + name
+PY
+  ;;
+esac
+case "$*" in
+*mesh.pp=*)
+  grep -q 'pipeline: .* stage(s) .* blocks .*ideal bubble' <<<"$output" || fail "no stage split printed"
+  grep -q 'bubble [0-9]*%' <<<"$output" || fail "no bubble in the progress lines"
+  python3 - "$out/summary.json" <<'PY' || fail "summary.json lacks the pipeline"
+import json, sys
+p = json.load(open(sys.argv[1]))["pipeline"]
+assert p["stages"] > 1 and 0 <= p["mean_bubble_fraction"] < 1, p
 PY
   ;;
 esac
