@@ -17,14 +17,17 @@ template class Trainer<sim::CombinedExecutor<RealExecutor<double>>>;
 
 namespace meshslice::train {
 
-void EmulatedSteps::begin_step() {
+void EmulatedSteps::begin_step(MPI_Comm comm) {
   events_.clear();
+  start_ = chip_->now();
+  MPI_Allreduce(MPI_IN_PLACE, &start_, 1, MPI_DOUBLE, MPI_MAX, comm);
+  chip_->advance_to(start_);
   before_ = chip_->totals();
 }
 
 EmulatedSteps::Step EmulatedSteps::end_step(MPI_Comm comm, std::size_t step, bool keep) {
   const sim::SimTotals after = chip_->totals();
-  const double own = after.seconds - before_.seconds;
+  const double own = after.seconds - start_;
   Step s;
   MPI_Allreduce(&own, &s.seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
   const double busy = (after.compute - before_.compute) + (after.local - before_.local);
@@ -38,7 +41,7 @@ EmulatedSteps::Step EmulatedSteps::end_step(MPI_Comm comm, std::size_t step, boo
   if (s.seconds < best_.seconds) best_ = s;
   if (keep) {
     for (const TraceEvent& e : events_) kept_.add(e);
-    kept_.add(TraceEvent{concat("step ", step), TraceLane::phase, before_.seconds, after.seconds});
+    kept_.add(TraceEvent{concat("step ", step), TraceLane::phase, start_, after.seconds});
   }
   return s;
 }

@@ -35,10 +35,12 @@ class EmulatedSteps {
       : machine_(machine), tokens_(tokens_per_step) {}
   // Where the combined executor records its emulated ops; attach() its emulated chip.
   std::vector<TraceEvent>* events() { return &events_; }
-  void attach(const sim::SimExecutor& chip) { chip_ = &chip; }
+  void attach(sim::SimExecutor& chip) { chip_ = &chip; }
   const std::string& machine_name() const { return machine_.machine.name; }
 
-  void begin_step();
+  // Collective over `comm`: the step starts on every emulated chip at once (the run's barrier),
+  // at the latest chip's clock.
+  void begin_step(MPI_Comm comm);
   // Collective over `comm`. `keep`: the step's emulated ops go to the trace written by
   // write_trace().
   Step end_step(MPI_Comm comm, std::size_t step, bool keep);
@@ -53,7 +55,8 @@ class EmulatedSteps {
  private:
   const hw::MachineModel& machine_;
   double tokens_;
-  const sim::SimExecutor* chip_ = nullptr;
+  sim::SimExecutor* chip_ = nullptr;
+  double start_ = 0;  // the step's emulated start
   std::vector<TraceEvent> events_;
   Trace kept_;
   sim::SimTotals before_;

@@ -150,7 +150,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     trace.clear();
     const auto start = Clock::now();
     const double trace_start = trace.now();
-    if (emulated) emulated->begin_step();
+    if (emulated) emulated->begin_step(torus.comm());
     const auto r = trainer.step();
     MPI_Barrier(torus.comm());
     // The pipeline's bubble: of its span (the common start to the last stage's last message),
@@ -273,9 +273,6 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
 
 template <class T>
 int train(AppContext& context, const Settings& s) {
-  require(!s.machine || s.mesh.pp == 1, "hardware mode with pipeline stages (mesh.pp = ",
-          s.mesh.pp, ") is not supported: the emulated chips keep their own clocks, so a stage "
-          "would not wait for its neighbours' emulated time; set hardware = none or mesh.pp = 1");
   Torus torus(MPI_COMM_WORLD, s.mesh);
   // The lower bound of a stage: its share of the blocks (rounded up) on one micro-batch.
   ModelShape stage_share = s.step.micro_batch_shape(s.model);

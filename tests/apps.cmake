@@ -54,6 +54,10 @@ meshslice_app_test(train_pipeline_dp_pp 8 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
   ${MPI8} ${TRAIN} --set mesh.dp=2 --set mesh.pp=2 --set pipeline.microbatches=4
   --set optimizer.zero=true --set checkpointing.blocks=1 --set train.steps=20
   --set train.eval_every=10 --set train.trace_steps=[5])
+# Hardware mode with pipeline stages: the emulated chips wait for each other's emulated work.
+meshslice_app_test(train_hardware_pipeline 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4-pp
+  10 ${MPI4} ${TRAIN} --set mesh.pp=2 --set pipeline.microbatches=4 --set train.steps=10
+  --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
 meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4 10
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)

@@ -12,13 +12,20 @@
 //     double tpuv4_seconds = ex.emulated().totals().seconds;
 //
 // The emulated clock never waits for the real one: it is the time the ops would take on the
-// emulated machine, whatever the host machine's speed.
+// emulated machine, whatever the host machine's speed. Across pipeline stages the emulated clocks
+// meet: a message on the pp axis carries its sender's emulated arrival time, and the receive
+// completes on the emulated chip no earlier than that, so a stage waits for its neighbour's
+// emulated work where the real one waits for the real work (the schedule's bubble shows in
+// both).
 //
 // A caller written over any executor (model/transformer.hpp) runs on this one as on the real
 // executor: its own kernels and blocking collectives go through compute() and communicate()
 // with what they cost (gemm/caller_work.hpp), which the real executor runs and the emulated
 // chip times; real() and compute_space() reach the real executor for the rest.
+#include <mpi.h>
+
 #include <cstddef>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -64,11 +71,19 @@ class CombinedExecutor {
              real.coord(Axis::col), events) {
     sim_.set_outer_axes(real.size(Axis::dp), real.coord(Axis::dp), real.size(Axis::pp),
                         real.coord(Axis::pp));
+    // The emulated times travel beside the data, on a communicator of their own.
+    if (real.size(Axis::pp) > 1) MPI_Comm_dup(real.torus().axis(Axis::pp).comm(), &clocks_);
   }
+  ~CombinedExecutor() {
+    if (clocks_ != MPI_COMM_NULL) MPI_Comm_free(&clocks_);
+  }
+  CombinedExecutor(const CombinedExecutor&) = delete;
+  CombinedExecutor& operator=(const CombinedExecutor&) = delete;
 
   // The caller's shards, for passing to run_gemm.
   Mat wrap(const typename Real::Mat& m) const { return {m, SimMat(m.extent(0), m.extent(1))}; }
   const SimExecutor& emulated() const { return sim_; }
+  SimExecutor& emulated() { return sim_; }
   Real& real() { return real_; }
 
   const Torus& torus() const { return real_.torus(); }
@@ -141,12 +156,24 @@ class CombinedExecutor {
                  sim_.start_all_reduce(axis, in.sim, out.sim));
   }
   OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0) {
-    return track(real_.start_send(axis, buffer.real, displacement, channel),
-                 sim_.start_send(axis, buffer.sim, displacement, channel));
+    const OpId op = track(real_.start_send(axis, buffer.real, displacement, channel),
+                          sim_.start_send(axis, buffer.sim, displacement, channel));
+    if (carries_clock(axis)) {
+      Stamp& stamp = stamps_[op];
+      stamp.time = sim_.completion(ops_[op].second);  // when the data lands at the receiver
+      MPI_Isend(&stamp.time, 1, MPI_DOUBLE, peer(displacement), channel, clocks_, &stamp.request);
+    }
+    return op;
   }
   OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0) {
-    return track(real_.start_recv(axis, buffer.real, displacement, channel),
-                 sim_.start_recv(axis, buffer.sim, displacement, channel));
+    const OpId op = track(real_.start_recv(axis, buffer.real, displacement, channel),
+                          sim_.start_recv(axis, buffer.sim, displacement, channel));
+    if (carries_clock(axis)) {
+      Stamp& stamp = stamps_[op];
+      stamp.receive = true;
+      MPI_Irecv(&stamp.time, 1, MPI_DOUBLE, peer(displacement), channel, clocks_, &stamp.request);
+    }
+    return op;
   }
   OpId start_broadcast(Axis axis, const Mat& buffer, int root) {
     return track(real_.start_broadcast(axis, buffer.real, root),
@@ -173,10 +200,12 @@ class CombinedExecutor {
   }
   void wait(OpId op) {
     real_.wait(ops_[op].first);
+    wait_for_clock(op);
     sim_.wait(ops_[op].second);
   }
   void wait_all() {
     real_.wait_all();
+    while (!stamps_.empty()) wait_for_clock(stamps_.begin()->first);
     sim_.wait_all();
   }
 
@@ -192,9 +221,28 @@ class CombinedExecutor {
     return ops_.size() - 1;
   }
 
+  // A pipeline message's emulated time, in flight beside the data.
+  struct Stamp {
+    double time = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool receive = false;
+  };
+  bool carries_clock(Axis axis) const { return axis == Axis::pp && clocks_ != MPI_COMM_NULL; }
+  int peer(int displacement) const { return real_.coord(Axis::pp) + displacement; }
+  // Completes op's emulated time message, if it has one: a receive's data lands no earlier.
+  void wait_for_clock(OpId op) {
+    const auto it = stamps_.find(op);
+    if (it == stamps_.end()) return;
+    MPI_Wait(&it->second.request, MPI_STATUS_IGNORE);
+    if (it->second.receive) sim_.complete_no_earlier(ops_[op].second, it->second.time);
+    stamps_.erase(it);
+  }
+
   Real& real_;
   SimExecutor sim_;
   std::vector<std::pair<typename Real::OpId, SimExecutor::OpId>> ops_;
+  MPI_Comm clocks_ = MPI_COMM_NULL;
+  std::map<OpId, Stamp> stamps_;  // map nodes stay put: MPI holds their addresses
 };
 
 }  // namespace meshslice::sim

@@ -254,6 +254,16 @@ SimExecutor::OpId SimExecutor::start_partial_reduce_scatter(Axis axis, const Mat
                      (P - 1) * piece);
 }
 
+double SimExecutor::completion(OpId op) const {
+  require(op < op_end_.size(), "SimExecutor::completion: unknown operation ", op);
+  return op_end_[op];
+}
+
+void SimExecutor::complete_no_earlier(OpId op, double time) {
+  require(op < op_end_.size(), "SimExecutor::complete_no_earlier: unknown operation ", op);
+  op_end_[op] = std::max(op_end_[op], time);
+}
+
 void SimExecutor::wait(OpId op) {
   require(op < op_end_.size(), "SimExecutor::wait: unknown operation ", op);
   clock_ = std::max(clock_, op_end_[op]);

@@ -20,6 +20,7 @@
 //
 // With the machine's nic_hbm_contention, a GEMM gets only the HBM bandwidth that the
 // communication overlapping it leaves over (the NIC reads and writes HBM directly).
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -134,6 +135,12 @@ class SimExecutor {
   void blocking_communication(const char* name, Axis axis, const CommWork& work);
 
   double now() const { return clock_; }  // the issuing thread's clock
+  // Moves the issuing thread's clock to `time` if that is later (an emulated barrier).
+  void advance_to(double time) { clock_ = std::max(clock_, time); }
+  // When op `op` completes on the emulated chip; a receive can be told that its data lands no
+  // earlier than `time` (the sender's emulated clock carried along: sim/combined_executor.hpp).
+  double completion(OpId op) const;
+  void complete_no_earlier(OpId op, double time);
   // Totals so far; `seconds` is the latest end of anything issued (call wait_all() first to
   // include the thread waiting for it).
   SimTotals totals() const;

@@ -14,7 +14,9 @@
 #include "gemm/gemm_plan.hpp"
 #include "gemm/real_executor.hpp"
 #include "gemm_reference.hpp"
+#include "hardware/machine.hpp"
 #include "mpi_test_env.hpp"
+#include "sim/combined_executor.hpp"
 
 namespace meshslice::testing {
 namespace {
@@ -91,6 +93,28 @@ TEST_P(ExecutorOps, PipelineStagesSendForwardAndBackward) {
   if (stage == pp - 1) {
     EXPECT_THROW(ex.start_send(Axis::pp, activation, +1), UserError);
   }
+}
+
+// Combined mode: a message between pipeline stages carries its sender's emulated time, so the
+// receiving chip's clock does not run ahead of the work the data waited for. Each stage waits for
+// the previous one's data, works, and sends on: stage s's emulated clock ends after s + 1 times
+// the work (a chip that ignored its sender's clock would end after one).
+TEST(CombinedPipeline, AReceiveCompletesNoEarlierThanTheSendersEmulatedWork) {
+  const int pp = torus().size(Axis::pp), stage = torus().coord(Axis::pp);
+  if (pp < 2) GTEST_SKIP() << "no pipeline stages";
+  const hw::MachineModel machine(hw::load_machine(hw::machine_path("tpuv4")));
+  RealExecutor<double> real(torus(), CommOptions{});
+  sim::CombinedExecutor<RealExecutor<double>> ex(real, machine);
+  Matrix<double> buffer("buffer", 1, kLength);
+  const auto data = ex.wrap(buffer);
+  if (stage > 0) ex.wait(ex.start_recv(Axis::pp, data, -1, 3));
+  const double before = ex.emulated().now();
+  ex.compute("work", LocalWork::streaming(1e10), [] {});
+  const double work = ex.emulated().now() - before;
+  ASSERT_GT(work, 1e-3);
+  if (stage + 1 < pp) ex.wait(ex.start_send(Axis::pp, data, +1, 3));
+  EXPECT_GE(ex.emulated().now(), (stage + 1) * work * (1 - 1e-9)) << "stage " << stage;
+  EXPECT_LT(ex.emulated().now(), (stage + 1) * work * 1.01) << "stage " << stage;
 }
 
 INSTANTIATE_TEST_SUITE_P(Impl, ExecutorOps,
