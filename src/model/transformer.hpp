@@ -150,8 +150,9 @@ class Transformer {
   // Allocates and counts into `use` (one of memory_'s fields).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use);
   Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);
-  // A full set of saved activations (x_in too unless `with_input` is false).
-  Saved saved_set(bool with_input, std::size_t& use);
+  // A full set of saved activations (x_in too unless `with_input` is false); `in_staging`: the
+  // recomputation's, partly in the forward pass's staging buffers.
+  Saved saved_set(bool with_input, std::size_t& use, bool in_staging = false);
   // The activations block b works in for `slot`: its own, or the recomputation's set around its
   // saved input.
   Saved working_set(const Block& b, std::size_t slot) const;

@@ -118,11 +118,10 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       }
     }
   }
-  if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.checkpointed; })) {
-    recompute_ = saved_set(false, memory_.activations);
-  }
   h_ = activation(Layout::standard, H, "normed", memory_.work);
   o_ = activation(Layout::standard, H, "fc_output", memory_.work);
+  if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.checkpointed; }))
+    recompute_ = saved_set(false, memory_.activations, /*in_staging=*/true);
   ss_ = alloc(local_tokens(), 1, "rms_sums", memory_.work);
   if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
   if (trainable) {
@@ -194,14 +193,22 @@ typename Transformer<Exec>::Mat Transformer<Exec>::activation(Layout layout, std
 }
 
 template <class Exec>
-typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, std::size_t& use) {
+typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, std::size_t& use,
+                                                               bool in_staging) {
   const std::size_t H = shape_.hidden;
   const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  // The recomputation's set keeps QKV's and FF1's inputs where a forward pass stages its norm
+  // output (h_) and FC outputs (o_), where their layouts allow: the backward pass touches
+  // neither; within a forward pass h_ is free once QKV's input is written unless FF1's norm
+  // stages there (a transposed FF1 input), and o_ once the attention residual has read it (a
+  // recomputation stops before FF2 writes it; a model without gradients keeps nothing).
+  const bool ff1_in_o = in_staging && p1.input() == Layout::standard;
+  const bool qkv_in_h = ff1_in_o && pq.input() == Layout::standard;
   Saved s;
   if (with_input) s.x_in = activation(Layout::standard, H, "x_in", use);
   s.rinv1 = alloc(local_tokens(), 1, "rinv", use);
-  s.qkv_in = activation(pq.input(), H, "qkv_in", use);
+  s.qkv_in = qkv_in_h ? h_ : activation(pq.input(), H, "qkv_in", use);
   s.qkv = activation(Layout::standard, 3 * H, "qkv", use);
   s.p = Buffer<T>("attention_p", attention_.saved_elements());
   use += s.p.size() * sizeof(T);
@@ -209,7 +216,7 @@ typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, 
   s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in", use);
   s.x_mid = activation(Layout::standard, H, "x_mid", use);
   s.rinv2 = alloc(local_tokens(), 1, "rinv", use);
-  s.ff1_in = activation(p1.input(), H, "ff1_in", use);
+  s.ff1_in = ff1_in_o ? o_ : activation(p1.input(), H, "ff1_in", use);
   s.u = activation(p1.output(), shape_.ffn(), "ff1_out", use);
   s.ff2_in = activation(p2.input(), shape_.ffn(), "ff2_in", use);
   return s;
