@@ -131,10 +131,11 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   if (writer)
     csv = std::make_unique<CsvWriter>(
         context.out_dir + "/train.csv",
-        std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds", "data_seconds",
-                                 "tokens_per_s", "gemm_gflops", "peak_fraction", "exposed_comm_fraction",
-                                 "relayouts", "bubble_fraction", "emulated_seconds",
-                                 "emulated_exposed_comm_fraction", "emulated_flop_utilization"});
+        std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds",
+                                 "data_seconds", "tokens_per_s", "gemm_gflops", "peak_fraction",
+                                 "exposed_comm_fraction", "relayouts", "bubble_fraction",
+                                 "emulated_seconds", "emulated_exposed_comm_fraction",
+                                 "emulated_flop_utilization"});
   const double flops = step_flops(s.model, s.mesh.dp);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;

@@ -5,7 +5,7 @@
 // progress everything in flight between their compute chunks). Planned like a GEMM: the
 // collectives' scratch is allocated once, at construction, so a step allocates nothing.
 //
-//     GradientSync<RealExecutor<float>> sync(ex, {dw_last.shape, ..., dw_first.shape});
+//     GradientSync<RealExecutor<float>> sync(ex, std::vector<MatrixShape>{dw_last, ..., dw_first});
 //     sync.begin_step();
 //     ... backward of the last layer ...  sync.start(0, dw_last);
 //     ... backward of the layer before ... sync.start(1, dw_prev);
@@ -18,7 +18,9 @@
 //     GradientSync<...> sync(ex, {{{dp, n / dp}, /*scatter=*/true}, ...});
 //     sync.start(0, flat_gradient, shard);   ... sync.finish();   // shard = the averaged row
 //     ... update the parameter's row from the shard ...
-//     sync.begin_gather();  sync.gather(0, updated_row_copy, flat_parameter);  sync.finish_gather();
+//     sync.begin_gather();
+//     sync.gather(0, updated_row_copy, flat_parameter);
+//     sync.finish_gather();
 //
 // Gradients are started in the order they were given (the backward pass's order), and gathered
 // in the same order.

@@ -12,7 +12,8 @@ ModelShape StepSettings::micro_batch_shape(const ModelShape& shape) const {
 
 void check_step_settings(const StepSettings& step, const ModelShape& shape, const MeshShape& mesh) {
   const std::size_t m = step.micro_batches, v = step.virtual_stages;
-  const std::size_t p = static_cast<std::size_t>(mesh.pp), rows = static_cast<std::size_t>(mesh.rows);
+  const std::size_t p = static_cast<std::size_t>(mesh.pp);
+  const std::size_t rows = static_cast<std::size_t>(mesh.rows);
   require(m >= 1, "pipeline.microbatches = ", m, " must be at least 1");
   require(shape.sequences % m == 0, "model.sequences = ", shape.sequences, " (the batch of a "
           "replica) does not divide into pipeline.microbatches = ", m, " micro-batches; choose "
@@ -46,7 +47,8 @@ void check_step_settings(const StepSettings& step, const ModelShape& shape, cons
             "0 to ", shape.blocks - 1);
 }
 
-StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape, const MeshShape& mesh) {
+StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape,
+                          const MeshShape& mesh) {
   const double chips = static_cast<double>(mesh.rows) * mesh.cols;
   const std::vector<double> blocks(shape.blocks, block_flops(shape) / chips / step.flop_rate);
   // The loss reads the output and target and writes its gradient: 3 T H elements, counted as

@@ -37,6 +37,7 @@ void check_step_settings(const StepSettings& step, const ModelShape& shape, cons
 // The blocks over mesh.pp x virtual_stages virtual stages (virtual stage c * pp + s is chunk c of
 // stage s), balanced on each block's estimated time per step: its GEMM FLOPs on one chip of the
 // stage's mesh at step.flop_rate, the last virtual stage also computing the loss.
-StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape, const MeshShape& mesh);
+StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape,
+                          const MeshShape& mesh);
 
 }  // namespace meshslice

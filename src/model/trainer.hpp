@@ -119,7 +119,7 @@ class Trainer {
   std::vector<std::vector<Mat>> inputs_, outputs_, output_grads_, input_grads_;
   std::vector<std::vector<typename Exec::OpId>> input_ops_, output_grad_ops_;
   std::vector<typename Exec::OpId> sends_;
-  std::size_t message_bytes_ = 0;
+  std::size_t micro_batch_bytes_ = 0;  // the buffers above, counted as work
   std::size_t steps_ = 0;
   double data_seconds_ = 0, wait_seconds_ = 0;
 };

@@ -44,26 +44,30 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
       inputs_(chunks_), outputs_(chunks_), output_grads_(chunks_), input_grads_(chunks_),
       input_ops_(chunks_), output_grad_ops_(chunks_) {
   // Per micro-batch buffers, counted as work.
-  const auto messages = [&](bool wanted, const char* label) {
+  const auto per_micro_batch = [&](bool wanted, const char* label) {
     std::vector<Mat> pool;
     for (std::size_t k = 0; wanted && k < micro_batches_; ++k) {
       pool.emplace_back(std::string(label), student_.local_tokens(), student_.local_hidden());
-      message_bytes_ += pool.back().size() * sizeof(T);
+      micro_batch_bytes_ += pool.back().size() * sizeof(T);
     }
     return pool;
   };
-  batch_inputs_ = messages(first(0), "inputs");
+  batch_inputs_ = per_micro_batch(first(0), "inputs");
   if (last(chunks_ - 1)) {
     teacher_ = std::make_unique<Transformer<RealExecutor<T>>>(data_ex_, micro_, plan,
                                                               seeds.teacher, /*trainable=*/false);
-    batch_targets_ = messages(true, "targets");
-    if (!first(0)) x_ = messages(true, "teacher_inputs").front();
+    batch_targets_ = per_micro_batch(true, "targets");
+    if (!first(0)) {  // the teacher's input, made one micro-batch at a time
+      x_ = Mat("teacher_inputs", student_.local_tokens(), student_.local_hidden());
+      micro_batch_bytes_ += x_.size() * sizeof(T);
+    }
   }
   for (std::size_t c = 0; c < chunks_; ++c) {
-    inputs_[c] = messages(!first(c), "stage_input");
-    outputs_[c] = messages(!last(c), "stage_output");
-    output_grads_[c] = messages(true, last(c) ? "loss_gradient" : "stage_output_gradient");
-    input_grads_[c] = messages(!first(c), "stage_input_gradient");
+    inputs_[c] = per_micro_batch(!first(c), "stage_input");
+    outputs_[c] = per_micro_batch(!last(c), "stage_output");
+    output_grads_[c] =
+        per_micro_batch(true, last(c) ? "loss_gradient" : "stage_output_gradient");
+    input_grads_[c] = per_micro_batch(!first(c), "stage_input_gradient");
     input_ops_[c].resize(micro_batches_);
     output_grad_ops_[c].resize(micro_batches_);
   }
@@ -97,7 +101,7 @@ int Trainer<Exec>::channel(std::size_t to, bool forward, std::size_t k) const {
 template <class Exec>
 MemoryUse Trainer<Exec>::memory() const {
   MemoryUse m = student_.memory();
-  m.work += message_bytes_ + y_.size() * sizeof(T);
+  m.work += micro_batch_bytes_ + y_.size() * sizeof(T);
   if (teacher_) {
     const MemoryUse& teacher = teacher_->memory();
     m.parameters += teacher.parameters;

@@ -199,9 +199,11 @@ TEST(PipelineCheckpointing, BitIdenticalLossesAndLessMemory) {
   const ModelChunk& chunk = a.student().chunks().at(0);
   const std::size_t sets = chunk.blocks * chunk.slots;
   const std::size_t set = a.memory().activations / sets;
-  const std::size_t input = a.student().local_tokens() * a.student().local_hidden() * sizeof(double);
+  const std::size_t input =
+      a.student().local_tokens() * a.student().local_hidden() * sizeof(double);
   const bool ff1_staged = plan[static_cast<int>(FcKind::ff1)].input() == Layout::standard;
-  const bool qkv_staged = ff1_staged && plan[static_cast<int>(FcKind::qkv)].input() == Layout::standard;
+  const bool qkv_staged =
+      ff1_staged && plan[static_cast<int>(FcKind::qkv)].input() == Layout::standard;
   const std::size_t staged = (ff1_staged + qkv_staged) * input;
   EXPECT_EQ(b.memory().activations, sets * input + set - input - staged);
 }
