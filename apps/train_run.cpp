@@ -14,7 +14,9 @@
 #include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "model/trainer.hpp"
+#include "train_emulate_only.hpp"
 #include "train_emulated.hpp"
+#include "train_report.hpp"
 #include "train_settings.hpp"
 
 namespace meshslice::train {
@@ -25,8 +27,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 // The step's dense GEMM FLOPs over the whole job: every block on every replica.
 double step_flops(const ModelShape& m, int replicas) {
@@ -55,50 +55,6 @@ double high_water_mib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;  // KiB on Linux
-}
-
-void print_plan(const Settings& s, const BlockPlan& plan) {
-  log_info("model: ", s.model.blocks, " blocks, H = ", s.model.hidden, ", ", s.model.heads,
-           " heads, ", s.model.sequences, " sequences x ", s.model.seq_len, " tokens per replica (T = ",
-           s.model.tokens(), "); mesh ", s.mesh.str(), "; ", optimizer_name(s.optimizer.kind),
-           ", ", s.precision);
-  for (int k = 0; k < kFcKinds; ++k) {
-    const FcKind kind = FcKind(k);
-    const FcPlan& p = plan[k];
-    log_info("  ", fc_name(kind), " (", fc_inputs(s.model, kind), " -> ", fc_outputs(s.model, kind),
-             "): ", p.str(), "; input ", layout_name(p.input()), ", output ",
-             layout_name(p.output()), ", weight kept as ", p.weight_transposed() ? "W^T" : "W");
-  }
-}
-
-// The pipeline's split and schedule, before step 1.
-void print_pipeline(const Settings& s, const StageSplit& split) {
-  const StepSettings& step = s.step;
-  if (s.mesh.pp == 1 && step.micro_batches == 1 && step.checkpointed.empty() && !step.zero)
-    return;
-  const std::size_t p = static_cast<std::size_t>(s.mesh.pp), m = step.micro_batches;
-  log_info("pipeline: ", p, " stage(s) x ", step.virtual_stages, " chunk(s), ",
-           schedule_name(step.schedule), ", ", m, " micro-batch(es) of ",
-           s.model.sequences / m, " sequences; ", split.str(), ", slowest / mean ",
-           split.slowest() / split.mean(), "; ideal bubble (p - 1) / (v m + p - 1) = ",
-           100.0 * (p - 1) / (step.virtual_stages * m + p - 1), "%");
-  if (step.zero)
-    log_info("ZeRO-1: optimizer state sharded over the ", s.mesh.dp, " replicas (gradients "
-             "reduce-scattered, parameters all-gathered after the update)");
-  if (!step.checkpointed.empty()) {
-    std::string blocks;
-    for (const std::size_t b : step.checkpointed) blocks += concat(blocks.empty() ? "" : " ", b);
-    log_info("activation checkpointing: blocks ", blocks, " recompute their activations in the "
-             "backward pass");
-  }
-}
-
-void print_memory(const MemoryUse& m) {
-  log_info("memory per rank (model buffers): ", mib(m.total()), " MiB = parameters ",
-           mib(m.parameters), " + gradients ", mib(m.gradients), " + optimizer state ",
-           mib(m.optimizer_state), " + saved activations ", mib(m.activations), " + work ",
-           mib(m.work), " + workspaces ", mib(m.workspaces),
-           " (GEMM plans, re-layouts, dp averaging; the runtime comes on top)");
 }
 
 // The run on executor `ex` (the real one, or in hardware mode the combined one, with
@@ -306,6 +262,7 @@ int train(AppContext& context, const Settings& s) {
 
 int run_training(AppContext& context) {
   const Settings s = settings_from(context);
+  if (s.emulate_only) return emulate_training(context, s);
   return s.precision == "double" ? train<double>(context, s) : train<float>(context, s);
 }
 

@@ -63,6 +63,10 @@ Teuchos::ParameterList valid_parameters() {
   train.set("seed_student", 1, "seed of the trained model's initial weights");
   train.set("seed_teacher", 2, "seed of the fixed teacher that makes the targets");
   train.set("seed_data", 3, "seed of the inputs");
+  train.set("emulate_only", false,
+            "with hardware: emulate every op of the step without running anything (no data, no "
+            "losses); one MPI rank per pipeline stage stands for its stage's chips, so the mesh "
+            "may be far larger than the job (mpiexec -np <mesh.pp>)");
   train.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress communication");
   train.set("trace_steps", Teuchos::Array<int>(),
             "steps to record in OUT/trace.json, a Chrome trace (open in Perfetto) with a process "
@@ -89,6 +93,10 @@ Teuchos::ParameterList valid_parameters() {
 Settings settings_from(const AppContext& context) {
   const auto& d = context.deck;
   Settings s;
+  s.emulate_only = get_param<bool>(d, "train.emulate_only");
+  // The data-free emulation's mesh is not the MPI job's: it is given whole.
+  require(!s.emulate_only || get_param<int>(d, "mesh.cols") > 0, "train.emulate_only emulates "
+          "the mesh the deck names, not the MPI job's: set mesh.cols (0 takes the job's ranks)");
   s.mesh = mesh_shape_from(d, context.size);
   s.comm = comm_options_from(d);
   const auto positive = [&d](const std::string& key) {

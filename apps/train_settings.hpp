@@ -36,6 +36,7 @@ struct Settings {
   std::set<std::size_t> trace_steps;  // steps written to OUT/trace.json
   // Hardware mode: every op of the step is also timed on this emulated machine (null: off).
   std::shared_ptr<const hw::MachineModel> machine;
+  bool emulate_only = false;  // no real run: the data-free emulation (train_emulate_only.hpp)
   // The plan: "default" (the paper's phase-1 rule, every GEMM running default_choice),
   // "layers" (the explicit entries) or "file" (a YAML file whose `layers` key holds them).
   std::string plan_source;

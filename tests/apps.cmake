@@ -58,6 +58,14 @@ meshslice_app_test(train_pipeline_dp_pp 8 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
 meshslice_app_test(train_hardware_pipeline 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4-pp
   10 ${MPI4} ${TRAIN} --set mesh.pp=2 --set pipeline.microbatches=4 --set train.steps=10
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
+# The data-free emulation of a GPT-3-sized step on 256 chips (dp 2 x pp 2 x 8x8): one rank per
+# stage, nothing run for real.
+meshslice_app_test(train_emulate_only_gpt3 2 ${MPI2} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml
+  --set hardware=tpuv4 --set train.emulate_only=true --set mesh.dp=2 --set mesh.pp=2
+  --set model.blocks=8 --set model.sequences=32 --set pipeline.microbatches=4 --set train.steps=2
+  --out ${CMAKE_CURRENT_BINARY_DIR}/train-emulate-only)
+set_tests_properties(train_emulate_only_gpt3 PROPERTIES PASS_REGULAR_EXPRESSION
+  "step 2/2  \\| TPUv4 [0-9.]+ ms, comm exposed [0-9]+%, [0-9]+ tokens/s")
 meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4 10
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)

@@ -30,46 +30,62 @@ constexpr bool kHostAccessible =
 }  // namespace
 
 template <class T>
-BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols)
-    : torus_(torus), rows_(rows), cols_(cols) {
-  const int pr = torus.size(Axis::row), pc = torus.size(Axis::col);
+typename BlockTranspose<T>::Plan BlockTranspose<T>::plan(std::size_t rows, std::size_t cols, int pr,
+                                                         int pc, int me_i, int me_j) {
   const std::size_t lcm_parts = static_cast<std::size_t>(std::lcm(pr, pc));
   require(rows % static_cast<std::size_t>(pr) == 0 && rows % static_cast<std::size_t>(pc) == 0 &&
               cols % static_cast<std::size_t>(pr) == 0 && cols % static_cast<std::size_t>(pc) == 0,
           "re-layout of a ", rows, " x ", cols, " matrix on a ", pr, " x ", pc,
           " mesh: both dimensions must split evenly over the mesh rows and the mesh columns (",
           "choose sizes divisible by ", lcm_parts, ", or a plan without W-stationary layers)");
-  const int me_i = torus.coord(Axis::row), me_j = torus.coord(Axis::col);
   const int p = pr * pc;
-  sends_.resize(p);
-  receives_.resize(p);
-  send_counts_.assign(p, 0);
-  send_offsets_.assign(p, 0);
-  receive_counts_.assign(p, 0);
-  receive_offsets_.assign(p, 0);
+  Plan plan;
+  plan.sends.resize(p);
+  plan.receives.resize(p);
   // Input block of chip (a, b): rows block a of R over Pr, cols block b of C over Pc. Output
   // block of chip (c, d) (C x R matrix): its rows are input columns block c of C over Pr, its
   // columns input rows block d of R over Pc.
   const Range my_rows = block_range(rows, pr, me_i), my_cols = block_range(cols, pc, me_j);
   const Range my_out_in_rows = block_range(rows, pc, me_j);
   const Range my_out_in_cols = block_range(cols, pr, me_i);
-  std::size_t send_total = 0, receive_total = 0;
   for (int t = 0; t < p; ++t) {
     const int ti = t / pc, tj = t % pc;
     const Range sr = intersect(my_rows, block_range(rows, pc, tj));
     const Range sc = intersect(my_cols, block_range(cols, pr, ti));
-    sends_[t] = {sr.begin, sr.size(), sc.begin, sc.size(), send_total};
-    send_counts_[t] = static_cast<int>(sr.size() * sc.size());
-    send_offsets_[t] = static_cast<int>(send_total);
-    send_total += sr.size() * sc.size();
-    if (t != torus.coord(Axis::tp)) elements_sent_ += sr.size() * sc.size();
+    plan.sends[t] = {sr.begin, sr.size(), sc.begin, sc.size(), plan.send_total};
+    plan.send_total += sr.size() * sc.size();
+    if (t != me_i * pc + me_j) plan.elements_sent += sr.size() * sc.size();
     const Range rr = intersect(block_range(rows, pr, ti), my_out_in_rows);
     const Range rc = intersect(block_range(cols, pc, tj), my_out_in_cols);
-    receives_[t] = {rr.begin, rr.size(), rc.begin, rc.size(), receive_total};
-    receive_counts_[t] = static_cast<int>(rr.size() * rc.size());
-    receive_offsets_[t] = static_cast<int>(receive_total);
-    receive_total += rr.size() * rc.size();
+    plan.receives[t] = {rr.begin, rr.size(), rc.begin, rc.size(), plan.receive_total};
+    plan.receive_total += rr.size() * rc.size();
   }
+  return plan;
+}
+
+template <class T>
+std::size_t BlockTranspose<T>::elements_sent(std::size_t rows, std::size_t cols, int pr, int pc,
+                                             int i, int j) {
+  return plan(rows, cols, pr, pc, i, j).elements_sent;
+}
+
+template <class T>
+BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols)
+    : torus_(torus), rows_(rows), cols_(cols) {
+  const int pr = torus.size(Axis::row), pc = torus.size(Axis::col);
+  Plan p = plan(rows, cols, pr, pc, torus.coord(Axis::row), torus.coord(Axis::col));
+  sends_ = std::move(p.sends);
+  receives_ = std::move(p.receives);
+  elements_sent_ = p.elements_sent;
+  for (const Piece& s : sends_) {
+    send_counts_.push_back(static_cast<int>(s.rows * s.cols));
+    send_offsets_.push_back(static_cast<int>(s.offset));
+  }
+  for (const Piece& r : receives_) {
+    receive_counts_.push_back(static_cast<int>(r.rows * r.cols));
+    receive_offsets_.push_back(static_cast<int>(r.offset));
+  }
+  const std::size_t send_total = p.send_total, receive_total = p.receive_total;
   send_ = Buffer<T>("relayout_send", send_total);
   receive_ = Buffer<T>("relayout_receive", receive_total);
   send_host_ = Kokkos::create_mirror_view(send_);

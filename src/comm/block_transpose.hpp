@@ -35,6 +35,10 @@ class BlockTranspose {
 
   // Elements this chip sends to other chips per run (what a re-layout costs on the links).
   std::size_t elements_sent() const { return elements_sent_; }
+  // The same for chip (i, j) of a pr x pc mesh, without planning the exchange (a data-free
+  // model's re-layout cost); the constructor's UserError when the sizes do not split.
+  static std::size_t elements_sent(std::size_t rows, std::size_t cols, int pr, int pc, int i,
+                                   int j);
 
  private:
   // The rectangle of the input matrix (global indices) one chip pair exchanges.
@@ -42,6 +46,12 @@ class BlockTranspose {
     std::size_t row0 = 0, rows = 0, col0 = 0, cols = 0;  // in the input matrix's coordinates
     std::size_t offset = 0;                              // in the packed buffer
   };
+  // Chip (i, j)'s pieces, indexed by tp rank, and what they add up to.
+  struct Plan {
+    std::vector<Piece> sends, receives;
+    std::size_t send_total = 0, receive_total = 0, elements_sent = 0;
+  };
+  static Plan plan(std::size_t rows, std::size_t cols, int pr, int pc, int i, int j);
   const Torus& torus_;
   std::size_t rows_, cols_;
   std::vector<Piece> sends_, receives_;  // indexed by tp rank

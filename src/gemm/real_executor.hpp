@@ -33,6 +33,7 @@ class RealExecutor {
   using Mat = Matrix<T>;
   using OpId = std::size_t;
   using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
+  static constexpr bool holds_data = true;  // its matrices have memory (sim/null_executor.hpp)
 
   // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication (1 turns
   // the progress calls off; the local GEMM then runs as one BLAS call). `trace`, when given,

@@ -100,7 +100,7 @@ class Trainer {
                     bool sync);
 
   Exec& ex_;
-  RealExecutor<T>& data_ex_;
+  RealExecutor<T>* data_ex_;  // null on a data-free executor
   ModelShape shape_;        // the replica's batch
   ModelShape micro_;        // one micro-batch
   OptimizerSettings optimizer_;

@@ -8,6 +8,7 @@
 
 #include "comm/small_all_reduce.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/model_buffer.hpp"
 #include "model/model_math.hpp"
 
 namespace meshslice {
@@ -20,6 +21,19 @@ inline const StepSettings& checked(const StepSettings& step, const ModelShape& s
   return step;
 }
 
+// The executor's mesh (a data-free executor's is virtual: not its MPI job's).
+template <class Exec>
+MeshShape mesh_of(const Exec& ex) {
+  return {ex.size(Axis::dp), ex.size(Axis::pp), ex.size(Axis::row), ex.size(Axis::col)};
+}
+
+// Where the batches are made: `given`, or the executor's own real one; none without data.
+template <class Exec>
+auto* data_executor(Exec& ex, RealExecutor<typename Exec::Scalar>* given) {
+  if constexpr (Exec::holds_data) return given ? given : &ex.real();
+  else return given;
+}
+
 }  // namespace trainer_detail
 
 template <class Exec>
@@ -27,38 +41,40 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
                        const OptimizerSettings& optimizer, const TaskSeeds& seeds,
                        const StepSettings& step, RealExecutor<T>* data_ex)
     : ex_(ex),
-      data_ex_(data_ex ? *data_ex : ex.real()),
+      data_ex_(trainer_detail::data_executor(ex, data_ex)),
       shape_(shape),
       micro_(step.micro_batch_shape(shape)),
       optimizer_(optimizer),
       seeds_(seeds),
-      settings_(trainer_detail::checked(step, shape, ex.torus().shape())),
+      settings_(trainer_detail::checked(step, shape, trainer_detail::mesh_of(ex))),
       stages_(static_cast<std::size_t>(ex.size(Axis::pp))),
       stage_(static_cast<std::size_t>(ex.coord(Axis::pp))),
       chunks_(step.virtual_stages),
       micro_batches_(step.micro_batches),
-      split_(pipeline_split(step, shape, ex.torus().shape())),
+      split_(pipeline_split(step, shape, trainer_detail::mesh_of(ex))),
       order_(pipeline_order(step.schedule, stages_, stage_, micro_batches_, chunks_)),
       student_(ex, micro_, plan, seeds.student, /*trainable=*/true, part()),
-      y_("outputs", student_.local_tokens(), student_.local_hidden()),
+      y_(model_matrix<Exec>("outputs", student_.local_tokens(), student_.local_hidden())),
       inputs_(chunks_), outputs_(chunks_), output_grads_(chunks_), input_grads_(chunks_),
       input_ops_(chunks_), output_grad_ops_(chunks_) {
   // Per micro-batch buffers, counted as work.
   const auto per_micro_batch = [&](bool wanted, const char* label) {
     std::vector<Mat> pool;
     for (std::size_t k = 0; wanted && k < micro_batches_; ++k) {
-      pool.emplace_back(std::string(label), student_.local_tokens(), student_.local_hidden());
+      pool.push_back(model_matrix<Exec>(label, student_.local_tokens(), student_.local_hidden()));
       micro_batch_bytes_ += pool.back().size() * sizeof(T);
     }
     return pool;
   };
   batch_inputs_ = per_micro_batch(first(0), "inputs");
   if (last(chunks_ - 1)) {
-    teacher_ = std::make_unique<Transformer<RealExecutor<T>>>(data_ex_, micro_, plan,
-                                                              seeds.teacher, /*trainable=*/false);
+    // Without data (a data-free executor) there is no teacher: the loss is not computed.
+    if (data_ex_)
+      teacher_ = std::make_unique<Transformer<RealExecutor<T>>>(*data_ex_, micro_, plan,
+                                                                seeds.teacher, false);
     batch_targets_ = per_micro_batch(true, "targets");
     if (!first(0)) {  // the teacher's input, made one micro-batch at a time
-      x_ = Mat("teacher_inputs", student_.local_tokens(), student_.local_hidden());
+      x_ = model_matrix<Exec>("teacher_inputs", student_.local_tokens(), student_.local_hidden());
       micro_batch_bytes_ += x_.size() * sizeof(T);
     }
   }
@@ -118,6 +134,7 @@ double Trainer<Exec>::mean_over_replicas(double value) const {
 
 template <class Exec>
 void Trainer<Exec>::make_batch(std::uint64_t stream) {
+  if (!data_ex_) return;  // no data
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t k = 0; k < micro_batches_; ++k) {
     // Micro-batch k of replica r: global tokens r T + k T / m onwards, split over the mesh rows.
@@ -125,11 +142,11 @@ void Trainer<Exec>::make_batch(std::uint64_t stream) {
                                ex_.coord(Axis::row) * student_.local_tokens();
     const Mat& x = batch_inputs_.empty() ? x_ : batch_inputs_[k];
     if (!batch_inputs_.empty() || teacher_)
-      fill_inputs(data_ex_.compute_space(), x, seeds_.data, stream, token0,
+      fill_inputs(data_ex_->compute_space(), x, seeds_.data, stream, token0,
                   ex_.coord(Axis::col) * student_.local_hidden());
     if (teacher_) teacher_->forward(x, batch_targets_[k]);  // fenced
   }
-  fence(data_ex_.compute_space(), "batch");
+  fence(data_ex_->compute_space(), "batch");
   data_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

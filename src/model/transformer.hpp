@@ -53,6 +53,13 @@
 
 namespace meshslice {
 
+// What one re-layout costs: the elements the busiest chip of the mesh sends (a blocking
+// all-to-all ends with its slowest exchange, so every chip's takes as long: the emulated time),
+// and those this chip sends.
+struct RelayoutCost {
+  double busiest = 0, own = 0;
+};
+
 // Re-layouts run so far and what they sent (the step summary reports them).
 struct RelayoutCount {
   std::size_t count = 0;
@@ -166,6 +173,9 @@ class Transformer {
   void fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw, bool accumulate);
   // The planned transpose of a T x width activation out of layout `from` (made on first use).
   BlockTranspose<T>& transpose_for(Layout from, std::size_t width);
+  // A re-layout of a T x width activation out of layout `from` (planned on first use; a
+  // data-free executor's model only computes it).
+  const RelayoutCost& relayout_cost(Layout from, std::size_t width);
   // dst = src^T, from `from` layout to the other; counts it.
   void relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst);
   // src (standard) in `want`: src itself, or its re-layout into dst.
@@ -221,6 +231,7 @@ class Transformer {
   Saved recompute_;                       // the checkpointed blocks' activations, recomputed
   std::unique_ptr<GradientSync<Exec>> sync_;
   std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<BlockTranspose<T>>> transposes_;
+  std::map<std::pair<bool, std::size_t>, RelayoutCost> relayout_costs_;  // (from standard, width)
   SmallAllReduce<T> small_;
   AttentionShape attention_;
   std::unique_ptr<LocalAttention<T>> local_attention_;

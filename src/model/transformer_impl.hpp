@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/kernels/rmsnorm.hpp"
+#include "model/model_buffer.hpp"
 #include "model/model_math.hpp"
 
 namespace meshslice {
@@ -69,9 +70,10 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   }
   attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
                 shape.head_dim()};
-  local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
+  if constexpr (Exec::holds_data)
+    local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
   attention_work_ = {attention_.forward_work(), attention_.backward_work()};
-  memory_.work += local_attention_->bytes();
+  memory_.work += LocalAttention<T>::bytes_for(attention_, trainable);
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
   for (const ModelChunk& c : chunks_) {
     require(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
@@ -93,8 +95,9 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
         if (!is_gain(kind)) rows /= ex.mesh_rows();
         cols /= ex.mesh_cols();
         b.w[k] = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
-        fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
-                       parameter_std(shape, kind));
+        if constexpr (Exec::holds_data)
+          fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
+                         parameter_std(shape, kind));
         if (!trainable) continue;
         b.grad[k] = alloc(rows, cols, "gradient", memory_.gradients);
         const std::size_t n = rows * cols;
@@ -143,7 +146,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     for (std::size_t bi = blocks_.size(); bi-- > 0;)
       for (ParamKind kind : transformer_detail::kBackwardOrder) {
         const Mat& g = blocks_[bi].grad[static_cast<int>(kind)];
-        if (blocks_[bi].shard[static_cast<int>(kind)].data())
+        if (blocks_[bi].shard[static_cast<int>(kind)].size())
           reductions.push_back({{dp_, g.size() / dp_}, true});
         else
           reductions.push_back({{g.extent(0), g.extent(1)}, false});
@@ -153,8 +156,8 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
   // step; nothing is allocated during a step).
   const auto plan_relayouts = [this](std::size_t width) {
-    transpose_for(Layout::standard, width);
-    transpose_for(Layout::transposed, width);
+    relayout_cost(Layout::standard, width);
+    relayout_cost(Layout::transposed, width);
   };
   for (int k = 0; k < kFcKinds; ++k) {
     if (plan_[k].input() == Layout::transposed) plan_relayouts(fc_inputs(shape, FcKind(k)));
@@ -181,7 +184,7 @@ template <class Exec>
 typename Transformer<Exec>::Mat Transformer<Exec>::alloc(std::size_t rows, std::size_t cols,
                                                    const char* label, std::size_t& use) {
   use += rows * cols * sizeof(T);
-  return Mat(std::string(label), rows, cols);
+  return model_matrix<Exec>(label, rows, cols);
 }
 
 template <class Exec>
@@ -210,7 +213,7 @@ typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, 
   s.rinv1 = alloc(local_tokens(), 1, "rinv", use);
   s.qkv_in = qkv_in_h ? h_ : activation(pq.input(), H, "qkv_in", use);
   s.qkv = activation(Layout::standard, 3 * H, "qkv", use);
-  s.p = Buffer<T>("attention_p", attention_.saved_elements());
+  s.p = model_vector<Exec>("attention_p", attention_.saved_elements());
   use += s.p.size() * sizeof(T);
   s.a = activation(Layout::standard, H, "attention", use);
   s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in", use);
@@ -265,13 +268,33 @@ BlockTranspose<typename Transformer<Exec>::T>& Transformer<Exec>::transpose_for(
 }
 
 template <class Exec>
+const RelayoutCost& Transformer<Exec>::relayout_cost(Layout from, std::size_t width) {
+  auto [it, made] = relayout_costs_.try_emplace({from == Layout::standard, width});
+  if (!made) return it->second;
+  const std::size_t t = shape_.tokens();
+  const std::size_t rows = from == Layout::standard ? t : width;
+  const std::size_t cols = from == Layout::standard ? width : t;
+  const int pr = ex_.mesh_rows(), pc = ex_.mesh_cols();
+  RelayoutCost& cost = it->second;
+  for (int i = 0; i < pr; ++i)
+    for (int j = 0; j < pc; ++j)
+      cost.busiest = std::max(
+          cost.busiest, static_cast<double>(BlockTranspose<T>::elements_sent(rows, cols, pr, pc, i, j)));
+  if constexpr (Exec::holds_data)
+    cost.own = static_cast<double>(transpose_for(from, width).elements_sent());
+  else
+    cost.own = static_cast<double>(BlockTranspose<T>::elements_sent(
+        rows, cols, pr, pc, ex_.coord(Axis::row), ex_.coord(Axis::col)));
+  return cost;
+}
+
+template <class Exec>
 void Transformer<Exec>::relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst) {
-  BlockTranspose<T>& transpose = transpose_for(from, width);
-  const double elements = static_cast<double>(transpose.elements_sent());
-  ex_.communicate("relayout", Axis::tp, {CommWork::all_to_all, elements},
-                  [&] { transpose.run(space_, src, dst); });
+  const RelayoutCost& cost = relayout_cost(from, width);
+  ex_.communicate("relayout", Axis::tp, {CommWork::all_to_all, cost.busiest},
+                  [&] { transpose_for(from, width).run(space_, src, dst); });
   relayouts_.count += 1;
-  relayouts_.bytes += elements * sizeof(T);
+  relayouts_.bytes += cost.own * sizeof(T);
 }
 
 template <class Exec>
@@ -358,9 +381,9 @@ template <class Exec>
 void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta) {
   // A copy, then an add that reads both and writes the sum.
   const double n = static_cast<double>(out.size());
-  ex_.compute("residual", LocalWork::streaming(delta.data() ? 5 * n : 2 * n), [&] {
+  ex_.compute("residual", LocalWork::streaming(delta.size() ? 5 * n : 2 * n), [&] {
     Kokkos::deep_copy(space_, out, x);
-    if (delta.data()) add_into(space_, out, delta);
+    if (delta.size()) add_into(space_, out, delta);
   });
 }
 
@@ -423,7 +446,7 @@ void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat&
     ex_.compute("gelu", LocalWork::streaming(2.0 * z.size()),
                 [&] { gelu_forward(space_, s.u, z); });
   });
-  if (!out.data()) return;  // a recomputation: the backward pass needs nothing of FF2's output
+  if (!out.size()) return;  // a recomputation: the backward pass needs nothing of FF2's output
   forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
   residual(out, s.x_mid, o_);
 }
@@ -438,7 +461,7 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
   const Mat* dout = &dy;
   for (std::size_t i = chunks_[chunk].blocks; i-- > 0;) {
     const Block& b = block_of(chunk, i);
-    const Mat& din = i == 0 && dx.data() ? dx : g_x_[i % 2];
+    const Mat& din = i == 0 && dx.size() ? dx : g_x_[i % 2];
     const Saved s = working_set(b, slot);
     if (b.checkpointed) ex_.phase("recompute", [&] { block_forward(b, s, Mat()); });
     block_backward(b, s, *dout, din, accumulate, sync);
@@ -450,7 +473,7 @@ template <class Exec>
 void Transformer<Exec>::start_sync(const Block& b, ParamKind kind) {
   const Mat& g = b.grad[static_cast<int>(kind)];
   const Mat& shard = b.shard[static_cast<int>(kind)];
-  if (shard.data())
+  if (shard.size())
     sync_->start(sync_->started(), ex_.wrap(flat(g, dp_)), ex_.wrap(shard));
   else
     sync_->start(sync_->started(), ex_.wrap(g));
@@ -465,7 +488,7 @@ template <class Exec>
 typename Transformer<Exec>::Mat Transformer<Exec>::flat_row(const Mat& x, std::size_t rows,
                                                             std::size_t r) {
   const std::size_t cols = x.size() / rows;
-  return Mat(x.data() + r * cols, 1, cols);
+  return Mat(x.data() ? x.data() + r * cols : nullptr, 1, cols);  // data-free: the shape alone
 }
 
 template <class Exec>
@@ -546,7 +569,7 @@ double Transformer<Exec>::gradient_squares() {
         const Mat& g = b.grad[k];
         const std::size_t rows = g.size() % dp_ == 0 ? dp_ : 1;
         for (std::size_t r = 0; r < rows; ++r) {
-          if (!b.shard[k].data())
+          if (!b.shard[k].size())
             partials.push_back(sum_squares(space_, flat_row(g, rows, r)));
           else
             partials.push_back(r == replica ? sum_squares(space_, b.shard[k]) : 0.0);
@@ -585,7 +608,7 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
       for (int k = 0; k < kParamKinds; ++k) {
         const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
         // ZeRO-1: this replica's row of the parameter from the averaged gradient's shard.
-        const bool sharded = b.shard[k].data() != nullptr;
+        const bool sharded = b.shard[k].size() > 0;
         const Mat w = sharded ? flat_row(b.w[k], dp_, replica) : b.w[k];
         const Mat& g = sharded ? b.shard[k] : b.grad[k];
         if (optimizer.kind == OptimizerKind::sgd)
@@ -603,7 +626,7 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
       for (ParamKind kind : transformer_detail::kBackwardOrder) {
         const Block& b = blocks_[bi];
         const int k = static_cast<int>(kind);
-        if (b.shard[k].data())
+        if (b.shard[k].size())
           sync_->gather(index, ex_.wrap(b.shard[k]), ex_.wrap(flat(b.w[k], dp_)));
         ++index;
       }

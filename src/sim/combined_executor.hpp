@@ -43,6 +43,7 @@ class CombinedExecutor {
     std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
   };
   using Scalar = typename Real::Scalar;
+  static constexpr bool holds_data = Real::holds_data;
   using OpId = std::size_t;
   // A plan's workspace: one for each executor, rehearsed and replayed together.
   struct Workspace {

@@ -14,6 +14,7 @@
 #include "model/transformer_impl.hpp"
 #include "mpi_test_env.hpp"
 #include "sim/combined_executor.hpp"
+#include "sim/null_executor.hpp"
 
 namespace meshslice::testing {
 namespace {
@@ -135,6 +136,58 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
       EXPECT_EQ(trainer.student().gather(b, ParamKind(k)),
                 real_trainer.student().gather(b, ParamKind(k)))
           << "block " << b << " " << param_kind_name(ParamKind(k));
+}
+
+// The data-free emulation (sim::NullExecutor, one rank per pipeline stage standing for its chips)
+// times the step exactly as the combined run of every chip does: the same ops reach the emulated
+// chip, and the chips of a stage and the replicas are alike.
+TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
+  const ModelShape s = shape();
+  const BlockPlan plan = relayout_plan();
+  StepSettings step;
+  step.micro_batches = torus().size(Axis::pp) > 1 && torus().size(Axis::row) == 1 ? 2 : 1;
+  const auto emulated_steps = [&](auto& ex, auto& trainer, MPI_Comm comm) {
+    std::vector<double> seconds;
+    for (int i = 0; i < 3; ++i) {
+      double start = ex.emulated().now();
+      MPI_Allreduce(MPI_IN_PLACE, &start, 1, MPI_DOUBLE, MPI_MAX, comm);
+      ex.emulated().advance_to(start);
+      trainer.step();
+      ex.wait_all();
+      double end = ex.emulated().totals().seconds;
+      MPI_Allreduce(MPI_IN_PLACE, &end, 1, MPI_DOUBLE, MPI_MAX, comm);
+      seconds.push_back(end - start);
+    }
+    return seconds;
+  };
+  RealExecutor<double> real(torus(), CommOptions{});
+  Emulated combined(real, tpuv4());
+  Trainer<Emulated> trainer(combined, s, plan, adamw(), TaskSeeds{}, step);
+  const std::vector<double> want = emulated_steps(combined, trainer, torus().comm());
+
+  // Chip (0, 0) of replica 0 of each stage, one MPI rank per stage.
+  const bool stands_in = torus().coord(Axis::row) == 0 && torus().coord(Axis::col) == 0 &&
+                         torus().coord(Axis::dp) == 0;
+  MPI_Comm stage_ranks;
+  MPI_Comm_split(torus().comm(), stands_in ? 0 : MPI_UNDEFINED, torus().coord(Axis::pp),
+                 &stage_ranks);
+  if (!stands_in) return;
+  {
+    const Torus stages(stage_ranks, MeshShape{1, torus().size(Axis::pp), 1, 1});
+    sim::NullExecutor<double> null(stages, torus().shape());
+    sim::CombinedExecutor<sim::NullExecutor<double>> free(null, tpuv4());
+    Trainer<sim::CombinedExecutor<sim::NullExecutor<double>>> data_free(free, s, plan, adamw(),
+                                                                        TaskSeeds{}, step);
+    const std::vector<double> got = emulated_steps(free, data_free, stages.comm());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-12 * want[i]) << "step " << i + 1;
+    // The memory estimate counts the same buffers by their shapes, but for the workspaces: the
+    // collectives' scratch and the re-layouts' exchange buffers are not planned without data.
+    const MemoryUse a = data_free.student().memory(), b = trainer.student().memory();
+    EXPECT_EQ(a.total() - a.workspaces, b.total() - b.workspaces);
+    EXPECT_LE(a.workspaces, b.workspaces);
+  }
+  MPI_Comm_free(&stage_ranks);
 }
 
 }  // namespace

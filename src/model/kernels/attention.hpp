@@ -99,9 +99,11 @@ class LocalAttention {
     ds_ = Buffer<T>("attention_ds", s.saved_elements());
   }
 
-  std::size_t bytes() const {
-    return (q_.size() + k_.size() + v_.size() + o_.size() + dq_.size() + dk_.size() + dv_.size() +
-            ds_.size()) * sizeof(T);
+  std::size_t bytes() const { return bytes_for(s_, ds_.size() > 0); }
+  // What the work buffers of a shard of shape s take (a data-free model's estimate too).
+  static std::size_t bytes_for(const AttentionShape& s, bool backward) {
+    const std::size_t packed = s.pairs() * s.len * s.dim;
+    return ((backward ? 7 : 4) * packed + (backward ? s.saved_elements() : 0)) * sizeof(T);
   }
 
   // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; p (saved_elements() long)

@@ -1,0 +1,110 @@
+#pragma once
+// The real side of a data-free combined executor: sim::CombinedExecutor<NullExecutor<T>> runs a
+// caller written over any executor (model/transformer.hpp, model/trainer.hpp) with no data and no
+// real work, only the emulated chip's timing, so a training step can be emulated at shapes and
+// mesh sizes no host could run (meshslice-train's hardware.data_free).
+//
+// The mesh is virtual: this rank stands for chip (0, 0) of replica 0 of its pipeline stage on a
+// dp x pp x rows x cols mesh. The chips of a stage and the replicas do the same work, so one
+// rank per stage emulates the whole machine; the MPI job's torus is pp x 1 x 1 (one rank per
+// stage) and carries only the pipeline messages' emulated clocks (the combined executor's).
+//
+//     Torus stages(MPI_COMM_WORLD, {1, pp, 1, 1});
+//     NullExecutor<float> null(stages, {dp, pp, rows, cols});
+//     sim::CombinedExecutor<NullExecutor<float>> ex(null, machine);
+//
+// Buffers are views without memory (their extents only); ops complete at once; compute() and
+// communicate() do not run the caller's work.
+#include <cstddef>
+
+#include "comm/comm_scratch.hpp"
+#include "comm/slicing.hpp"
+#include "core/errors.hpp"
+#include "core/kokkos_types.hpp"
+#include "gemm/caller_work.hpp"
+#include "gemm/executor_interface.hpp"
+#include "gemm/workspace.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice::sim {
+
+template <class T>
+class NullExecutor {
+ public:
+  using Scalar = T;
+  using Mat = Matrix<T>;
+  using OpId = std::size_t;
+  using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
+  static constexpr bool holds_data = false;
+
+  // `stages`: the MPI job, one rank per pipeline stage; `mesh`: the emulated machine's mesh.
+  NullExecutor(const Torus& stages, const MeshShape& mesh) : stages_(stages), mesh_(mesh) {
+    require(stages.size(Axis::pp) == mesh.pp && stages.shape().total() == mesh.pp,
+            "data-free emulation runs one MPI rank per pipeline stage: ", mesh.pp,
+            " rank(s) for mesh.pp = ", mesh.pp, ", not ", stages.shape().total());
+  }
+
+  int mesh_rows() const { return mesh_.rows; }
+  int mesh_cols() const { return mesh_.cols; }
+  int coord(Axis axis) const { return axis == Axis::pp ? stages_.coord(Axis::pp) : 0; }
+  int size(Axis axis) const { return mesh_.size(axis); }
+  const Torus& torus() const { return stages_; }
+  const ExecSpace& compute_space() const { return space_; }
+  NullExecutor& real() { return *this; }
+  const Mat& wrap(const Mat& m) const { return m; }
+
+  Mat alloc(std::size_t rows, std::size_t cols, const char*) {
+    if (!workspace_) return placeholder(rows, cols);
+    return workspace_->buffer(rows, cols, [&] { return placeholder(rows, cols); });
+  }
+  Mat placeholder(std::size_t rows, std::size_t cols) const {
+    return Mat(static_cast<T*>(nullptr), rows, cols);
+  }
+  void use_workspace(Workspace* workspace) { workspace_ = workspace; }
+
+  void slice(const Mat&, const Mat&, MatrixDim, const SliceSpec&) {}
+  void unslice(const Mat&, const Mat&, MatrixDim, const SliceSpec&, double = 0) {}
+  void copy(const Mat&, const Mat&) {}
+  void zero(const Mat&) {}
+  void scale(const Mat&, double) {}
+  void gemm(double, const Mat&, bool, const Mat&, bool, double, const Mat&) {}
+
+  OpId start_all_gather(Axis, const Mat&, const Mat&, MatrixDim) { return op(); }
+  OpId start_reduce_scatter(Axis, const Mat&, const Mat&, MatrixDim) { return op(); }
+  OpId start_all_reduce(Axis, const Mat&, const Mat&) { return op(); }
+  OpId start_broadcast(Axis, const Mat&, int) { return op(); }
+  OpId start_reduce(Axis, const Mat&, const Mat&, int) { return op(); }
+  OpId start_shift(Axis, const Mat&, const Mat&, int) { return op(); }
+  OpId start_send(Axis, const Mat&, int, int = 0) { return op(); }
+  OpId start_recv(Axis, const Mat&, int, int = 0) { return op(); }
+  OpId start_partial_all_gather(Axis, const Mat&, const Mat&, MatrixDim, const SliceSpec&) {
+    return op();
+  }
+  OpId start_partial_reduce_scatter(Axis, const Mat&, const Mat&, MatrixDim, const SliceSpec&,
+                                    double = 0) {
+    return op();
+  }
+  void wait(OpId) {}
+  void wait_all() {}
+
+  // The caller's own work is not run: only its cost reaches the emulated chip.
+  template <class F>
+  void compute(const char*, const LocalWork&, F&&) {}
+  template <class F>
+  void communicate(const char*, Axis, const CommWork&, F&&) {}
+  template <class F>
+  void phase(const char*, F&& work) {
+    work();
+  }
+
+ private:
+  OpId op() { return next_op_++; }
+
+  const Torus& stages_;
+  MeshShape mesh_;
+  ExecSpace space_;
+  Workspace* workspace_ = nullptr;
+  OpId next_op_ = 0;
+};
+
+}  // namespace meshslice::sim
