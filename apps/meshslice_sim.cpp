@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "hardware/model.hpp"
+#include "sim_pipeline.hpp"
 #include "sim_plots.hpp"
 #include "sim_report.hpp"
 #include "sim_settings.hpp"
@@ -64,13 +65,18 @@ int main(int argc, char** argv) {
       "baselines, under weak and strong scaling, each algorithm at its best mesh shape and "
       "slice counts. Times are per chip for one block's forward and backward FC GEMMs. Writes "
       "OUT/sim.csv, OUT/sim_gemms.csv, OUT/sim_shapes.csv, OUT/sim_slices.csv, PNG plots like "
-      "the paper's Figs. 9-14 (with gnuplot) and OUT/deck.yaml. Runs in one process.",
+      "the paper's Figs. 9-14 (with gnuplot) and OUT/deck.yaml. Runs in one process; the optional "
+      "pipeline sweep emulates whole training steps, one MPI rank per pipeline stage (OUT/"
+      "sim_pipeline.csv).",
       "sim/paper.yaml", valid_parameters};
   return run_app(argc, argv, spec, [](AppContext& context) {
     // Every rank checks the input (a bad deck fails on all ranks alike); rank 0 then emulates
     // the whole torus and every rank returns its status.
     const SimSettings settings = sim_settings_from(context.deck);
     const hw::MachineModel machine = sim::load_machine_model(settings.machine, "machine");
-    return run_on_rank_zero(context, [&] { return emulate(context, settings, machine); });
+    const int status = run_on_rank_zero(context, [&] { return emulate(context, settings, machine); });
+    // The pipeline sweep emulates a stage per rank: the whole job takes part.
+    if (status != 0 || settings.pipeline.pp.empty()) return status;
+    return run_pipeline_sweep(context, settings, machine);
   });
 }

@@ -50,6 +50,22 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
             "write a Chrome trace (Perfetto) of every algorithm's best configuration at this "
             "chip count (0: none)");
   valid.set("plots", true, "write PNG plots like the paper's Figs. 9-14 (needs gnuplot)");
+  auto& pipe = valid.sublist(
+      "pipeline_sweep", false,
+      "A training step of the model's blocks (FC layers, attention, norms, optimizer, dp "
+      "reductions) with pipeline stages, by meshslice-train's data-free emulation: dp x pp x "
+      "rows x cols = chips with the global batch fixed, 1F1B-style micro-batches of one "
+      "sequence per mesh row. A pp needs pp MPI ranks (mpiexec -np <largest pp>); larger ones "
+      "are skipped with a note. Writes OUT/sim_pipeline.csv.");
+  pipe.set("pp", Teuchos::Array<int>(), "pipeline degrees (empty: no sweep)");
+  set_choice(pipe, "model", "gpt3", {"gpt3", "megatron-nlg"}, "the LLM whose blocks are trained");
+  pipe.set("chips", 256, "chips of the emulated machine");
+  pipe.set("rows", 8, "mesh rows of each stage's tensor-parallel mesh");
+  pipe.set("cols", 8, "mesh columns of it");
+  pipe.set("blocks", 8, "transformer blocks (at least the largest pp)");
+  pipe.set("global_batch", 64, "sequences per step over all replicas");
+  set_choice(pipe, "schedule", "1f1b", {"gpipe", "1f1b"}, "pipeline schedule");
+  pipe.set("slices", 4, "S of every GEMM (MeshSlice, the paper's phase-1 dataflows)");
 }
 
 SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
@@ -86,6 +102,31 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
           "studies.slices_rows and studies.slices_cols name one mesh: set both, or both to 0");
   s.trace_chips = get_param<int>(deck, "trace_chips");
   s.plots = get_param<bool>(deck, "plots");
+  PipelineSweep& p = s.pipeline;
+  p.pp = get_ints(deck, "pipeline_sweep.pp");
+  p.model = &sim::llm_by_name(get_param<std::string>(deck, "pipeline_sweep.model"));
+  p.chips = get_param<int>(deck, "pipeline_sweep.chips");
+  p.rows = get_param<int>(deck, "pipeline_sweep.rows");
+  p.cols = get_param<int>(deck, "pipeline_sweep.cols");
+  p.blocks = get_param<int>(deck, "pipeline_sweep.blocks");
+  p.global_batch = get_param<int>(deck, "pipeline_sweep.global_batch");
+  p.slices = get_param<int>(deck, "pipeline_sweep.slices");
+  p.schedule = parse_schedule(get_param<std::string>(deck, "pipeline_sweep.schedule"));
+  require(p.chips >= 1 && p.rows >= 1 && p.cols >= 1 && p.blocks >= 1 && p.global_batch >= 1 &&
+              p.slices >= 1,
+          "pipeline_sweep.chips, rows, cols, blocks, global_batch and slices must be positive");
+  for (const int pp : p.pp) {
+    require(pp >= 1 && p.chips % (pp * p.rows * p.cols) == 0, "pipeline_sweep.pp holds ", pp,
+            ": pipeline_sweep.chips = ", p.chips, " is not a multiple of pp x rows x cols = ",
+            pp * p.rows * p.cols, "; choose degrees that divide the machine");
+    const int dp = p.chips / (pp * p.rows * p.cols);
+    require(p.global_batch % (dp * p.rows) == 0, "pipeline_sweep.pp = ", pp, " leaves dp = ", dp,
+            " replicas: the global batch of ", p.global_batch, " sequences does not give each "
+            "replica a multiple of the ", p.rows, " mesh rows; choose global_batch divisible by ",
+            dp * p.rows);
+    require(pp <= p.blocks, "pipeline_sweep.pp = ", pp, " needs at least as many blocks; "
+            "pipeline_sweep.blocks = ", p.blocks);
+  }
   return s;
 }
 

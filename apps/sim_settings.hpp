@@ -7,10 +7,20 @@
 #include <vector>
 
 #include "gemm/algorithm.hpp"
+#include "model/pipeline_schedule.hpp"
 #include "sim/fc_layers.hpp"
 #include "sim/sweep.hpp"
 
 namespace meshslice::simapp {
+
+// A training step with pipeline stages at each pp of `pp` (dp x pp x rows x cols = chips, the
+// global batch fixed), by the data-free emulation of the training driver.
+struct PipelineSweep {
+  std::vector<int> pp;  // empty: no sweep
+  const sim::LlmSpec* model = nullptr;
+  int chips = 256, rows = 8, cols = 8, blocks = 8, global_batch = 64, slices = 4;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+};
 
 struct SimSettings {
   std::string machine;  // name of a shipped description or a path
@@ -26,6 +36,7 @@ struct SimSettings {
   int slice_study_cols = 0;
   int trace_chips = 0;              // Chrome traces of every best configuration at this count
   bool plots = true;
+  PipelineSweep pipeline;
 };
 
 void add_sim_parameters(Teuchos::ParameterList& valid);
