@@ -203,6 +203,11 @@ class Transformer {
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
   void start_sync(const Block& b, ParamKind kind);  // the next gradient of the backward order
+  // visit(block, kind, index) for every gradient in the order the dp averaging plans them (the
+  // blocks last to first, each in backward order): the planning and ZeRO-1's gathers agree.
+  template <class F>
+  void for_each_gradient(F&& visit) const;
+  void require_whole(const char* call) const;  // UserError unless one chunk of every block
   // x viewed as `rows` rows of its elements (it is contiguous), and row r of that view.
   static Mat flat(const Mat& x, std::size_t rows);
   static Mat flat_row(const Mat& x, std::size_t rows, std::size_t r);

@@ -143,14 +143,13 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     // finishes first, but every block's gradients have the same shapes in the same order, so
     // the planned sequence holds for any order of whole blocks.
     std::vector<DpReduction> reductions;
-    for (std::size_t bi = blocks_.size(); bi-- > 0;)
-      for (ParamKind kind : transformer_detail::kBackwardOrder) {
-        const Mat& g = blocks_[bi].grad[static_cast<int>(kind)];
-        if (blocks_[bi].shard[static_cast<int>(kind)].size())
-          reductions.push_back({{dp_, g.size() / dp_}, true});
-        else
-          reductions.push_back({{g.extent(0), g.extent(1)}, false});
-      }
+    for_each_gradient([&](const Block& b, int k, std::size_t) {
+      const Mat& g = b.grad[k];
+      if (b.shard[k].size())
+        reductions.push_back({{dp_, g.size() / dp_}, true});
+      else
+        reductions.push_back({{g.extent(0), g.extent(1)}, false});
+    });
     sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(reductions));
   }
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
@@ -388,16 +387,29 @@ void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta)
 }
 
 template <class Exec>
+void Transformer<Exec>::require_whole(const char* call) const {
+  require(chunks_.size() == 1 && chunks_[0].blocks == shape_.blocks, "Transformer::", call,
+          " on a model split into chunks: name the chunk and slot");
+}
+
+template <class Exec>
+template <class F>
+void Transformer<Exec>::for_each_gradient(F&& visit) const {
+  std::size_t index = 0;
+  for (std::size_t bi = blocks_.size(); bi-- > 0;)
+    for (ParamKind kind : transformer_detail::kBackwardOrder)
+      visit(blocks_[bi], static_cast<int>(kind), index++);
+}
+
+template <class Exec>
 void Transformer<Exec>::forward(const Mat& x, const Mat& y) {
-  require(chunks_.size() == 1 && chunks_[0].blocks == shape_.blocks,
-          "Transformer::forward(x, y) on a model split into chunks: name the chunk and slot");
+  require_whole("forward(x, y)");
   forward(0, 0, x, y);
 }
 
 template <class Exec>
 void Transformer<Exec>::backward(const Mat& dy) {
-  require(chunks_.size() == 1 && chunks_[0].blocks == shape_.blocks,
-          "Transformer::backward(dy) on a model split into chunks: name the chunk and slot");
+  require_whole("backward(dy)");
   begin_step();
   backward(0, 0, dy, Mat(), /*accumulate=*/false, /*sync=*/true);
 }
@@ -621,15 +633,10 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
   });
   if (zero_ && dp_ > 1) {  // every replica's rows back into each parameter
     sync_->begin_gather();
-    std::size_t index = 0;
-    for (std::size_t bi = blocks_.size(); bi-- > 0;)
-      for (ParamKind kind : transformer_detail::kBackwardOrder) {
-        const Block& b = blocks_[bi];
-        const int k = static_cast<int>(kind);
-        if (b.shard[k].size())
-          sync_->gather(index, ex_.wrap(b.shard[k]), ex_.wrap(flat(b.w[k], dp_)));
-        ++index;
-      }
+    for_each_gradient([&](const Block& b, int k, std::size_t index) {
+      if (b.shard[k].size())
+        sync_->gather(index, ex_.wrap(b.shard[k]), ex_.wrap(flat(b.w[k], dp_)));
+    });
     sync_->finish_gather();
   }
   return norm;

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "mpi_test_env.hpp"
+#include "reference_check.hpp"
 
 namespace meshslice::testing {
 namespace {
@@ -113,15 +113,6 @@ bool runs_here(const Case& c) {
   }
 }
 
-double relative_error(const std::vector<double>& got, const std::vector<double>& want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(got[i] - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return diff / scale;
-}
-
 class PipelineMatchesReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PipelineMatchesReference, TenStepsLossesAndFinalWeights) {
@@ -133,22 +124,7 @@ TEST_P(PipelineMatchesReference, TenStepsLossesAndFinalWeights) {
   const BlockPlan plan = plan_of(c, s);
   Trainer<RealExecutor<double>> trainer(ex, s, plan, adamw(), seeds, step_of(c));
   ReferenceTrainer<double> reference(s, seeds, adamw());
-  const std::size_t global_tokens = s.tokens() * torus().size(Axis::dp);
-  for (int step = 1; step <= 10; ++step) {
-    const auto got = trainer.step();
-    const double want = reference.train_step(global_tokens);
-    ASSERT_NEAR(got.loss, want, 1e-9 * want) << c.name << " step " << step;
-    ASSERT_NEAR(got.grad_norm, reference.last_gradient_norm(), 1e-9 * got.grad_norm)
-        << c.name << " step " << step;
-  }
-  const double eval = trainer.eval_loss(2);
-  EXPECT_NEAR(eval, reference.eval_loss(2, global_tokens), 1e-9 * eval) << c.name;
-  for (std::size_t b = 0; b < s.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const std::vector<double> got = trainer.student().gather(b, ParamKind(k));
-      EXPECT_LE(relative_error(got, reference.student().param(b, ParamKind(k))), 1e-9)
-          << c.name << " block " << b << " " << param_kind_name(ParamKind(k));
-    }
+  expect_matches_reference(trainer, reference, s, torus().size(Axis::dp), 10, c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, PipelineMatchesReference, ::testing::ValuesIn(cases()),
@@ -186,11 +162,7 @@ TEST(PipelineCheckpointing, BitIdenticalLossesAndLessMemory) {
   RealExecutor<double> ex(torus(), CommOptions{});
   Trainer<RealExecutor<double>> a(ex, s, plan, adamw(), TaskSeeds{}, kept);
   Trainer<RealExecutor<double>> b(ex, s, plan, adamw(), TaskSeeds{}, recomputed);
-  for (int step = 1; step <= 3; ++step) {
-    const auto ra = a.step(), rb = b.step();
-    EXPECT_EQ(ra.loss, rb.loss) << "step " << step;
-    EXPECT_EQ(ra.grad_norm, rb.grad_norm) << "step " << step;
-  }
+  expect_identical_steps(a, b, 3);
   for (std::size_t blk = 0; blk < s.blocks; ++blk)
     EXPECT_EQ(a.student().gather(blk, ParamKind::ff1), b.student().gather(blk, ParamKind::ff1));
   // Kept: a full set per block and slot. Recomputed: each block's input per slot, and one set
@@ -223,11 +195,7 @@ TEST(PipelineZero, BitIdenticalLossesAndShardedOptimizerState) {
   RealExecutor<double> ex(torus(), CommOptions{});
   Trainer<RealExecutor<double>> a(ex, s, plan, adamw(), TaskSeeds{}, plain);
   Trainer<RealExecutor<double>> b(ex, s, plan, adamw(), TaskSeeds{}, zero);
-  for (int step = 1; step <= 4; ++step) {
-    const auto ra = a.step(), rb = b.step();
-    EXPECT_EQ(ra.loss, rb.loss) << "step " << step;
-    EXPECT_EQ(ra.grad_norm, rb.grad_norm) << "step " << step;
-  }
+  expect_identical_steps(a, b, 4);
   for (std::size_t blk = 0; blk < s.blocks; ++blk)
     for (int k = 0; k < kParamKinds; ++k)
       EXPECT_EQ(a.student().gather(blk, ParamKind(k)), b.student().gather(blk, ParamKind(k)))

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "mpi_test_env.hpp"
+#include "reference_check.hpp"
 
 namespace meshslice::testing {
 namespace {
@@ -93,15 +93,6 @@ std::vector<Case> cases() {
   return c;
 }
 
-double relative_error(const std::vector<double>& got, const std::vector<double>& want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(got[i] - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return diff / scale;
-}
-
 class TransformerMatchesReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
@@ -112,23 +103,8 @@ TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
   RealExecutor<double> ex(torus(), CommOptions{});
   Trainer<RealExecutor<double>> trainer(ex, shape, c.plan, opt, seeds);
   ReferenceTrainer<double> reference(shape, seeds, opt);
-  const std::size_t global_tokens = shape.tokens() * torus().size(Axis::dp);
-  for (int step = 1; step <= 20; ++step) {
-    const auto got = trainer.step();
-    const double want = reference.train_step(global_tokens);
-    ASSERT_NEAR(got.loss, want, 1e-9 * want) << c.name << " step " << step;
-    ASSERT_NEAR(got.grad_norm, reference.last_gradient_norm(), 1e-9 * got.grad_norm)
-        << c.name << " step " << step;
-  }
-  const double eval = trainer.eval_loss(2);
-  EXPECT_NEAR(eval, reference.eval_loss(2, global_tokens), 1e-9 * eval) << c.name;
-  for (std::size_t b = 0; b < shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const auto& want = reference.student().param(b, ParamKind(k));
-      const std::vector<double> got = trainer.student().gather(b, ParamKind(k));
-      EXPECT_LE(relative_error(got, want), 1e-9)
-          << c.name << " block " << b << " " << param_kind_name(ParamKind(k));
-    }
+  expect_matches_reference(trainer, reference, shape, torus().size(Axis::dp), 20, c.name);
+  if (HasFatalFailure()) return;
   const bool relayouts = std::any_of(c.plan.begin(), c.plan.end(), [](const FcPlan& p) {
     return p.input() == Layout::transposed || p.output() == Layout::transposed;
   });

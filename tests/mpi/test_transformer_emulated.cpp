@@ -75,6 +75,21 @@ double chip_step_flops(const ModelShape& s, int rows, int cols) {
   return s.blocks * (fc_flops / (rows * cols) + a.pairs() * attention);
 }
 
+// The latest of every rank's `t` over `comm`.
+double latest(double t, MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return t;
+}
+
+// The run's barrier: every emulated chip starts the step at the latest clock (pipeline stages
+// wait for each other's emulated work, so their clocks differ between steps). Returns it.
+template <class Executor>
+double align_clocks(Executor& ex, MPI_Comm comm) {
+  const double start = latest(ex.emulated().now(), comm);
+  ex.emulated().advance_to(start);
+  return start;
+}
+
 TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
   const ModelShape s = shape();
@@ -89,11 +104,7 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
 
   std::vector<double> step_seconds;
   for (int step = 1; step <= 4; ++step) {
-    // The run's barrier: every emulated chip starts the step at the latest clock (pipeline
-    // stages wait for each other's emulated work, so their clocks differ between steps).
-    double start = ex.emulated().now();
-    MPI_Allreduce(MPI_IN_PLACE, &start, 1, MPI_DOUBLE, MPI_MAX, torus().comm());
-    ex.emulated().advance_to(start);
+    const double start = align_clocks(ex, torus().comm());
     const sim::SimTotals before = ex.emulated().totals();
     events.clear();
     const auto relayouts_before = trainer.student().relayouts().count;
@@ -102,9 +113,7 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
     ASSERT_EQ(got.loss, want.loss) << "step " << step;
     ASSERT_EQ(got.grad_norm, want.grad_norm) << "step " << step;
     const sim::SimTotals after = ex.emulated().totals();
-    double end = after.seconds;
-    MPI_Allreduce(MPI_IN_PLACE, &end, 1, MPI_DOUBLE, MPI_MAX, torus().comm());
-    step_seconds.push_back(end - start);
+    step_seconds.push_back(latest(after.seconds, torus().comm()) - start);
 
     // This chip's blocks: its pipeline stage's share.
     ModelShape held = s;
@@ -149,14 +158,10 @@ TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
   const auto emulated_steps = [&](auto& ex, auto& trainer, MPI_Comm comm) {
     std::vector<double> seconds;
     for (int i = 0; i < 3; ++i) {
-      double start = ex.emulated().now();
-      MPI_Allreduce(MPI_IN_PLACE, &start, 1, MPI_DOUBLE, MPI_MAX, comm);
-      ex.emulated().advance_to(start);
+      const double start = align_clocks(ex, comm);
       trainer.step();
       ex.wait_all();
-      double end = ex.emulated().totals().seconds;
-      MPI_Allreduce(MPI_IN_PLACE, &end, 1, MPI_DOUBLE, MPI_MAX, comm);
-      seconds.push_back(end - start);
+      seconds.push_back(latest(ex.emulated().totals().seconds, comm) - start);
     }
     return seconds;
   };

@@ -1,0 +1,61 @@
+#pragma once
+// Checks shared by the tests of the training driver: a distributed run against the serial
+// reference on the same global data, and two runs that must agree bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "mesh/torus.hpp"
+#include "model/reference_model.hpp"
+#include "model/trainer.hpp"
+
+namespace meshslice::testing {
+
+// max |got - want| over max |want|.
+inline double relative_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::abs(got[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  return diff / scale;
+}
+
+// `steps` training steps of `trainer` and `reference` (losses and gradient norms to 1e-9
+// relative), then the evaluation loss over 2 batches and every final weight.
+template <class Trainer>
+void expect_matches_reference(Trainer& trainer, ReferenceTrainer<double>& reference,
+                              const ModelShape& shape, int dp, int steps,
+                              const std::string& name) {
+  const std::size_t global_tokens = shape.tokens() * static_cast<std::size_t>(dp);
+  for (int step = 1; step <= steps; ++step) {
+    const auto got = trainer.step();
+    const double want = reference.train_step(global_tokens);
+    ASSERT_NEAR(got.loss, want, 1e-9 * want) << name << " step " << step;
+    ASSERT_NEAR(got.grad_norm, reference.last_gradient_norm(), 1e-9 * got.grad_norm)
+        << name << " step " << step;
+  }
+  const double eval = trainer.eval_loss(2);
+  EXPECT_NEAR(eval, reference.eval_loss(2, global_tokens), 1e-9 * eval) << name;
+  for (std::size_t b = 0; b < shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k) {
+      const std::vector<double> got = trainer.student().gather(b, ParamKind(k));
+      EXPECT_LE(relative_error(got, reference.student().param(b, ParamKind(k))), 1e-9)
+          << name << " block " << b << " " << param_kind_name(ParamKind(k));
+    }
+}
+
+// `steps` steps of two trainers that must give the same losses and gradient norms bit for bit.
+template <class Trainer>
+void expect_identical_steps(Trainer& a, Trainer& b, int steps) {
+  for (int step = 1; step <= steps; ++step) {
+    const auto ra = a.step(), rb = b.step();
+    EXPECT_EQ(ra.loss, rb.loss) << "step " << step;
+    EXPECT_EQ(ra.grad_norm, rb.grad_norm) << "step " << step;
+  }
+}
+
+}  // namespace meshslice::testing
