@@ -5,7 +5,7 @@
 
 #include "core/errors.hpp"
 #include "gemm/gemm_problem.hpp"
-#include "sim/cost_model.hpp"
+#include "tune/block_tuner.hpp"
 
 namespace meshslice::simapp {
 
@@ -30,25 +30,11 @@ Point run_point(const hw::MachineModel& machine, const SimSettings& s, const sim
 }
 
 // The cost model's estimate for a block's GEMMs on one mesh: each at `slices`, or at the S the
-// model itself finds best among `candidates` when slices == 0. Infinite if some GEMM cannot
-// be sliced.
-double cost_model_seconds(const hw::MachineModel& machine, const std::vector<sim::FcGemm>& gemms,
+// tuner finds best when slices == 0. Infinite if some GEMM cannot be sliced.
+double cost_model_seconds(const tune::CostModel& model, const std::vector<sim::FcGemm>& gemms,
                           int rows, int cols, int slices, const sim::SweepOptions& options) {
-  double total = 0;
-  for (const auto& g : gemms) {
-    double best = std::numeric_limits<double>::infinity();
-    for (int S : slices ? std::vector<int>{slices} : options.slices) {
-      try {
-        check_distributable(g.problem, rows, cols);
-        check_sliceable(g.problem, rows, cols, S, sim::gemm_options(S, options).block);
-      } catch (const UserError&) {
-        continue;
-      }
-      best = std::min(best, sim::meshslice_cost_model(machine, g.problem, rows, cols, S));
-    }
-    total += best;
-  }
-  return total;
+  const tune::MeshChoice mesh = tune::tune_mesh(model, gemms, rows, cols, options, slices);
+  return mesh.usable() ? mesh.seconds : std::numeric_limits<double>::infinity();
 }
 
 double utilization(const hw::MachineModel& machine, double flops, int chips, double seconds) {
@@ -64,6 +50,7 @@ double block_flops(const std::vector<sim::FcGemm>& gemms) {
 // Fig. 13: MeshSlice on every mesh shape of `chips` chips, weak scaling.
 void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
   const int chips = s.shape_study_chips;
+  const tune::CostModel cost(machine);
   for (const sim::LlmSpec* llm : s.models) {
     const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
     const Point* done = find_point(results, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
@@ -72,7 +59,7 @@ void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
                                          Algorithm::meshslice);
     for (const auto& config : point.meshes) {
       const double model =
-          cost_model_seconds(machine, gemms, config.rows, config.cols, 0, s.sweep);
+          cost_model_seconds(cost, gemms, config.rows, config.cols, 0, s.sweep);
       results.shapes.push_back({llm, config.rows, config.cols, 0,
                                 config.flop_utilization(machine.machine),
                                 utilization(machine, block_flops(gemms), chips, model)});
@@ -83,6 +70,7 @@ void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
 // Fig. 14: MeshSlice at every S (the same for all GEMMs) on one mesh, weak scaling.
 void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
   const int rows = s.slice_study_rows, cols = s.slice_study_cols, chips = rows * cols;
+  const tune::CostModel cost(machine);
   for (const sim::LlmSpec* llm : s.models) {
     const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
     for (int S : s.sweep.slices) {
@@ -90,7 +78,7 @@ void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
       one.slices = {S};
       const auto config = sim::evaluate_mesh(machine, Algorithm::meshslice, gemms, rows, cols, one);
       if (!config) continue;  // some GEMM cannot be cut into S slices on this mesh
-      const double model = cost_model_seconds(machine, gemms, rows, cols, S, s.sweep);
+      const double model = cost_model_seconds(cost, gemms, rows, cols, S, s.sweep);
       results.slices.push_back({llm, rows, cols, S, config->flop_utilization(machine.machine),
                                 utilization(machine, block_flops(gemms), chips, model)});
     }

@@ -13,6 +13,7 @@ void print_plan(const Settings& s, const BlockPlan& plan) {
            " heads, ", s.model.sequences, " sequences x ", s.model.seq_len, " tokens per replica (T = ",
            s.model.tokens(), "); mesh ", s.mesh.str(), "; ", optimizer_name(s.optimizer.kind),
            ", ", s.precision);
+  if (!s.plan_applied.empty()) log_info("plan file ", s.plan_file, " sets ", s.plan_applied);
   for (int k = 0; k < kFcKinds; ++k) {
     const FcKind kind = FcKind(k);
     const FcPlan& p = plan[k];

@@ -1,7 +1,9 @@
 #include "train_settings.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
@@ -90,14 +92,66 @@ Teuchos::ParameterList valid_parameters() {
   return valid;
 }
 
+namespace {
+
+// The deck sections a plan file may set besides its layers: meshslice-tune's planner decides
+// the mesh, the pipeline, checkpointing and ZeRO-1 together with the layers' dataflows.
+const std::vector<std::string> kPlanSections = {"mesh", "pipeline", "checkpointing", "optimizer"};
+// The keys a plan file holds besides those sections: what it was made for, and the layers.
+const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The deck with the plan file's sections applied over it (what the plan names wins), validated
+// again so a plan's wrong key or type is named. The plan file is read on every rank.
+Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::string& applied) {
+  const std::string path = get_param<std::string>(deck, "plan.file");
+  if (get_param<std::string>(deck, "plan.source") != "file" || path.empty()) return deck;
+  const Teuchos::ParameterList file = load_deck(path);
+  Teuchos::ParameterList merged = deck;
+  for (auto it = file.begin(); it != file.end(); ++it) {
+    const std::string& key = file.name(it);
+    const bool section = contains(kPlanSections, key);
+    require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
+            "'; a plan holds hidden, heads, tokens, layers and the sections mesh, pipeline, "
+            "checkpointing and optimizer (zero only)");
+    if (!section) continue;
+    require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
+    const Teuchos::ParameterList& part = file.sublist(key);
+    for (auto entry = part.begin(); entry != part.end(); ++entry) {
+      const std::string& name = part.name(entry);
+      require(key != "optimizer" || name == "zero", "plan file ", path, ": optimizer.", name,
+              " is a training setting, not part of a plan; a plan's optimizer section holds "
+              "only zero");
+      merged.sublist(key).setEntry(name, part.entry(entry));
+      applied += concat(applied.empty() ? "" : ", ", key, ".", name, " = ",
+                        Teuchos::toString(part.entry(entry).getAny()));
+    }
+  }
+  try {
+    validate_and_fill(merged, valid_parameters());
+  } catch (const UserError& e) {
+    throw UserError(concat("plan file ", path, ": ", e.what()));
+  }
+  return merged;
+}
+
+}  // namespace
+
 Settings settings_from(const AppContext& context) {
-  const auto& d = context.deck;
   Settings s;
+  const Teuchos::ParameterList d = deck_with_plan(context.deck, s.plan_applied);
   s.emulate_only = get_param<bool>(d, "train.emulate_only");
   // The data-free emulation's mesh is not the MPI job's: it is given whole.
   require(!s.emulate_only || get_param<int>(d, "mesh.cols") > 0, "train.emulate_only emulates "
           "the mesh the deck names, not the MPI job's: set mesh.cols (0 takes the job's ranks)");
   s.mesh = mesh_shape_from(d, context.size);
+  require(s.plan_applied.empty() || s.emulate_only || s.mesh.total() == context.size,
+          "plan file ", get_param<std::string>(d, "plan.file"), " sets mesh ", s.mesh.str(), " (",
+          s.mesh.total(), " ranks) but the job has ", context.size, " MPI ranks; run it with "
+          "mpiexec -np ", s.mesh.total(), " or make a plan for ", context.size, " ranks");
   s.comm = comm_options_from(d);
   const auto positive = [&d](const std::string& key) {
     const int v = get_param<int>(d, key);
@@ -192,19 +246,17 @@ BlockPlan block_plan(const Settings& s) {
           "plan file ", s.plan_file, ": needs a `layers` key holding a list of entries such as "
           "'ff1 W meshslice S=4' (one per FC layer)");
   // What the plan was made for, when the file says (the autotuner writes it): a plan for another
-  // model or mesh is refused rather than silently run.
+  // model is refused rather than silently run. Its mesh and pipeline were applied to the deck.
   const auto check = [&](const char* key, std::size_t want) {
     if (!file.isParameter(key)) return;
     require(file.isType<int>(key) && static_cast<std::size_t>(file.get<int>(key)) == want,
             "plan file ", s.plan_file, " was made for ", key, " = ",
             file.isType<int>(key) ? std::to_string(file.get<int>(key)) : std::string("?"),
-            " but this run has ", key, " = ", want, "; make a plan for this model and mesh");
+            " but this run has ", key, " = ", want, "; make a plan for this model");
   };
   check("hidden", s.model.hidden);
   check("heads", s.model.heads);
   check("tokens", s.model.tokens());
-  check("mesh_rows", static_cast<std::size_t>(s.mesh.rows));
-  check("mesh_cols", static_cast<std::size_t>(s.mesh.cols));
   const auto layers = file.get<Teuchos::Array<std::string>>("layers");
   try {
     return parse_block_plan({layers.begin(), layers.end()});

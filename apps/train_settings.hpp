@@ -43,6 +43,7 @@ struct Settings {
   GemmChoice default_choice;
   std::vector<std::string> plan_layers;
   std::string plan_file;
+  std::string plan_applied;  // the deck keys the plan file set ("mesh.rows = 8, ..."), if any
 };
 
 Settings settings_from(const AppContext& context);

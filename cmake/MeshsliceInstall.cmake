@@ -20,7 +20,7 @@ set_target_properties(meshslice_hardware PROPERTIES
     "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/hardware/include>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/meshslice>")
 set_target_properties(meshslice_warnings PROPERTIES EXPORT_NAME warnings)
 
-install(TARGETS meshslice-train meshslice-bench meshslice-sim
+install(TARGETS meshslice-train meshslice-bench meshslice-sim meshslice-tune
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # meshslice_warnings and the meshslice_dep_* wrappers travel with the library: the static
 # library's link interface names them.

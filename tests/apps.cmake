@@ -70,6 +70,27 @@ meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
 
+# meshslice-tune: the GPT-3 deck's tables, emulator check and files, its plan run by the
+# data-free emulation of meshslice-train; and a plan for the laptop deck's model on 2 ranks
+# trained for real (its losses fall).
+set(TUNE $<TARGET_FILE:meshslice-tune>)
+set(CHECK_TUNE ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_tune.sh)
+meshslice_app_test(tune_help 1 ${TUNE} --help)
+set_tests_properties(tune_help PROPERTIES PASS_REGULAR_EXPRESSION "search\\.gemm_rate")
+meshslice_app_test(tune_gpt3_plan_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-gpt3
+  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --
+  ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4
+  --set train.emulate_only=true --set model.sequences=128 --set train.steps=2
+  --out ${CMAKE_CURRENT_BINARY_DIR}/tune-gpt3/train)
+set_tests_properties(tune_gpt3_plan_emulated PROPERTIES PASS_REGULAR_EXPRESSION
+  "the choice is [0-9.]+% slower.*step 2/2  \\| TPUv4 [0-9.]+ ms.*PASS")
+meshslice_app_test(tune_laptop_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-laptop
+  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set chips=2 --set model.name=custom
+  --set model.hidden=64 --set model.heads=4 --set model.seq_len=32 --set model.sequences=16
+  --set search.block=1 --set search.slices=1,2,4 --set validate=false --
+  ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/tune-laptop/train 20 ${MPI2} ${TRAIN} ${SHORT_TRAIN}
+  --set train.steps=20)
+
 # A run that fails into the output folder of a finished one leaves that run's files as they were
 # (deck.yaml is put in place only when a run succeeds) and no partial file behind.
 meshslice_app_test(failed_run_keeps_previous_outputs 2

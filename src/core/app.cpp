@@ -95,7 +95,9 @@ RunDescription write_outputs(const AppContext& ctx, const std::string& sources) 
   require(!ec, "cannot create output directory '", ctx.out_dir, "': ", ec.message());
   return {staged(ctx, "deck.yaml",
                  deck_yaml_text(ctx.deck,
-                                concat(ctx.app_name, ", ", sources, "\n", version_line()))),
+                                concat("Resolved deck: every parameter after defaults and --set "
+                                       "overrides.\n", ctx.app_name, ", ", sources, "\n",
+                                       version_line()))),
           staged(ctx, "version.json",
                  concat("{\"app\": \"", ctx.app_name, "\", \"build\": ", version_json(), "}\n"))};
 }

@@ -325,7 +325,6 @@ std::string deck_yaml_text(const Teuchos::ParameterList& deck, const std::string
   // plain deck (no ANONYMOUS wrapper), doubles are short yet exact, and strings such as 'on' or
   // '2' stay strings when read back.
   std::ostringstream text;
-  text << "# Resolved deck: every parameter after defaults and --set overrides.\n";
   std::istringstream comment_lines(comment);
   for (std::string line; std::getline(comment_lines, line);) text << "# " << line << "\n";
   write_list(text, deck, 0);

@@ -18,6 +18,21 @@ Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out
   return Stationary::W;
 }
 
+std::vector<FcDataflow> choose_dataflows(std::size_t tokens, const std::vector<FcShape>& chain) {
+  std::vector<FcDataflow> out;
+  bool previous_output_transposed = false;
+  for (const FcShape& layer : chain) {
+    FcDataflow d;
+    d.stationary = choose_stationary(tokens, layer.in, layer.out);
+    const bool input_transposed = layer.reads_previous && previous_output_transposed;
+    // Untransposed, only W-stn takes a transposed input; the transposed variant flips that.
+    d.transposed = (d.stationary == Stationary::W) != input_transposed;
+    previous_output_transposed = d.transposed;
+    out.push_back(d);
+  }
+  return out;
+}
+
 const char* pass_name(Pass pass) {
   switch (pass) {
     case Pass::forward: return "fwd";

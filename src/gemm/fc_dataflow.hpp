@@ -11,6 +11,7 @@
 // training driver's layers.
 #include <array>
 #include <cstddef>
+#include <vector>
 
 #include "gemm/gemm_problem.hpp"
 
@@ -21,6 +22,23 @@ const char* stationary_name(Stationary s);  // "Y-stn", "X-stn", "W-stn"
 
 // The stationary matrix of Y = X W for T tokens: the largest of X, W and Y (the paper's rule).
 Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out);
+
+// Phase 1 of the autotuner along a chain of FC layers: each layer's row of Table 1 (the largest
+// matrix stationary) and whether it runs its transposed variant. Untransposed, a W-stationary
+// layer takes its input transposed and every layer gives its output standard; the transposed
+// variant flips both. A layer that reads its predecessor's output directly takes it in the layout
+// the predecessor gives, so no activation is transposed between them; any other layer takes
+// the standard layout (the paper's heuristic, and its reference implementation's).
+struct FcShape {
+  std::size_t in = 0;
+  std::size_t out = 0;
+  bool reads_previous = false;  // its input is the previous layer's output, layout kept
+};
+struct FcDataflow {
+  Stationary stationary = Stationary::Y;
+  bool transposed = false;
+};
+std::vector<FcDataflow> choose_dataflows(std::size_t tokens, const std::vector<FcShape>& chain);
 
 enum class Pass { forward = 0, backward_data = 1, backward_weight = 2 };
 const char* pass_name(Pass pass);  // "fwd", "bwd_data", "bwd_weight"

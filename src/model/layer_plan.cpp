@@ -1,5 +1,6 @@
 #include "model/layer_plan.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -60,24 +61,19 @@ std::string FcPlan::str() const {
   return s;
 }
 
-bool transposed_for_input(Stationary s, Layout wanted) {
-  const bool takes_transposed = s == Stationary::W;
-  return takes_transposed != (wanted == Layout::transposed);
-}
-
 BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice) {
+  // Only FF2 reads another layer's output directly (through GeLU); QKV and FF1 read the residual
+  // stream's norm and the output projection reads attention, all standard.
+  std::vector<FcShape> chain;
+  for (int k = 0; k < kFcKinds; ++k)
+    chain.push_back({fc_inputs(shape, FcKind(k)), fc_outputs(shape, FcKind(k)),
+                     FcKind(k) == FcKind::ff2});
+  const auto flows = choose_dataflows(shape.tokens(), chain);
   BlockPlan plan;
-  Layout next_input = Layout::standard;
   for (int k = 0; k < kFcKinds; ++k) {
-    const FcKind kind = FcKind(k);
-    FcPlan& p = plan[k];
-    p.stationary = choose_stationary(shape.tokens(), fc_inputs(shape, kind), fc_outputs(shape, kind));
-    // Only FF2 reads another layer's output directly (through GeLU); the others read the
-    // residual stream's norm or attention, both standard.
-    const Layout wanted = kind == FcKind::ff2 ? next_input : Layout::standard;
-    p.transposed = transposed_for_input(p.stationary, wanted);
-    p.gemms = {choice, choice, choice};
-    next_input = p.output();
+    plan[k].stationary = flows[k].stationary;
+    plan[k].transposed = flows[k].transposed;
+    plan[k].gemms = {choice, choice, choice};
   }
   return plan;
 }
@@ -102,18 +98,44 @@ FcKind parse_fc_plan(const std::string& entry, FcPlan& plan) {
           "trailing t for the transposed variant (Yt, Xt, Wt)");
   plan.stationary = r == 'Y' ? Stationary::Y : r == 'X' ? Stationary::X : Stationary::W;
   plan.transposed = transposed;
-  while (in >> option) {
-    int value = 0;
-    char extra = 0;
-    const bool slices = option.rfind("S=", 0) == 0, block = option.rfind("B=", 0) == 0;
-    std::istringstream number(option.substr(2));
-    require((slices || block) && (number >> value) && !(number >> extra) && value >= 1,
-            "plan entry '", entry, "': '", option, "' is not S=<slices> or B=<block> with a "
-            "positive integer");
-    (slices ? choice.options.slices : choice.options.block) = value;
-  }
   plan.gemms = {choice, choice, choice};
+  while (in >> option) {
+    const bool slices = option.rfind("S=", 0) == 0, block = option.rfind("B=", 0) == 0;
+    // S=n (B=n) for all three passes, or S=fwd/bwd_data/bwd_weight.
+    std::istringstream numbers(option.substr(2));
+    std::vector<int> values;
+    int value = 0;
+    char separator = '/';
+    while (separator == '/' && (numbers >> value)) {
+      values.push_back(value);
+      separator = 0;
+      numbers >> separator;
+    }
+    const bool whole = numbers.eof() && separator == 0;
+    require((slices || block) && whole &&
+                (values.size() == 1 || values.size() == 3) &&
+                *std::min_element(values.begin(), values.end()) >= 1,
+            "plan entry '", entry, "': '", option, "' is not S=<slices> or B=<block>, for all "
+            "passes or as <fwd>/<bwd_data>/<bwd_weight>, with positive integers");
+    for (int p = 0; p < 3; ++p) {
+      GemmOptions& o = plan.gemms[p].options;
+      (slices ? o.slices : o.block) = values[values.size() == 3 ? p : 0];
+    }
+  }
   return kind;
+}
+
+std::string plan_entry(FcKind kind, const FcPlan& plan) {
+  // "n" when the three passes agree, "fwd/bwd_data/bwd_weight" otherwise.
+  const auto per_pass = [&plan](int GemmOptions::*field) {
+    const auto& g = plan.gemms;
+    const int f = g[0].options.*field, d = g[1].options.*field, w = g[2].options.*field;
+    return f == d && d == w ? std::to_string(f) : concat(f, "/", d, "/", w);
+  };
+  const char row = "YXW"[static_cast<int>(plan.stationary)];
+  return concat(fc_name(kind), " ", row, plan.transposed ? "t" : "", " ",
+                algorithm_name(plan.gemms[0].algorithm), " S=", per_pass(&GemmOptions::slices),
+                " B=", per_pass(&GemmOptions::block));
 }
 
 BlockPlan parse_block_plan(const std::vector<std::string>& entries) {

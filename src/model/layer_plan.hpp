@@ -53,15 +53,16 @@ using BlockPlan = std::array<FcPlan, kFcKinds>;
 // input is FF1's output, in whatever layout FF1 gives it). Every GEMM runs `choice`.
 BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice);
 
-// The transposed flag that makes a layer of row `s` take its input in layout `wanted`.
-bool transposed_for_input(Stationary s, Layout wanted);
-
 // One layer of an explicit plan, as a deck writes it:
 //     LAYER STATIONARY ALGORITHM [S=<slices>] [B=<block>]
-// e.g. "ff1 W meshslice S=4", "qkv Yt summa S=2" (a trailing t: the transposed variant). The
-// algorithm and slicing hold for the layer's three GEMMs. A malformed entry, an unknown layer,
-// row of Table 1 or algorithm is a UserError quoting the entry.
+// e.g. "ff1 W meshslice S=4", "qkv Yt summa S=2" (a trailing t: the transposed variant). S and B
+// hold for the three passes, or are given per pass as fwd/bwd_data/bwd_weight:
+// "ff2 X meshslice S=4/1/8 B=8/1/8". The algorithm holds for the layer's three GEMMs. A malformed entry, an unknown layer, row of Table 1 or algorithm is a UserError quoting
+// the entry.
 FcKind parse_fc_plan(const std::string& entry, FcPlan& plan);
+
+// The entry parse_fc_plan reads back to `plan` (every pass runs the first pass's algorithm).
+std::string plan_entry(FcKind kind, const FcPlan& plan);
 
 // A block plan from explicit entries: every layer exactly once.
 BlockPlan parse_block_plan(const std::vector<std::string>& entries);

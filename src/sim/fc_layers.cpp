@@ -26,26 +26,25 @@ std::vector<FcLayer> transformer_fc_layers(const LlmSpec& llm) {
 }
 
 
-std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens) {
+std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention) {
+  std::vector<FcShape> chain;
+  for (const FcLayer& layer : transformer_fc_layers(llm))
+    chain.push_back({layer.in, layer.out,
+                     layer.name == "ff2" ||
+                         (layer.name == "attn_out" && attention == AttentionLayout::follows_qkv)});
+  return chain;
+}
+
+std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens, AttentionLayout attention) {
   const auto layers = transformer_fc_layers(llm);
-  // Transposition flags along the block (see the header): qkv -> attention -> attn_out ->
-  // residual add (untransposed again) -> ff1 -> ff2.
-  std::vector<bool> flag(layers.size());
-  bool input_transposed = false;
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    if (layers[i].name == "ff1") input_transposed = false;  // after the residual add
-    const bool w_stationary =
-        choose_stationary(tokens, layers[i].in, layers[i].out) == Stationary::W;
-    flag[i] = input_transposed != w_stationary;
-    input_transposed = flag[i];
-  }
+  const auto flows = choose_dataflows(tokens, block_chain(llm, attention));
   std::vector<FcGemm> out;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    const Stationary s = choose_stationary(tokens, layers[i].in, layers[i].out);
-    const auto problems = fc_layer_gemms(s, tokens, layers[i].in, layers[i].out);
+    const auto problems = fc_layer_gemms(flows[i].stationary, tokens, layers[i].in, layers[i].out);
     for (int pass = 0; pass < 3; ++pass)
-      out.push_back({layers[i].name, pass_name(static_cast<Pass>(pass)), s, bool(flag[i]),
-                     flag[i] ? transposed(problems[pass]) : problems[pass]});
+      out.push_back({layers[i].name, pass_name(static_cast<Pass>(pass)), flows[i].stationary,
+                     flows[i].transposed,
+                     flows[i].transposed ? transposed(problems[pass]) : problems[pass]});
   }
   return out;
 }

@@ -57,7 +57,18 @@ struct FcGemm {
   std::string label() const { return layer + "." + pass; }
 };
 
+// Where attention runs: in whatever layout the QKV projection gives it (the paper's heuristic:
+// the output projection then reads QKV's layout), or always in the standard one (meshslice-train,
+// whose attention keeps tokens over mesh rows and whole heads over mesh columns).
+enum class AttentionLayout { follows_qkv, standard };
+
+// The FC layers of a block as a chain for choose_dataflows (gemm/fc_dataflow.hpp): FF2 reads
+// FF1's output through GeLU; the output projection reads QKV's through attention when
+// attention keeps QKV's layout; QKV and FF1 read a norm of the residual stream (standard).
+std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention);
+
 // The 12 GEMMs (4 layers x 3 passes) of one block's training step for T tokens.
-std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens);
+std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens,
+                                AttentionLayout attention = AttentionLayout::follows_qkv);
 
 }  // namespace meshslice::sim

@@ -19,8 +19,9 @@ _CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir]
 class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
     """Distributed training of the fully-connected layers of transformer models with 2D tensor
     parallelism on a torus of devices, built around the MeshSlice 2D GEMM (Nam et al., ISCA
-    2025): the apps meshslice-train, meshslice-bench and meshslice-sim on Kokkos, KokkosKernels,
-    MPI and Teuchos input decks, plus a TPUv4 hardware model that emulates large tori."""
+    2025): the apps meshslice-train, meshslice-bench, meshslice-sim and meshslice-tune (the
+    autotuner) on Kokkos, KokkosKernels, MPI and Teuchos input decks, plus a TPUv4 hardware model
+    that emulates large tori."""
 
     git = "file://" + _CHECKOUT
 
@@ -90,7 +91,7 @@ class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
 
     def test_version(self):
         """every app reports the Kokkos, KokkosKernels, Teuchos and MPI it was built with"""
-        for app in ("meshslice-train", "meshslice-bench", "meshslice-sim"):
+        for app in ("meshslice-train", "meshslice-bench", "meshslice-sim", "meshslice-tune"):
             exe = which(join_path(self.prefix.bin, app), required=True)
             out = exe("--version", output=str.split, error=str.split)
             for key in ("meshslice:", "kokkos:", "kokkoskernels:", "teuchos:", "mpi:"):

@@ -1,0 +1,66 @@
+// meshslice-tune: the MeshSlice autotuner (paper §3.2). Phase 1 picks each FC layer's dataflow
+// (Table 1) and transposition, phase 2 the mesh shape and each GEMM's slice count from the
+// analytical cost model of the machine description; the result is printed, written to
+// OUT/tune.csv and, as the plan meshslice-train runs, to OUT/plan.yaml.
+#include <chrono>
+
+#include "core/app.hpp"
+#include "core/log.hpp"
+#include "sim/machine_loader.hpp"
+#include "tune/block_tuner.hpp"
+#include "tune/emulator_check.hpp"
+#include "tune_report.hpp"
+#include "tune_settings.hpp"
+
+namespace {
+
+using namespace meshslice;
+using namespace meshslice::tuneapp;
+
+int tune_block(const AppContext& context, const TuneSettings& s) {
+  const hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
+  const auto start = std::chrono::steady_clock::now();
+  const tune::CostModel cost(machine, s.gemm_rate);
+  const auto gemms = sim::block_gemms(s.llm, s.tokens(), s.attention);
+  const tune::BlockTuning tuning = tune::tune_block(cost, gemms, s.chips, s.search);
+  tuning.best_mesh();  // a UserError naming each mesh's problem when none is usable
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_info("machine ", machine.machine.name, " (", machine.machine.source, "): effective ",
+           cost.flop_rate() / 1e12, " TFLOP/s per chip (cost model)");
+  print_phase1(s, gemms);
+  print_phase2(s, tuning, machine.machine);
+  std::optional<tune::EmulatorCheck> check;
+  if (s.validate) {
+    check = tune::check_against_emulator(machine, tuning, gemms, s.search);
+    print_validation(*check, tuning, machine.machine);
+  }
+  std::fflush(stdout);
+  log_info("tuned in ", seconds, " s (", tuning.meshes.size(), " mesh shapes x ", gemms.size(),
+           " GEMMs x ", s.search.slices.size(), " slice counts, one core)");
+  write_tune_csv(context.out_dir + "/tune.csv", tuning, check ? &*check : nullptr);
+  write_plan(context.out_dir + "/plan.yaml", s, tuning, machine.machine.name);
+  log_info("results in ", context.out_dir, "/tune.csv; plan in ", context.out_dir, "/plan.yaml");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const AppSpec spec{
+      "meshslice-tune",
+      "The MeshSlice autotuner: for the FC layers of a transformer block (GPT-3, Megatron-NLG or "
+      "custom) on a torus of `chips` chips of a machine description, phase 1 chooses each "
+      "layer's dataflow (the largest of X, W, Y stationary), transposition and tensor "
+      "sharding; phase 2 chooses the mesh shape and each GEMM's slice count S from the "
+      "analytical cost model (t_launch + (P-1)(t_sync + bytes/bw) per collective, FLOPs / "
+      "effective FLOP/s per GEMM). Prints both tables, writes OUT/tune.csv and OUT/plan.yaml "
+      "(run it with meshslice-train --set plan.source=file --set plan.file=OUT/plan.yaml). "
+      "validate: true also emulates the choice and the emulator's own optimum. Runs in one "
+      "process.",
+      "tune/gpt3-256.yaml", valid_parameters};
+  return run_app(argc, argv, spec, [](AppContext& context) {
+    const TuneSettings settings = tune_settings_from(context.deck);
+    return run_on_rank_zero(context, [&] { return tune_block(context, settings); });
+  });
+}

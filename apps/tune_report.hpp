@@ -1,0 +1,30 @@
+#pragma once
+// What meshslice-tune prints and writes: the phase-1 table (each FC layer's row of Table 1,
+// transposition and sharding), the phase-2 table (every mesh shape with its per-GEMM S), the
+// emulator check, OUT/tune.csv and OUT/plan.yaml (the plan meshslice-train runs).
+#include <string>
+#include <vector>
+
+#include "hardware/machine.hpp"
+#include "tune/block_tuner.hpp"
+#include "tune/emulator_check.hpp"
+#include "tune_settings.hpp"
+
+namespace meshslice::tuneapp {
+
+void print_phase1(const TuneSettings& s, const std::vector<sim::FcGemm>& gemms);
+void print_phase2(const TuneSettings& s, const tune::BlockTuning& tuning, const hw::Machine& machine);
+void print_validation(const tune::EmulatorCheck& check, const tune::BlockTuning& tuning,
+                      const hw::Machine& machine);
+
+// One row per usable mesh and GEMM: the S chosen there and its predicted seconds (and, with a
+// check, the mesh's emulated block time).
+void write_tune_csv(const std::string& path, const tune::BlockTuning& tuning,
+                    const tune::EmulatorCheck* check);
+
+// The best mesh's plan in meshslice-train's plan-file form: what it was made for (hidden, heads,
+// tokens), the mesh, and one entry per FC layer with its S per pass.
+void write_plan(const std::string& path, const TuneSettings& s, const tune::BlockTuning& tuning,
+                const std::string& machine_name);
+
+}  // namespace meshslice::tuneapp

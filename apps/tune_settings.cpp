@@ -1,0 +1,82 @@
+#include "tune_settings.hpp"
+
+#include "core/deck.hpp"
+#include "core/errors.hpp"
+
+namespace meshslice::tuneapp {
+
+Teuchos::ParameterList valid_parameters() {
+  Teuchos::ParameterList valid("meshslice-tune");
+  valid.set("machine", std::string("tpuv4"),
+            "machine description: a name under hardware/machines/ (tpuv4) or a path to a .yaml");
+  valid.set("chips", 256, "chips of the tensor-parallel mesh (rows x cols)");
+  auto& model = valid.sublist("model", false, "The transformer whose FC layers are tuned.");
+  set_choice(model, "name", "gpt3", {"gpt3", "megatron-nlg", "custom"},
+             "gpt3 (hidden 12288, 96 heads), megatron-nlg (hidden 20480, 128 heads), or custom "
+             "(model.hidden, model.heads)");
+  model.set("hidden", 0, "custom: hidden size H");
+  model.set("heads", 0, "custom: attention heads");
+  model.set("seq_len", 2048, "tokens per sequence");
+  model.set("sequences", 0, "sequences per step (the global batch); 0 = chips / 2, the paper's "
+            "weak scaling");
+  auto& search = valid.sublist("search", false, "What phase 2 tries.");
+  search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
+             "slice counts S tried for each GEMM (each takes its own best)");
+  search.set("block", 8, "block size B of the blocked slicing (TPUs read 128x8 tiles; 1 on CPUs)");
+  search.set("min_mesh_side", 1, "meshes with at least this many rows and columns");
+  set_choice(search, "attention", "standard", {"standard", "follows_qkv"},
+             "phase 1's transposition chain: standard (meshslice-train's attention runs in the "
+             "standard layout, so only FF2 follows FF1's layout) or follows_qkv (the paper's "
+             "heuristic: attention keeps the QKV projection's layout)");
+  set_choice(search, "gemm_rate", "per_shape", {"per_shape", "effective"},
+             "how the cost model times a local GEMM: per_shape (the chip's rate on that GEMM's "
+             "shape, as profiling each local GEMM gives it) or effective (FLOPs / one effective "
+             "FLOP/s, the paper's formula)");
+  valid.set("validate", false,
+            "also emulate the tuner's choice on every mesh and the emulator's own optimum (no "
+            "data), and print the cost model's error against the emulation");
+  return valid;
+}
+
+TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
+  TuneSettings s;
+  s.machine = get_param<std::string>(deck, "machine");
+  s.chips = get_param<int>(deck, "chips");
+  require(s.chips >= 1, "chips = ", s.chips, " must be at least 1");
+  const std::string name = get_param<std::string>(deck, "model.name");
+  const int hidden = get_param<int>(deck, "model.hidden"), heads = get_param<int>(deck, "model.heads");
+  if (name == "custom") {
+    require(hidden >= 1 && heads >= 1 && hidden % heads == 0, "model.name = custom needs "
+            "model.hidden and model.heads, positive, hidden a multiple of heads (got ", hidden,
+            " and ", heads, ")");
+    s.llm = {"custom", concat("H=", hidden), static_cast<std::size_t>(hidden), heads};
+  } else {
+    require(hidden == 0 && heads == 0, "model.hidden and model.heads are for model.name = "
+            "custom; ", name, " has its own (leave them at 0)");
+    s.llm = sim::llm_by_name(name);
+  }
+  const int seq_len = get_param<int>(deck, "model.seq_len");
+  const int sequences = get_param<int>(deck, "model.sequences");
+  require(seq_len >= 1, "model.seq_len = ", seq_len, " must be at least 1");
+  require(sequences >= 0, "model.sequences = ", sequences, " must not be negative");
+  require(sequences > 0 || s.chips % 2 == 0, "model.sequences = 0 means chips / 2, but chips = ",
+          s.chips, " is odd; give model.sequences");
+  s.seq_len = static_cast<std::size_t>(seq_len);
+  s.sequences = static_cast<std::size_t>(sequences > 0 ? sequences : s.chips / 2);
+  s.search.slices = get_ints(deck, "search.slices");
+  require(!s.search.slices.empty(), "search.slices is empty; give at least one S (e.g. 1)");
+  for (int S : s.search.slices) require(S >= 1, "search.slices holds ", S, "; S must be >= 1");
+  s.search.block = get_param<int>(deck, "search.block");
+  require(s.search.block >= 1, "search.block = ", s.search.block, " must be at least 1");
+  s.search.min_mesh_side = get_param<int>(deck, "search.min_mesh_side");
+  require(s.search.min_mesh_side >= 1, "search.min_mesh_side = ", s.search.min_mesh_side,
+          " must be at least 1");
+  s.attention = get_param<std::string>(deck, "search.attention") == "standard"
+                    ? sim::AttentionLayout::standard
+                    : sim::AttentionLayout::follows_qkv;
+  s.gemm_rate = tune::parse_gemm_rate(get_param<std::string>(deck, "search.gemm_rate"));
+  s.validate = get_param<bool>(deck, "validate");
+  return s;
+}
+
+}  // namespace meshslice::tuneapp

@@ -1,0 +1,33 @@
+#pragma once
+// meshslice-tune's deck: the model and batch, the machine and its chip count, the search space
+// (slice candidates, block size, mesh sides) and whether to check the result on the emulator.
+#include <Teuchos_ParameterList.hpp>
+
+#include <cstddef>
+#include <string>
+
+#include "sim/fc_layers.hpp"
+#include "sim/sweep.hpp"
+#include "tune/cost_model.hpp"
+
+namespace meshslice::tuneapp {
+
+struct TuneSettings {
+  std::string machine;    // name of a shipped description or a path
+  int chips = 0;
+  sim::LlmSpec llm;       // a named model, or custom hidden/heads
+  std::size_t seq_len = 0;
+  std::size_t sequences = 0;  // the global batch
+  sim::SweepOptions search;
+  sim::AttentionLayout attention = sim::AttentionLayout::standard;
+  tune::GemmRate gemm_rate = tune::GemmRate::per_shape;
+  bool validate = false;  // emulate the choice and the emulator's optimum
+
+  std::size_t tokens() const { return seq_len * sequences; }
+};
+
+Teuchos::ParameterList valid_parameters();
+// Reads and checks the validated deck; UserErrors name the key and the fix.
+TuneSettings tune_settings_from(const Teuchos::ParameterList& deck);
+
+}  // namespace meshslice::tuneapp

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# check_tune.sh OUT TUNE_COMMAND... -- TRAIN_COMMAND...: runs meshslice-tune writing to OUT/tune
+# and checks its tables and files (OUT/tune/tune.csv with a row per usable mesh and GEMM, one
+# best mesh; OUT/tune/plan.yaml with a mesh and four layers), then runs TRAIN_COMMAND with the
+# plan appended (--set plan.source=file --set plan.file=OUT/tune/plan.yaml) and checks that the
+# run took the plan's mesh and layers. TRAIN_COMMAND is run as given, so it may be a checker
+# such as check_train.sh that appends --out itself.
+set -u
+out=$1
+shift
+tune=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do tune+=("$1"); shift; done
+shift
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$out"
+output=$(timeout 120 "${tune[@]}" --out "$out/tune" 2>&1)
+status=$?
+echo "$output"
+[ "$status" -eq 0 ] || fail "meshslice-tune exit status $status"
+for line in 'Phase 1 \(dataflow and sharding\)' 'Phase 2 \(mesh shape and S per GEMM\)' '^best: ' \
+            'tuned in [0-9.e-]+ s'; do
+  grep -Eq "$line" <<<"$output" || fail "no line matching '$line'"
+done
+plan=$out/tune/plan.yaml
+[ -f "$plan" ] || fail "no plan.yaml"
+[ -f "$out/tune/tune.csv" ] || fail "no tune.csv"
+python3 - "$out/tune/tune.csv" "$plan" <<'PY' || fail "tune.csv or plan.yaml wrong"
+import csv, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+best = {(r["rows"], r["cols"]) for r in rows if r["best"] == "1"}
+assert len(best) == 1, best
+assert sum(r["best"] == "1" for r in rows) == 12, "the best mesh has 12 GEMMs"
+for r in rows:
+    assert int(r["slices"]) >= 1 and float(r["predicted_seconds"]) > 0, r
+text = open(sys.argv[2]).read()
+rows_, cols_ = best.pop()
+assert re.search(r"^  rows: %s$" % rows_, text, re.M) and re.search(r"^  cols: %s$" % cols_, text, re.M), text
+assert len(re.findall(r"(qkv|attn_out|ff1|ff2) [YXW]t? meshslice S=", text)) == 4, text
+PY
+mesh=$(python3 -c "import re,sys; t=open(sys.argv[1]).read(); print(re.search(r'^  rows: (\d+)', t, re.M).group(1))" "$plan")
+output=$("$@" --set plan.source=file --set "plan.file=$plan" 2>&1)
+status=$?
+echo "$output"
+[ "$status" -eq 0 ] || fail "meshslice-train with the plan: exit status $status"
+grep -Eq "plan file .*plan.yaml sets mesh.dp = 1, mesh.pp = 1, mesh.rows = $mesh," <<<"$output" ||
+  fail "the training run did not take the plan's mesh"
+echo "PASS"
