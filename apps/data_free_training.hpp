@@ -13,7 +13,7 @@
 #include "mesh/torus.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
-#include "model/stage_split.hpp"
+#include "pipeline/stage_split.hpp"
 #include "model/step_settings.hpp"
 #include "model/transformer.hpp"
 

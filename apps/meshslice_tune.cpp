@@ -39,8 +39,26 @@ int tune_block(const AppContext& context, const TuneSettings& s) {
   log_info("tuned in ", seconds, " s (", tuning.meshes.size(), " mesh shapes x ", gemms.size(),
            " GEMMs x ", s.search.slices.size(), " slice counts, one core)");
   write_tune_csv(context.out_dir + "/tune.csv", tuning, check ? &*check : nullptr);
-  write_plan(context.out_dir + "/plan.yaml", s, tuning, machine.machine.name);
+  tune::TrainingConfig config;
+  config.rows = tuning.best_mesh().rows;
+  config.cols = tuning.best_mesh().cols;
+  write_plan(context.out_dir + "/plan.yaml", s, config, tuning.best_mesh(), machine.machine.name);
   log_info("results in ", context.out_dir, "/tune.csv; plan in ", context.out_dir, "/plan.yaml");
+  return 0;
+}
+
+int plan_training(const AppContext& context, TuneSettings s) {
+  const hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
+  if (s.planner.memory_bytes == 0) s.planner.memory_bytes = machine.machine.chip.hbm_capacity_bytes;
+  const tune::CostModel cost(machine, s.gemm_rate);
+  const tune::TrainingModel model{s.llm, s.blocks, s.seq_len, s.sequences};
+  const tune::PlanSearch search = tune::plan_training(cost, model, s.chips, s.planner);
+  const tune::Candidate& best = search.best();  // a UserError naming the closest misses
+  print_planner(s, search, s.chips, machine.machine);
+  std::fflush(stdout);
+  write_planner_csv(context.out_dir + "/planner.csv", search);
+  write_plan(context.out_dir + "/plan.yaml", s, best.config, *best.mesh, machine.machine.name);
+  log_info("results in ", context.out_dir, "/planner.csv; plan in ", context.out_dir, "/plan.yaml");
   return 0;
 }
 
@@ -61,6 +79,9 @@ int main(int argc, char** argv) {
       "tune/gpt3-256.yaml", valid_parameters};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);
-    return run_on_rank_zero(context, [&] { return tune_block(context, settings); });
+    return run_on_rank_zero(context, [&] {
+      return settings.mode == "plan" ? plan_training(context, settings)
+                                     : tune_block(context, settings);
+    });
   });
 }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gemm/algorithm.hpp"
-#include "model/pipeline_schedule.hpp"
+#include "pipeline/pipeline_schedule.hpp"
 #include "sim/fc_layers.hpp"
 #include "sim/sweep.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // What meshslice-train prints before step 1, in the real run and the data-free emulation alike:
 // the model and each layer's plan, the pipeline's split and schedule, the memory per rank.
-#include "model/stage_split.hpp"
+#include "pipeline/stage_split.hpp"
 #include "model/transformer.hpp"
 #include "train_settings.hpp"
 

@@ -1,6 +1,7 @@
 #include "train_settings.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -94,9 +95,12 @@ Teuchos::ParameterList valid_parameters() {
 
 namespace {
 
-// The deck sections a plan file may set besides its layers: meshslice-tune's planner decides
-// the mesh, the pipeline, checkpointing and ZeRO-1 together with the layers' dataflows.
-const std::vector<std::string> kPlanSections = {"mesh", "pipeline", "checkpointing", "optimizer"};
+// The deck sections a plan file may set besides its layers, and the keys of each it may set (none
+// listed: all): meshslice-tune's planner decides the mesh, the pipeline, checkpointing, ZeRO-1
+// and, for the global batch it was given, the sequences per replica, together with the layers.
+const std::map<std::string, std::vector<std::string>> kPlanSections = {
+    {"mesh", {}}, {"pipeline", {}}, {"checkpointing", {}}, {"optimizer", {"zero"}},
+    {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
 const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
 
@@ -113,18 +117,20 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   Teuchos::ParameterList merged = deck;
   for (auto it = file.begin(); it != file.end(); ++it) {
     const std::string& key = file.name(it);
-    const bool section = contains(kPlanSections, key);
+    const auto section_keys = kPlanSections.find(key);
+    const bool section = section_keys != kPlanSections.end();
     require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
             "'; a plan holds hidden, heads, tokens, layers and the sections mesh, pipeline, "
-            "checkpointing and optimizer (zero only)");
+            "checkpointing, optimizer (zero only) and model (sequences only)");
     if (!section) continue;
     require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
     const Teuchos::ParameterList& part = file.sublist(key);
     for (auto entry = part.begin(); entry != part.end(); ++entry) {
       const std::string& name = part.name(entry);
-      require(key != "optimizer" || name == "zero", "plan file ", path, ": optimizer.", name,
-              " is a training setting, not part of a plan; a plan's optimizer section holds "
-              "only zero");
+      const std::vector<std::string>& allowed = section_keys->second;
+      require(allowed.empty() || contains(allowed, name), "plan file ", path, ": ", key, ".",
+              name, " is a training setting, not part of a plan; a plan's ", key, " section "
+              "holds only ", allowed.empty() ? "" : allowed.front());
       merged.sublist(key).setEntry(name, part.entry(entry));
       applied += concat(applied.empty() ? "" : ", ", key, ".", name, " = ",
                         Teuchos::toString(part.entry(entry).getAny()));

@@ -101,36 +101,91 @@ void write_tune_csv(const std::string& path, const tune::BlockTuning& t,
   csv.finish();
 }
 
-void write_plan(const std::string& path, const TuneSettings& s, const tune::BlockTuning& t,
-                const std::string& machine_name) {
-  const tune::MeshChoice& best = t.best_mesh();
+void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int chips,
+                   const hw::Machine& machine) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  std::printf("\nJoint planner: %s, %zu blocks, %zu sequences x %zu tokens per step, on %d chips "
+              "of %s with %.1f GiB each\n", s.llm.label.c_str(), s.blocks, s.sequences, s.seq_len,
+              chips, machine.name.c_str(), s.planner.memory_bytes / gib);
+  std::string rejected;
+  for (const auto& [constraint, count] : search.rejected)
+    rejected += concat(rejected.empty() ? "" : ", ", count, " ", constraint);
+  std::printf("%zu configurations fit; rejected: %s; searched in %.3f s\n", search.feasible,
+              rejected.empty() ? "none" : rejected.c_str(), search.seconds);
+  std::printf("%-4s %-44s %10s %6s %9s %9s %9s %9s %8s  %s\n", "rank", "configuration", "step ms",
+              "util", "compute", "bubble", "pp", "dp", "GiB", "why slower than #1");
+  const tune::Candidate& best = search.best();
+  for (std::size_t i = 0; i < search.ranked.size(); ++i) {
+    const tune::Candidate& c = search.ranked[i];
+    std::printf("%-4zu %-44s %10.2f %5.1f%% %9.2f %9.2f %9.2f %9.2f %8.2f  %s\n", i + 1,
+                c.config.str().c_str(), c.step.total() * 1e3, 100 * c.flop_utilization,
+                c.step.compute * 1e3, c.step.bubble * 1e3, c.step.pp_transfers * 1e3,
+                c.step.dp_exposed * 1e3, c.memory.total() / gib,
+                i == 0 ? "-" : tune::why_slower(c, best).c_str());
+  }
+  const tune::MemoryEstimate& m = best.memory;
+  std::printf("best: %s, %.2f ms per step, %.1f%% FLOP utilization (FC layers); memory per chip "
+              "%.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + "
+              "workspaces %.2f\n", best.config.str().c_str(), best.step.total() * 1e3,
+              100 * best.flop_utilization, m.total() / gib, m.weights / gib, m.gradients / gib,
+              m.optimizer / gib, m.activations / gib, m.workspaces / gib);
+}
+
+void write_planner_csv(const std::string& path, const tune::PlanSearch& search) {
+  CsvWriter csv(path, {"rank", "dp", "pp", "rows", "cols", "microbatches", "schedule",
+                       "virtual_stages", "checkpointing", "zero", "step_seconds", "compute_seconds",
+                       "bubble_seconds", "pp_seconds", "dp_exposed_seconds", "flop_utilization",
+                       "memory_bytes", "why_slower"});
+  const tune::Candidate& best = search.best();
+  for (std::size_t i = 0; i < search.ranked.size(); ++i) {
+    const tune::Candidate& k = search.ranked[i];
+    const tune::TrainingConfig& c = k.config;
+    csv.row(i + 1, c.dp, c.pp, c.rows, c.cols, c.microbatches, schedule_name(c.schedule),
+            c.virtual_stages, c.checkpointing ? 1 : 0, c.zero ? 1 : 0, k.step.total(),
+            k.step.compute, k.step.bubble, k.step.pp_transfers, k.step.dp_exposed,
+            k.flop_utilization, k.memory.total(), i == 0 ? "-" : tune::why_slower(k, best));
+  }
+  csv.finish();
+}
+
+void write_plan(const std::string& path, const TuneSettings& s, const tune::TrainingConfig& c,
+                const tune::MeshChoice& mesh_choice, const std::string& machine_name) {
   Teuchos::ParameterList plan("plan");
+  const std::size_t per_replica = s.sequences / static_cast<std::size_t>(c.dp);
   plan.set("hidden", static_cast<int>(s.llm.hidden));
   plan.set("heads", s.llm.heads);
-  plan.set("tokens", static_cast<int>(s.tokens()));
+  plan.set("tokens", static_cast<int>(per_replica * s.seq_len));
+  plan.sublist("model").set("sequences", static_cast<int>(per_replica));
   auto& mesh = plan.sublist("mesh");
-  mesh.set("dp", 1);
-  mesh.set("pp", 1);
-  mesh.set("rows", best.rows);
-  mesh.set("cols", best.cols);
+  mesh.set("dp", c.dp);
+  mesh.set("pp", c.pp);
+  mesh.set("rows", c.rows);
+  mesh.set("cols", c.cols);
+  auto& pipeline = plan.sublist("pipeline");
+  pipeline.set("microbatches", static_cast<int>(c.microbatches));
+  pipeline.set("schedule", std::string(schedule_name(c.schedule)));
+  pipeline.set("virtual_stages", static_cast<int>(c.virtual_stages));
+  if (c.checkpointing)
+    plan.sublist("checkpointing").set("blocks", Teuchos::Array<std::string>(1, "all"));
+  plan.sublist("optimizer").set("zero", c.zero);
   Teuchos::Array<std::string> layers;
-  for (std::size_t g = 0; g + 2 < best.gemms.size(); g += 3) {
+  const auto& gemms = mesh_choice.gemms;
+  for (std::size_t g = 0; g + 2 < gemms.size(); g += 3) {
     FcPlan layer;
-    layer.stationary = best.gemms[g].gemm.stationary;
-    layer.transposed = best.gemms[g].gemm.transposed;
-    for (int p = 0; p < 3; ++p) {
-      const int S = best.gemms[g + p].slices;
-      layer.gemms[p] = {Algorithm::meshslice, sim::gemm_options(S, s.search)};
-    }
-    layers.push_back(plan_entry(parse_fc_kind(best.gemms[g].gemm.layer), layer));
+    layer.stationary = gemms[g].gemm.stationary;
+    layer.transposed = gemms[g].gemm.transposed;
+    for (int p = 0; p < 3; ++p)
+      layer.gemms[p] = {Algorithm::meshslice, sim::gemm_options(gemms[g + p].slices, s.search)};
+    layers.push_back(plan_entry(parse_fc_kind(gemms[g].gemm.layer), layer));
   }
   plan.set("layers", layers);
   write_deck_yaml(path, plan,
                   concat("meshslice plan by meshslice-tune: ", s.llm.label, ", ", s.sequences,
-                         " sequences x ", s.seq_len, " tokens on ", t.chips, " chips of ",
-                         machine_name, ".\nRun it: meshslice-train DECK --set plan.source=file "
-                         "--set plan.file=", path, "\n(the plan sets the deck's mesh; the deck's "
-                         "model must have these hidden, heads and tokens)"));
+                         " sequences x ", s.seq_len, " tokens per step on ", c.chips(),
+                         " chips of ", machine_name, ": ", c.str(), ".\nRun it: meshslice-train "
+                         "DECK --set plan.source=file --set plan.file=", path, "\n(the plan sets "
+                         "the deck's mesh, pipeline, checkpointing, ZeRO-1 and sequences per "
+                         "replica; the deck's model must have these hidden, heads and seq_len)"));
 }
 
 }  // namespace meshslice::tuneapp

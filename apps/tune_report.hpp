@@ -1,13 +1,15 @@
 #pragma once
 // What meshslice-tune prints and writes: the phase-1 table (each FC layer's row of Table 1,
 // transposition and sharding), the phase-2 table (every mesh shape with its per-GEMM S), the
-// emulator check, OUT/tune.csv and OUT/plan.yaml (the plan meshslice-train runs).
+// emulator check, the joint planner's ranking, OUT/tune.csv, OUT/planner.csv and OUT/plan.yaml
+// (the plan meshslice-train runs).
 #include <string>
 #include <vector>
 
 #include "hardware/machine.hpp"
 #include "tune/block_tuner.hpp"
 #include "tune/emulator_check.hpp"
+#include "tune/joint_planner.hpp"
 #include "tune_settings.hpp"
 
 namespace meshslice::tuneapp {
@@ -22,9 +24,16 @@ void print_validation(const tune::EmulatorCheck& check, const tune::BlockTuning&
 void write_tune_csv(const std::string& path, const tune::BlockTuning& tuning,
                     const tune::EmulatorCheck* check);
 
-// The best mesh's plan in meshslice-train's plan-file form: what it was made for (hidden, heads,
-// tokens), the mesh, and one entry per FC layer with its S per pass.
-void write_plan(const std::string& path, const TuneSettings& s, const tune::BlockTuning& tuning,
-                const std::string& machine_name);
+// The joint planner's ranking: each configuration's step time and its parts, FLOP utilization,
+// memory per chip and why it lost to the best; the rejections per constraint.
+void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int chips,
+                   const hw::Machine& machine);
+void write_planner_csv(const std::string& path, const tune::PlanSearch& search);
+
+// A configuration's plan in meshslice-train's plan-file form: what it was made for (hidden, heads,
+// tokens per replica), the mesh, the pipeline, checkpointing, ZeRO-1 and one entry per FC layer
+// with its S per pass (`mesh`: phases 1 and 2 for the configuration's micro-batch).
+void write_plan(const std::string& path, const TuneSettings& s, const tune::TrainingConfig& config,
+                const tune::MeshChoice& mesh, const std::string& machine_name);
 
 }  // namespace meshslice::tuneapp

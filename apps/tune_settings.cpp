@@ -2,11 +2,16 @@
 
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "pipeline/pipeline_schedule.hpp"
 
 namespace meshslice::tuneapp {
 
 Teuchos::ParameterList valid_parameters() {
   Teuchos::ParameterList valid("meshslice-tune");
+  set_choice(valid, "mode", "tune", {"tune", "plan"},
+             "tune: phases 1 and 2 for one tensor-parallel mesh of `chips` chips; plan: the joint "
+             "planner, dp x pp x rows x cols = chips with micro-batches, schedule, "
+             "checkpointing and ZeRO-1 under the memory per chip");
   valid.set("machine", std::string("tpuv4"),
             "machine description: a name under hardware/machines/ (tpuv4) or a path to a .yaml");
   valid.set("chips", 256, "chips of the tensor-parallel mesh (rows x cols)");
@@ -19,6 +24,8 @@ Teuchos::ParameterList valid_parameters() {
   model.set("seq_len", 2048, "tokens per sequence");
   model.set("sequences", 0, "sequences per step (the global batch); 0 = chips / 2, the paper's "
             "weak scaling");
+  model.set("blocks", 0, "plan: transformer blocks; 0 = the named model's (gpt3 96, "
+            "megatron-nlg 105)");
   auto& search = valid.sublist("search", false, "What phase 2 tries.");
   search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
              "slice counts S tried for each GEMM (each takes its own best)");
@@ -35,11 +42,33 @@ Teuchos::ParameterList valid_parameters() {
   valid.set("validate", false,
             "also emulate the tuner's choice on every mesh and the emulator's own optimum (no "
             "data), and print the cost model's error against the emulation");
+  auto& plan = valid.sublist("planner", false, "mode plan: what the joint planner searches.");
+  plan.set("microbatches", Teuchos::Array<int>(std::vector<int>{1, 2, 4, 8, 16, 32, 64}),
+           "micro-batch counts tried (each must divide a replica's sequences)");
+  plan.set("schedules", Teuchos::Array<std::string>(std::vector<std::string>{"gpipe", "1f1b",
+                                                                             "interleaved"}),
+           "pipeline schedules tried: gpipe, 1f1b, interleaved");
+  plan.set("virtual_stages", 2, "interleaved: model chunks per stage");
+  set_choice(plan, "checkpointing", "both", {"both", "off", "all"},
+             "activation checkpointing tried: both, off (never), all (every block)");
+  set_choice(plan, "zero", "both", {"both", "off", "on"}, "ZeRO-1 tried: both, off, on");
+  plan.set("memory_gib", 0.0, "memory per chip (GiB); 0 = the machine's HBM (hbm_gib)");
+  plan.set("top", 10, "configurations in the ranking");
   return valid;
 }
 
+namespace {
+
+std::vector<bool> tried(const std::string& choice, const std::string& on) {
+  if (choice == "both") return {false, true};
+  return {choice == on};
+}
+
+}  // namespace
+
 TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   TuneSettings s;
+  s.mode = get_param<std::string>(deck, "mode");
   s.machine = get_param<std::string>(deck, "machine");
   s.chips = get_param<int>(deck, "chips");
   require(s.chips >= 1, "chips = ", s.chips, " must be at least 1");
@@ -76,6 +105,33 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
                     : sim::AttentionLayout::follows_qkv;
   s.gemm_rate = tune::parse_gemm_rate(get_param<std::string>(deck, "search.gemm_rate"));
   s.validate = get_param<bool>(deck, "validate");
+  const int blocks = get_param<int>(deck, "model.blocks");
+  require(blocks >= 0, "model.blocks = ", blocks, " must not be negative");
+  s.blocks = blocks > 0 ? static_cast<std::size_t>(blocks) : s.llm.blocks;
+  require(s.mode != "plan" || s.blocks > 0, "mode plan needs model.blocks for a custom model");
+  tune::PlannerOptions& p = s.planner;
+  p.search = s.search;
+  p.attention = s.attention;
+  p.microbatches.clear();
+  for (int m : get_ints(deck, "planner.microbatches")) {
+    require(m >= 1, "planner.microbatches holds ", m, "; micro-batch counts must be >= 1");
+    p.microbatches.push_back(static_cast<std::size_t>(m));
+  }
+  p.schedules.clear();
+  for (const std::string& name : get_strings(deck, "planner.schedules"))
+    p.schedules.push_back(parse_schedule(name));
+  const int v = get_param<int>(deck, "planner.virtual_stages");
+  require(v >= 2, "planner.virtual_stages = ", v, " must be at least 2 (chunks per stage of the "
+          "interleaved schedule)");
+  p.virtual_stages = static_cast<std::size_t>(v);
+  p.checkpointing = tried(get_param<std::string>(deck, "planner.checkpointing"), "all");
+  p.zero = tried(get_param<std::string>(deck, "planner.zero"), "on");
+  const double gib = get_param<double>(deck, "planner.memory_gib");
+  require(gib >= 0, "planner.memory_gib = ", gib, " must not be negative (0: the machine's HBM)");
+  p.memory_bytes = gib * 1024 * 1024 * 1024;
+  const int top = get_param<int>(deck, "planner.top");
+  require(top >= 1, "planner.top = ", top, " must be at least 1");
+  p.top = static_cast<std::size_t>(top);
   return s;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// meshslice-tune's deck: the model and batch, the machine and its chip count, the search space
-// (slice candidates, block size, mesh sides) and whether to check the result on the emulator.
+// meshslice-tune's deck: the mode, the model and batch, the machine and its chip count, phase 2's
+// search space (slice candidates, block size, mesh sides), whether to check the result on the
+// emulator, and the joint planner's search (micro-batches, schedules, checkpointing, ZeRO-1,
+// memory per chip).
 #include <Teuchos_ParameterList.hpp>
 
 #include <cstddef>
@@ -9,10 +11,12 @@
 #include "sim/fc_layers.hpp"
 #include "sim/sweep.hpp"
 #include "tune/cost_model.hpp"
+#include "tune/joint_planner.hpp"
 
 namespace meshslice::tuneapp {
 
 struct TuneSettings {
+  std::string mode;       // "tune" (phases 1 and 2) or "plan" (the joint planner)
   std::string machine;    // name of a shipped description or a path
   int chips = 0;
   sim::LlmSpec llm;       // a named model, or custom hidden/heads
@@ -22,6 +26,8 @@ struct TuneSettings {
   sim::AttentionLayout attention = sim::AttentionLayout::standard;
   tune::GemmRate gemm_rate = tune::GemmRate::per_shape;
   bool validate = false;  // emulate the choice and the emulator's optimum
+  std::size_t blocks = 0;  // plan: the model's transformer blocks
+  tune::PlannerOptions planner;  // plan: the search (its memory_bytes 0: the machine's HBM)
 
   std::size_t tokens() const { return seq_len * sequences; }
 };

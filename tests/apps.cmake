@@ -71,8 +71,8 @@ meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
 
 # meshslice-tune: the GPT-3 deck's tables, emulator check and files, its plan run by the
-# data-free emulation of meshslice-train; and a plan for the laptop deck's model on 2 ranks
-# trained for real (its losses fall).
+# data-free emulation of meshslice-train; the joint planner likewise; and a plan for the laptop
+# deck's model on 2 ranks trained for real (its losses fall).
 set(TUNE $<TARGET_FILE:meshslice-tune>)
 set(CHECK_TUNE ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_tune.sh)
 meshslice_app_test(tune_help 1 ${TUNE} --help)
@@ -84,6 +84,15 @@ meshslice_app_test(tune_gpt3_plan_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINAR
   --out ${CMAKE_CURRENT_BINARY_DIR}/tune-gpt3/train)
 set_tests_properties(tune_gpt3_plan_emulated PROPERTIES PASS_REGULAR_EXPRESSION
   "the choice is [0-9.]+% slower.*step 2/2  \\| TPUv4 [0-9.]+ ms.*PASS")
+# The joint planner for GPT-3's 96 blocks on 256 chips; its plan's step emulated without data.
+meshslice_app_test(tune_planner_gpt3_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-planner
+  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set mode=plan --
+  ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} @PP@ ${MESHSLICE_MPIEXEC_FLAGS}
+  ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4
+  --set train.emulate_only=true --set model.blocks=96 --set train.steps=2
+  --out ${CMAKE_CURRENT_BINARY_DIR}/tune-planner/train)
+set_tests_properties(tune_planner_gpt3_emulated PROPERTIES PASS_REGULAR_EXPRESSION
+  "configurations fit. rejected: .*memory.*best: dp.*step 2/2  \\| TPUv4 [0-9.]+ ms.*PASS")
 meshslice_app_test(tune_laptop_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-laptop
   ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set chips=2 --set model.name=custom
   --set model.hidden=64 --set model.heads=4 --set model.seq_len=32 --set model.sequences=16

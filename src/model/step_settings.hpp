@@ -9,8 +9,8 @@
 
 #include "mesh/torus.hpp"
 #include "model/model_config.hpp"
-#include "model/pipeline_schedule.hpp"
-#include "model/stage_split.hpp"
+#include "pipeline/pipeline_schedule.hpp"
+#include "pipeline/stage_split.hpp"
 
 namespace meshslice {
 

@@ -6,8 +6,8 @@
 // chip would.
 //
 // A step cuts the replica's batch into micro-batches and runs them through the pipeline stages
-// of the pp axis in the order of the schedule (model/pipeline_schedule.hpp): each stage holds
-// its chunks of the blocks (balanced, model/stage_split.hpp), receives its inputs from the
+// of the pp axis in the order of the schedule (pipeline/pipeline_schedule.hpp): each stage holds
+// its chunks of the blocks (balanced, pipeline/stage_split.hpp), receives its inputs from the
 // previous virtual stage and the output gradients from the next one, and sends on what it made,
 // every message started as soon as it can be and waited for only when it is needed. The first
 // stage makes the inputs; the last one holds the teacher and computes the loss. Weight
@@ -22,8 +22,8 @@
 #include <memory>
 #include <vector>
 
-#include "model/pipeline_schedule.hpp"
-#include "model/stage_split.hpp"
+#include "pipeline/pipeline_schedule.hpp"
+#include "pipeline/stage_split.hpp"
 #include "model/step_settings.hpp"
 #include "model/transformer.hpp"
 

@@ -5,12 +5,12 @@
 namespace meshslice::sim {
 
 const LlmSpec& gpt3() {
-  static const LlmSpec spec{"gpt3", "GPT-3 175B", 12288, 96};
+  static const LlmSpec spec{"gpt3", "GPT-3 175B", 12288, 96, 96};
   return spec;
 }
 
 const LlmSpec& megatron_nlg() {
-  static const LlmSpec spec{"megatron-nlg", "Megatron-NLG 530B", 20480, 128};
+  static const LlmSpec spec{"megatron-nlg", "Megatron-NLG 530B", 20480, 128, 105};
   return spec;
 }
 

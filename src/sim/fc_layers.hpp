@@ -29,10 +29,11 @@ struct LlmSpec {
   std::string label;     // "GPT-3 175B", for plots
   std::size_t hidden;    // h
   int heads;             // attention heads (h / heads is the head size)
+  std::size_t blocks = 0;  // transformer blocks of the published model (0: not given)
 };
 
-const LlmSpec& gpt3();          // hidden 12288, 96 heads (Brown et al. 2020)
-const LlmSpec& megatron_nlg();  // hidden 20480, 128 heads (Smith et al. 2022)
+const LlmSpec& gpt3();          // hidden 12288, 96 heads, 96 blocks (Brown et al. 2020)
+const LlmSpec& megatron_nlg();  // hidden 20480, 128 heads, 105 blocks (Smith et al. 2022)
 // "gpt3" or "megatron-nlg"; anything else is a UserError listing both.
 const LlmSpec& llm_by_name(const std::string& name);
 

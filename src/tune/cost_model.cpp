@@ -22,7 +22,8 @@ CostModel::CostModel(const hw::MachineModel& machine, GemmRate rate)
       rate_(rate),
       ici_(machine.machine.ici),
       element_bytes_(machine.machine.chip.element_bytes),
-      flop_rate_(effective_flops(machine)) {}
+      flop_rate_(effective_flops(machine)),
+      peak_flops_(machine.machine.chip.utilization_peak_flops) {}
 
 double CostModel::gemm_seconds(double m, double n, double k, bool accumulate) const {
   if (rate_ == GemmRate::effective) return compute_seconds(2 * m * n * k);
@@ -64,6 +65,14 @@ double CostModel::meshslice_seconds(const GemmProblem& p, int rows, int cols, in
 
 double CostModel::all_reduce_seconds(hw::Ring ring, int chips, double bytes) const {
   return ici_.all_reduce(ring, chips, bytes).total();
+}
+
+double CostModel::reduce_scatter_seconds(hw::Ring ring, int chips, double bytes) const {
+  return ici_.reduce_scatter(ring, chips, bytes / chips).total();
+}
+
+double CostModel::all_gather_seconds(hw::Ring ring, int chips, double bytes) const {
+  return ici_.all_gather(ring, chips, bytes / chips).total();
 }
 
 double CostModel::send_recv_seconds(hw::Ring ring, double bytes) const {

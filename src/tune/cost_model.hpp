@@ -41,11 +41,16 @@ class CostModel {
   double compute_seconds(double flops) const { return flops / flop_rate_; }
   // Seconds of one local GEMM C (m x n) (+)= A (m x k) B (k x n).
   double gemm_seconds(double m, double n, double k, bool accumulate) const;
-  // A ring all-reduce of `bytes` over `chips` (dp gradients) and one stage-to-stage transfer.
+  // A ring all-reduce of `bytes` over `chips` (dp gradients), its two halves (ZeRO-1: `bytes`
+  // is the whole buffer, each chip's shard bytes / chips) and one stage-to-stage transfer.
   double all_reduce_seconds(hw::Ring ring, int chips, double bytes) const;
+  double reduce_scatter_seconds(hw::Ring ring, int chips, double bytes) const;
+  double all_gather_seconds(hw::Ring ring, int chips, double bytes) const;
   double send_recv_seconds(hw::Ring ring, double bytes) const;
 
   double flop_rate() const { return flop_rate_; }
+  // The per-chip FLOP/s FLOP utilization is reported against (the machine's).
+  double peak_flops() const { return peak_flops_; }
   double element_bytes() const { return element_bytes_; }
 
  private:
@@ -54,6 +59,7 @@ class CostModel {
   hw::IciModel ici_;
   double element_bytes_;
   double flop_rate_;
+  double peak_flops_;
 };
 
 }  // namespace meshslice::tune

@@ -3,8 +3,9 @@
 # and checks its tables and files (OUT/tune/tune.csv with a row per usable mesh and GEMM, one
 # best mesh; OUT/tune/plan.yaml with a mesh and four layers), then runs TRAIN_COMMAND with the
 # plan appended (--set plan.source=file --set plan.file=OUT/tune/plan.yaml) and checks that the
-# run took the plan's mesh and layers. TRAIN_COMMAND is run as given, so it may be a checker
-# such as check_train.sh that appends --out itself.
+# run took the plan's mesh. TRAIN_COMMAND is run as given, so it may be a checker such as
+# check_train.sh that appends --out itself; a word @PP@ in it becomes the plan's mesh.pp (the
+# ranks a data-free emulation needs). In mode plan, OUT/tune/planner.csv is checked as well.
 set -u
 out=$1
 shift
@@ -17,14 +18,26 @@ output=$(timeout 120 "${tune[@]}" --out "$out/tune" 2>&1)
 status=$?
 echo "$output"
 [ "$status" -eq 0 ] || fail "meshslice-tune exit status $status"
-for line in 'Phase 1 \(dataflow and sharding\)' 'Phase 2 \(mesh shape and S per GEMM\)' '^best: ' \
-            'tuned in [0-9.e-]+ s'; do
-  grep -Eq "$line" <<<"$output" || fail "no line matching '$line'"
-done
 plan=$out/tune/plan.yaml
 [ -f "$plan" ] || fail "no plan.yaml"
-[ -f "$out/tune/tune.csv" ] || fail "no tune.csv"
-python3 - "$out/tune/tune.csv" "$plan" <<'PY' || fail "tune.csv or plan.yaml wrong"
+if grep -q 'mode=plan' <<<"${tune[*]}"; then
+  for line in 'Joint planner: ' 'configurations fit. rejected: ' '^best: dp'; do
+    grep -Eq "$line" <<<"$output" || fail "no line matching '$line'"
+  done
+  python3 - "$out/tune/planner.csv" <<'PY' || fail "planner.csv wrong"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and rows[0]["rank"] == "1" and rows[0]["why_slower"] == "-", rows[:1]
+steps = [float(r["step_seconds"]) for r in rows]
+assert steps == sorted(steps), steps
+PY
+else
+  for line in 'Phase 1 \(dataflow and sharding\)' 'Phase 2 \(mesh shape and S per GEMM\)' '^best: ' \
+              'tuned in [0-9.e-]+ s'; do
+    grep -Eq "$line" <<<"$output" || fail "no line matching '$line'"
+  done
+  [ -f "$out/tune/tune.csv" ] || fail "no tune.csv"
+  python3 - "$out/tune/tune.csv" "$plan" <<'PY' || fail "tune.csv or plan.yaml wrong"
 import csv, re, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 best = {(r["rows"], r["cols"]) for r in rows if r["best"] == "1"}
@@ -35,13 +48,19 @@ for r in rows:
 text = open(sys.argv[2]).read()
 rows_, cols_ = best.pop()
 assert re.search(r"^  rows: %s$" % rows_, text, re.M) and re.search(r"^  cols: %s$" % cols_, text, re.M), text
-assert len(re.findall(r"(qkv|attn_out|ff1|ff2) [YXW]t? meshslice S=", text)) == 4, text
 PY
-mesh=$(python3 -c "import re,sys; t=open(sys.argv[1]).read(); print(re.search(r'^  rows: (\d+)', t, re.M).group(1))" "$plan")
-output=$("$@" --set plan.source=file --set "plan.file=$plan" 2>&1)
+fi
+grep -Eq "^layers: \[('(qkv|attn_out|ff1|ff2) [YXW]t? meshslice S=[0-9/]+ B=[0-9/]+'(, )?){4}\]$" "$plan" ||
+  fail "plan.yaml lacks its four layers"
+key() { python3 -c "import re,sys; print(re.search(r'^  %s: (\d+)' % sys.argv[2], open(sys.argv[1]).read(), re.M).group(1))" "$plan" "$1"; }
+rows=$(key rows)
+pp=$(key pp)
+command=()
+for word in "$@"; do command+=("${word//@PP@/$pp}"); done
+output=$("${command[@]}" --set plan.source=file --set "plan.file=$plan" 2>&1)
 status=$?
 echo "$output"
 [ "$status" -eq 0 ] || fail "meshslice-train with the plan: exit status $status"
-grep -Eq "plan file .*plan.yaml sets mesh.dp = 1, mesh.pp = 1, mesh.rows = $mesh," <<<"$output" ||
+grep -Eq "plan file .*plan.yaml sets .*mesh.dp = [0-9]+, mesh.pp = $pp, mesh.rows = $rows," <<<"$output" ||
   fail "the training run did not take the plan's mesh"
 echo "PASS"

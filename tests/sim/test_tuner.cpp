@@ -1,7 +1,8 @@
 // The MeshSlice autotuner (src/tune): phase 1's dataflows, transpositions and shardings, phase 2's
-// mesh and per-GEMM S, and the tuner checked against the emulator (no data) for GPT-3 and
+// mesh and per-GEMM S, the tuner checked against the emulator (no data) for GPT-3 and
 // Megatron-NLG at 64, 128 and 256 chips of the TPUv4 description, weak scaling (batch = chips / 2
-// sequences of 2048 tokens), as inputs/tune/*-256.yaml.
+// sequences of 2048 tokens), as inputs/tune/*-256.yaml; and the joint planner's step and memory
+// model and search.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "sim/machine_loader.hpp"
 #include "tune/block_tuner.hpp"
 #include "tune/emulator_check.hpp"
+#include "tune/joint_planner.hpp"
 
 namespace meshslice::tune {
 namespace {
@@ -131,6 +133,132 @@ TEST(EmulatorCheck, TheTunersChoiceIsWithinThreePercentOfTheEmulatorsOptimum) {
                                      t.meshes.begin(), t.meshes.end(),
                                      [](const MeshChoice& m) { return m.usable(); })));
     }
+}
+
+
+TrainingModel gpt3_model(std::size_t blocks, std::size_t batch) {
+  return TrainingModel{sim::gpt3(), blocks, 2048, batch};
+}
+
+// Phases 1 and 2 for a configuration's micro-batch on its mesh.
+MeshChoice stage_mesh(const CostModel& model, const TrainingModel& m, const TrainingConfig& c) {
+  const auto gemms = sim::block_gemms(m.llm, c.microbatch_tokens(m), sim::AttentionLayout::standard);
+  return tune_mesh(model, gemms, c.rows, c.cols, sim::SweepOptions{});
+}
+
+TEST(StepEstimate, OneStageIsTheBlocksGemmsOneAfterAnother) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  const TrainingModel m = gpt3_model(8, 64);
+  TrainingConfig c;
+  c.rows = 8;
+  c.cols = 8;
+  const MeshChoice mesh = stage_mesh(model, m, c);
+  ASSERT_TRUE(mesh.usable());
+  const StepEstimate e = estimate_step(model, m, c, mesh);
+  EXPECT_NEAR(e.compute, 8 * mesh.seconds, 1e-12);
+  EXPECT_EQ(e.bubble, 0.0);
+  EXPECT_EQ(e.pp_transfers, 0.0);
+  EXPECT_EQ(e.dp_exposed, 0.0);
+}
+
+TEST(StepEstimate, PipelineBubbleFollowsTheSchedule) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  const TrainingModel m = gpt3_model(16, 64);
+  TrainingConfig c;
+  c.pp = 4;
+  c.rows = 4;
+  c.cols = 4;
+  c.microbatches = 8;
+  const MeshChoice mesh = stage_mesh(model, m, c);
+  ASSERT_TRUE(mesh.usable());
+  const StepEstimate one_f_one_b = estimate_step(model, m, c, mesh);
+  EXPECT_NEAR(one_f_one_b.bubble / one_f_one_b.compute, 3.0 / 8, 1e-12);  // (p - 1) / m
+  EXPECT_GT(one_f_one_b.pp_transfers, 0.0);
+  c.schedule = PipelineSchedule::interleaved;
+  c.virtual_stages = 2;
+  const StepEstimate interleaved = estimate_step(model, m, c, mesh);
+  EXPECT_NEAR(interleaved.bubble / interleaved.compute, 3.0 / 16, 1e-12);  // (p - 1) / (v m)
+  EXPECT_NEAR(interleaved.compute, one_f_one_b.compute, 1e-9);
+  EXPECT_GT(interleaved.pp_transfers, one_f_one_b.pp_transfers);
+  // GPipe holds every micro-batch's activations, 1F1B at most p of them on stage 0.
+  c.schedule = PipelineSchedule::gpipe;
+  c.virtual_stages = 1;
+  const MemoryEstimate gpipe = estimate_memory(m, c, mesh, 2);
+  c.schedule = PipelineSchedule::one_f_one_b;
+  const MemoryEstimate ofob = estimate_memory(m, c, mesh, 2);
+  EXPECT_NEAR(gpipe.activations / ofob.activations, 8.0 / 4, 1e-12);
+}
+
+TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  const TrainingModel m = gpt3_model(8, 64);
+  TrainingConfig c;
+  c.dp = 4;
+  c.rows = 4;
+  c.cols = 4;
+  const MeshChoice mesh = stage_mesh(model, m, c);
+  ASSERT_TRUE(mesh.usable());
+  const StepEstimate plain = estimate_step(model, m, c, mesh);
+  const MemoryEstimate plain_memory = estimate_memory(m, c, mesh, 2);
+  EXPECT_GE(plain.dp_exposed, 0.0);
+  c.checkpointing = true;
+  const StepEstimate ckpt = estimate_step(model, m, c, mesh);
+  double forward = 0;
+  for (const TunedGemm& g : mesh.gemms) forward += g.gemm.pass == "fwd" ? g.seconds : 0;
+  EXPECT_NEAR(ckpt.compute - plain.compute, 8 * forward, 1e-9);  // the forward recomputed
+  EXPECT_LT(estimate_memory(m, c, mesh, 2).activations, plain_memory.activations / 4);
+  c.checkpointing = false;
+  c.zero = true;
+  const StepEstimate zero = estimate_step(model, m, c, mesh);
+  const MemoryEstimate zero_memory = estimate_memory(m, c, mesh, 2);
+  EXPECT_NEAR(zero_memory.optimizer, plain_memory.optimizer / 4, 1e-3);
+  // Reduce-scatter plus all-gather moves what the all-reduce moves, but the all-gathers after the
+  // update cannot hide behind the backward pass: never less exposed.
+  EXPECT_GE(zero.dp_exposed, plain.dp_exposed - 1e-12);
+  EXPECT_GT(zero.dp_exposed, 0.0);
+}
+
+TEST(JointPlanner, RanksWhatFitsAndCountsWhatDoesNot) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  const TrainingModel m = gpt3_model(96, 128);
+  PlannerOptions o;
+  o.memory_bytes = 32.0 * (1 << 30);
+  const PlanSearch search = plan_training(model, m, 256, o);
+  std::printf("GPT-3 on 256 chips: %zu fit, best %s, %.1f ms, searched in %.3f s\n",
+              search.feasible, search.best().config.str().c_str(),
+              search.best().step.total() * 1e3, search.seconds);
+  ASSERT_FALSE(search.ranked.empty());
+  EXPECT_LE(search.ranked.size(), o.top);
+  EXPECT_GT(search.rejected.at("memory"), 0u);
+  for (std::size_t i = 0; i < search.ranked.size(); ++i) {
+    const Candidate& c = search.ranked[i];
+    EXPECT_EQ(c.config.chips(), 256);
+    EXPECT_LE(c.memory.total(), o.memory_bytes);
+    EXPECT_EQ(m.global_batch % (c.config.dp * c.config.microbatches), 0u);
+    EXPECT_EQ(c.config.sequences_per_microbatch(m) % c.config.rows, 0u);
+    if (i > 0) {
+      EXPECT_GE(c.step.total(), search.ranked[i - 1].step.total());
+    }
+    EXPECT_GT(c.flop_utilization, 0.0);
+    EXPECT_LT(c.flop_utilization, 1.0);
+  }
+  // Without checkpointing, ZeRO-1 or micro-batches, GPT-3's 96 blocks do not fit 32 GiB chips.
+  PlannerOptions tight = o;
+  tight.checkpointing = {false};
+  tight.zero = {false};
+  tight.microbatches = {1};
+  tight.schedules = {PipelineSchedule::one_f_one_b};
+  tight.memory_bytes = 4.0 * (1 << 30);
+  const PlanSearch none = plan_training(model, m, 256, tight);
+  EXPECT_TRUE(none.ranked.empty());
+  try {
+    none.best();
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no configuration fits"), std::string::npos) << what;
+    EXPECT_NE(what.find(": memory: "), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "model/pipeline_schedule.hpp"
+#include "pipeline/pipeline_schedule.hpp"
 #include "test_support.hpp"
 
 namespace meshslice {

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "model/stage_split.hpp"
+#include "pipeline/stage_split.hpp"
 #include "test_support.hpp"
 
 namespace meshslice {

@@ -1,4 +1,4 @@
-#include "model/stage_split.hpp"
+#include "pipeline/stage_split.hpp"
 
 #include <algorithm>
 #include <limits>

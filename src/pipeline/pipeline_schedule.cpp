@@ -1,4 +1,4 @@
-#include "model/pipeline_schedule.hpp"
+#include "pipeline/pipeline_schedule.hpp"
 
 #include <algorithm>
 

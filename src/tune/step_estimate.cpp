@@ -1,0 +1,112 @@
+#include "tune/step_estimate.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+
+namespace meshslice::tune {
+
+namespace {
+
+constexpr double kOptimizerStateBytes = 2 * 4;  // AdamW's two moments in fp32, per parameter
+
+double block_parameters(const TrainingModel& m) {
+  const double h = static_cast<double>(m.llm.hidden);
+  return 12 * h * h + 2 * h;  // QKV 3h^2, output h^2, FF 8h^2; two norm gains
+}
+
+// The mesh's forward and backward GEMM seconds of one block.
+void block_seconds(const MeshChoice& mesh, double& forward, double& backward) {
+  forward = backward = 0;
+  for (const TunedGemm& g : mesh.gemms) (g.gemm.pass == "fwd" ? forward : backward) += g.seconds;
+}
+
+// Elements of the gathered sub-shards and partial outputs of one GEMM's plan: two slices each
+// (double buffering), as gemm/meshslice.hpp allocates them.
+double gemm_workspace(const TunedGemm& g, int rows, int cols) {
+  const GemmProblem& p = g.gemm.problem;
+  const double M = p.M, N = p.N, K = p.K, r = rows, c = cols, S = g.slices;
+  switch (p.flow) {
+    case Dataflow::OS: return 2 * (M / r * K / S + K / S * N / c);
+    case Dataflow::LS: return 2 * (N / S * K / c + M / r * N / S);
+    case Dataflow::RS: return 2 * (K / r * M / S + M / S * N / c);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::size_t TrainingConfig::blocks_per_chunk(const TrainingModel& m) const {
+  const std::size_t chunks = static_cast<std::size_t>(pp) * virtual_stages;
+  return (m.blocks + chunks - 1) / chunks;
+}
+
+std::string TrainingConfig::str() const {
+  return concat("dp", dp, " x pp", pp, " x ", rows, "x", cols, ", ", schedule_name(schedule),
+                schedule == PipelineSchedule::interleaved ? concat(" v", virtual_stages) : "",
+                " m", microbatches, checkpointing ? ", checkpointed" : "", zero ? ", ZeRO-1" : "");
+}
+
+double step_flops(const TrainingModel& m) {
+  const double tokens = static_cast<double>(m.global_batch * m.seq_len);
+  const double h = static_cast<double>(m.llm.hidden);
+  return 3 * 2 * tokens * 12 * h * h * static_cast<double>(m.blocks);
+}
+
+StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
+                           const MeshChoice& mesh) {
+  double forward = 0, backward = 0;
+  block_seconds(mesh, forward, backward);
+  const double n = static_cast<double>(c.blocks_per_chunk(m));
+  const double t_f = n * forward, t_b = n * (backward + (c.checkpointing ? forward : 0));
+  const double v = static_cast<double>(c.virtual_stages);
+  StepEstimate e;
+  e.compute = static_cast<double>(c.microbatches) * v * (t_f + t_b);
+  e.bubble = (c.pp - 1) * (t_f + t_b);
+  if (c.pp > 1) {
+    const double shard = c.microbatch_tokens(m) * static_cast<double>(m.llm.hidden) / c.tp() *
+                         model.element_bytes();
+    e.pp_transfers = 2 * (c.pp * v - 1) * model.send_recv_seconds(hw::Ring::pp, shard);
+  }
+  if (c.dp > 1) {
+    // The stage's blocks finish their last backward one after another, the last block first;
+    // their reductions queue on the dp link.
+    const double grad_bytes = block_parameters(m) / c.tp() * model.element_bytes();
+    const double reduce = c.zero ? model.reduce_scatter_seconds(hw::Ring::dp, c.dp, grad_bytes)
+                                 : model.all_reduce_seconds(hw::Ring::dp, c.dp, grad_bytes);
+    const double per_block_backward = backward + (c.checkpointing ? forward : 0);
+    const std::size_t blocks = c.blocks_per_chunk(m) * c.virtual_stages;
+    double link_free = 0;  // relative to the end of the backward pass
+    for (std::size_t j = 0; j < blocks; ++j) {
+      const double ready = -static_cast<double>(blocks - 1 - j) * per_block_backward;
+      link_free = std::max(link_free, ready) + reduce;
+    }
+    e.dp_exposed = std::max(0.0, link_free);
+    if (c.zero)
+      e.dp_exposed += blocks * model.all_gather_seconds(hw::Ring::dp, c.dp, grad_bytes);
+  }
+  return e;
+}
+
+MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
+                               const MeshChoice& mesh, double element_bytes) {
+  const std::size_t chunk_blocks = c.blocks_per_chunk(m);
+  const double parameters = block_parameters(m) * chunk_blocks * c.virtual_stages / c.tp();
+  MemoryEstimate e;
+  e.weights = parameters * element_bytes;
+  e.gradients = parameters * element_bytes;
+  e.optimizer = parameters * kOptimizerStateBytes / (c.zero ? c.dp : 1);
+  // Activations: per token of a micro-batch, what a block keeps for its backward pass.
+  const double h = static_cast<double>(m.llm.hidden);
+  const double tokens = static_cast<double>(c.microbatch_tokens(m)) / c.tp();
+  const double full = tokens * (17 * h + m.llm.heads * static_cast<double>(m.seq_len)) * element_bytes;
+  const double kept = c.checkpointing ? tokens * h * element_bytes : full;
+  const auto order = pipeline_order(c.schedule, c.pp, 0, c.microbatches, c.virtual_stages);
+  const double held = static_cast<double>(peak_activations(order));  // chunk activations at once
+  e.activations = held * chunk_blocks * kept + (c.checkpointing ? full : 0);
+  for (const TunedGemm& g : mesh.gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols);
+  e.workspaces *= element_bytes;
+  return e;
+}
+
+}  // namespace meshslice::tune

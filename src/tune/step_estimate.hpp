@@ -1,0 +1,84 @@
+#pragma once
+// The joint planner's model of one training step of a configuration dp x pp x rows x cols with
+// m micro-batches, a pipeline schedule, activation checkpointing and ZeRO-1 (every chip of a
+// stage does the same work, so one chip stands for all):
+//
+//   time    each (virtual) stage runs n_c blocks per chunk; a micro-batch's chunk takes
+//           t_f = n_c * (the block's forward FC GEMMs) and t_b = n_c * (its backward FC GEMMs, plus
+//           the forward again when checkpointed), each GEMM at the mesh and S phases 1 and 2 chose
+//           for the micro-batch's tokens. Then (Megatron-LM's schedule arithmetic)
+//             compute      m v (t_f + t_b)
+//             bubble       (pp - 1)(t_f + t_b)         the fill and drain
+//             pp transfers 2 (pp v - 1) t_send         one activation shard per hop, fill and drain
+//             dp exposed   the gradient reduction not hidden by the last micro-batch's backward:
+//                          each block's ring all-reduce (ZeRO-1: reduce-scatter) starts when its
+//                          last backward ends, one at a time on the dp link; ZeRO-1's parameter
+//                          all-gathers after the update are exposed whole
+//   memory  per chip: weights and gradients (the chip's element size), AdamW's two moments in
+//           fp32 (divided over dp with ZeRO-1), the activations the schedule holds at its peak
+//           (stage 0, which holds the most: pipeline_order / peak_activations) -- per block and
+//           micro-batch the 17 H + heads * seq values per token meshslice-train saves (the block's
+//           input alone when checkpointed, plus one block's full set to recompute into) -- and
+//           the GEMM plans' gather and partial-output buffers (two slices each).
+// Attention's own work, norms and element-wise kernels are not in the time (the FC layers are
+// what the cost model knows; issue 11 adds the rest to the emulator).
+#include <cstddef>
+#include <string>
+
+#include "pipeline/pipeline_schedule.hpp"
+#include "tune/block_tuner.hpp"
+
+namespace meshslice::tune {
+
+struct TrainingModel {
+  sim::LlmSpec llm;
+  std::size_t blocks = 0;
+  std::size_t seq_len = 0;
+  std::size_t global_batch = 0;  // sequences per step over all replicas
+};
+
+struct TrainingConfig {
+  int dp = 1, pp = 1, rows = 1, cols = 1;
+  std::size_t microbatches = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  std::size_t virtual_stages = 1;
+  bool checkpointing = false;
+  bool zero = false;
+
+  int tp() const { return rows * cols; }
+  int chips() const { return dp * pp * rows * cols; }
+  std::size_t sequences_per_microbatch(const TrainingModel& m) const {
+    return m.global_batch / dp / microbatches;
+  }
+  std::size_t microbatch_tokens(const TrainingModel& m) const {
+    return sequences_per_microbatch(m) * m.seq_len;
+  }
+  // Blocks of the most loaded chunk: ceil(blocks / (pp v)).
+  std::size_t blocks_per_chunk(const TrainingModel& m) const;
+  std::string str() const;  // "dp2 x pp4 x 8x4, 1f1b m8, checkpointed, ZeRO-1"
+};
+
+struct StepEstimate {
+  double compute = 0;
+  double bubble = 0;
+  double pp_transfers = 0;
+  double dp_exposed = 0;
+  double total() const { return compute + bubble + pp_transfers + dp_exposed; }
+};
+
+struct MemoryEstimate {
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, workspaces = 0;  // bytes
+  double total() const { return weights + gradients + optimizer + activations + workspaces; }
+};
+
+// `mesh`: phases 1 and 2 for the configuration's micro-batch tokens on its rows x cols.
+StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
+                           const MeshChoice& mesh);
+MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
+                               const MeshChoice& mesh, double element_bytes);
+
+// FC FLOPs of one training step over the whole machine (forward, backward data and weight; no
+// recomputation), for FLOP utilization.
+double step_flops(const TrainingModel& m);
+
+}  // namespace meshslice::tune
