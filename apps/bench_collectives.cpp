@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bench_modes.hpp"
-#include "bench_timing.hpp"
-#include "comm/collectives.hpp"
+#include "core/timing.hpp"
+#include "comm/collective_timing.hpp"
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"
@@ -24,9 +24,6 @@
 namespace meshslice::bench {
 
 namespace {
-
-const std::vector<std::string> kOperations = {"all_gather", "reduce_scatter", "all_reduce",
-                                              "broadcast",  "reduce",         "shift"};
 
 struct Settings {
   Axis axis;
@@ -55,7 +52,7 @@ Settings settings_from(const Teuchos::ParameterList& deck) {
   s.axis = parse_axis(get_param<std::string>(deck, "collectives.axis"));
   s.dim = parse_dim(get_param<std::string>(deck, "collectives.dim"));
   s.operations = get_strings(deck, "collectives.operations");
-  require_known(s.operations, kOperations, "collectives.operations");
+  require_known(s.operations, timed_collectives(), "collectives.operations");
   const auto impl_names = get_strings(deck, "collectives.implementations");
   require_known(impl_names, {"native", "ring"}, "collectives.implementations");
   for (const auto& name : impl_names) s.impls.push_back(parse_impl(name));
@@ -73,13 +70,6 @@ Settings settings_from(const Teuchos::ParameterList& deck) {
   return s;
 }
 
-// Shard shape for a message of `bytes`: rows of up to 1024 elements.
-std::pair<std::size_t, std::size_t> shard_shape(std::size_t bytes, std::size_t element) {
-  const std::size_t elements = std::max<std::size_t>(1, bytes / element);
-  const std::size_t cols = elements % 1024 == 0 ? 1024 : elements;
-  return {elements / cols, cols};
-}
-
 // Bytes crossing one ring link per rank, the figure bandwidth is quoted on (as nccl-tests'
 // "bus bandwidth"): (P-1) shards for AG/RdS, 2(P-1)/P buffers for AR, one buffer otherwise.
 double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
@@ -87,66 +77,6 @@ double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
   if (op == "all_gather" || op == "reduce_scatter") return double(ranks - 1) * shard_bytes;
   if (op == "all_reduce") return 2.0 * (ranks - 1) / ranks * shard_bytes;
   return double(shard_bytes);
-}
-
-// The scratch the op needs for this shard and implementation, as a plan would size it.
-ScratchNeed scratch_need(const std::string& op, int p, std::size_t n, MatrixDim dim,
-                         const CommOptions& options) {
-  const bool staged = mpi_staged<MemSpace>(options);
-  if (op == "all_gather") return all_gather_scratch(p, n, dim, staged);
-  if (op == "reduce_scatter") return reduce_scatter_scratch(p, n, dim, options, staged);
-  if (op == "all_reduce") return all_reduce_scratch(p, n, options, staged);
-  if (op == "broadcast") return broadcast_scratch(n, staged);
-  if (op == "reduce") return reduce_scratch(n, options, staged);
-  return shift_scratch(n, staged);
-}
-
-// Times one collective the way a plan runs it: scratch sized and allocated once, every buffer
-// touched before timing, so the timed calls allocate nothing and fault in no pages (first
-// touch, not the network, otherwise dominates large messages).
-template <class T>
-Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t rows,
-                       std::size_t cols, MatrixDim dim, const CommOptions& options,
-                       const Settings& s) {
-  const int p = ring.size();
-  const bool along_rows = dim == MatrixDim::rows;
-  // Allocated as the GEMM plans allocate (huge-page advice, then first touch below).
-  const auto shard = huge_page_matrix<T>("shard", rows, cols);
-  const auto stacked =
-      huge_page_matrix<T>("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
-  const auto other = huge_page_matrix<T>("other", rows, cols);
-  const auto scratch =
-      make_scratch<T, MemSpace>(scratch_need(op, p, rows * cols, dim, options), "bench_scratch");
-  Kokkos::deep_copy(shard, T(1));
-  Kokkos::deep_copy(stacked, T(1));
-  Kokkos::deep_copy(other, T(0));
-  Kokkos::deep_copy(scratch.device, T(0));
-  Kokkos::deep_copy(scratch.host, T(0));
-  auto run = [&] {
-    if (op == "all_gather") iall_gather(ring, shard, stacked, dim, options, scratch).wait();
-    if (op == "reduce_scatter") ireduce_scatter(ring, stacked, shard, dim, options, scratch).wait();
-    if (op == "all_reduce") iall_reduce(ring, shard, other, options, scratch).wait();
-    if (op == "broadcast") ibroadcast(ring, shard, 0, options, scratch).wait();
-    if (op == "reduce") ireduce(ring, shard, other, 0, options, scratch).wait();
-    if (op == "shift") ishift(ring, shard, other, 1, options, scratch).wait();
-  };
-  return time_op(run, s.warmups, s.repetitions);
-}
-
-// The yardstick: a device-to-device copy of one shard, timed like the collectives and right
-// next to them, so that the ratio compares figures taken under the same load. All ranks copy
-// at once, as they communicate at once, so they share the memory bandwidth as they do then.
-template <class T>
-Timing time_memcpy(std::size_t elements, const Settings& s) {
-  const auto from = huge_page_buffer<T>("memcpy_from", elements);
-  const auto to = huge_page_buffer<T>("memcpy_to", elements);
-  Kokkos::deep_copy(from, T(1));
-  Kokkos::deep_copy(to, T(0));
-  auto run = [&] {
-    Kokkos::deep_copy(to, from);
-    Kokkos::fence();
-  };
-  return time_op(run, s.warmups, s.repetitions);
 }
 
 std::string size_name(std::size_t bytes) {
@@ -160,7 +90,8 @@ void add_collectives_parameters(Teuchos::ParameterList& valid) {
   set_choice(c, "axis", "col", {"dp", "pp", "row", "col"}, "the ring the collectives run on");
   set_choice(c, "dim", "rows", {"rows", "cols"},
              "gather/scatter blocks of rows (contiguous) or of columns (repacked)");
-  c.set("operations", Teuchos::Array<std::string>(kOperations.begin(), kOperations.end()),
+  const auto& ops = timed_collectives();
+  c.set("operations", Teuchos::Array<std::string>(ops.begin(), ops.end()),
         "collectives to time: all_gather, reduce_scatter, all_reduce, broadcast, reduce, shift");
   const std::vector<std::string> impls = {"native", "ring"};
   c.set("implementations", Teuchos::Array<std::string>(impls.begin(), impls.end()),
@@ -205,14 +136,17 @@ int run_collectives(AppContext& context) {
   for (const auto& op : s.operations) {
     for (std::size_t bytes : s.sizes) {
       const auto [rows, cols] = shard_shape(bytes, element);
-      const Timing copy = single ? time_memcpy<float>(rows * cols, s)
-                                 : time_memcpy<double>(rows * cols, s);
+      const Timing copy = single ? time_memcpy<float>(rows * cols, s.warmups, s.repetitions)
+                                 : time_memcpy<double>(rows * cols, s.warmups, s.repetitions);
       const double copy_gbs = double(rows * cols * element) / copy.median / 1e9;
       memcpy_gbs[op][bytes] = copy_gbs;
       for (CollectiveImpl impl : s.impls) {
         options.impl = impl;
-        const Timing t = single ? time_collective<float>(op, ring, rows, cols, s.dim, options, s)
-                                : time_collective<double>(op, ring, rows, cols, s.dim, options, s);
+        const Timing t =
+            single ? time_collective<float>(op, ring, rows, cols, s.dim, options, s.warmups,
+                                            s.repetitions)
+                   : time_collective<double>(op, ring, rows, cols, s.dim, options, s.warmups,
+                                             s.repetitions);
         times[op][bytes][impl] = t.median;
         const double gbs = link_bytes(op, bytes, ring.size()) / t.median / 1e9;
         if (csv)

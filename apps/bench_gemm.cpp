@@ -11,7 +11,7 @@
 
 #include "bench_gemm_report.hpp"
 #include "bench_modes.hpp"
-#include "bench_timing.hpp"
+#include "core/timing.hpp"
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"

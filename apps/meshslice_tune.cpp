@@ -6,6 +6,8 @@
 
 #include "core/app.hpp"
 #include "core/log.hpp"
+#include "core/output_file.hpp"
+#include "core/version.hpp"
 #include "sim/machine_loader.hpp"
 #include "tune/block_tuner.hpp"
 #include "tune/emulator_check.hpp"
@@ -62,6 +64,28 @@ int plan_training(const AppContext& context, TuneSettings s) {
   return 0;
 }
 
+// Every rank times; rank 0 fits, prints and writes.
+int calibrate(const AppContext& context, const TuneSettings& s) {
+  const tune::Calibration calibration = tune::calibrate(s.calibration);
+  const hw::MachineModel machine(tune::calibrated_machine(calibration, s.calibration_name));
+  if (context.rank != 0) return 0;
+  print_calibration(calibration, machine);
+  std::fflush(stdout);
+  write_calibration_csv(context.out_dir + "/calibration.csv", calibration, machine);
+  write_output_file(context.out_dir + "/machine.yaml",
+                    hw::machine_yaml(machine.machine,
+                                     concat("Calibrated by meshslice-tune --set mode=calibrate on ",
+                                            calibration.ranks, " MPI ranks (", version_line(),
+                                            ").\nEvery ring uses one link set; bandwidths are "
+                                            "measured whole-ring rates (ring_directions 1); the "
+                                            "chip is one core whose peak is the best local GEMM "
+                                            "measured. Errors of each fit: OUT/calibration.csv.")));
+  log_info("machine description in ", context.out_dir, "/machine.yaml (use it as machine = "
+           "that path in meshslice-tune or meshslice-sim); samples in ", context.out_dir,
+           "/calibration.csv");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,6 +103,7 @@ int main(int argc, char** argv) {
       "tune/gpt3-256.yaml", valid_parameters};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);
+    if (settings.mode == "calibrate") return calibrate(context, settings);
     return run_on_rank_zero(context, [&] {
       return settings.mode == "plan" ? plan_training(context, settings)
                                      : tune_block(context, settings);

@@ -13,6 +13,7 @@
 #include "core/memory_check.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
+#include "gemm/local_gemm_rate.hpp"
 #include "model/trainer.hpp"
 #include "train_emulate_only.hpp"
 #include "train_emulated.hpp"
@@ -31,24 +32,6 @@ double seconds_since(Clock::time_point start) {
 // The step's dense GEMM FLOPs over the whole job: every block on every replica.
 double step_flops(const ModelShape& m, int replicas) {
   return replicas * static_cast<double>(m.blocks) * block_flops(m);
-}
-
-// One local GEMM of the size the FC layers run (this chip's FF1 forward under Collective), timed
-// alone: the rate the step is held to. Best of seven after a warm-up (best of few would let a
-// noisy machine lower the bar).
-template <class T>
-double local_gemm_peak(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k) {
-  Matrix<T> a("peak_a", m, k), b("peak_b", k, n), c("peak_c", m, n);
-  Kokkos::deep_copy(a, T(0.5));
-  Kokkos::deep_copy(b, T(0.25));
-  double best = 1e30;
-  for (int rep = 0; rep < 8; ++rep) {
-    const auto start = Clock::now();
-    blas_gemm(space, "N", "N", T(1), a, b, T(0), c);
-    fence(space, "local_gemm_peak");
-    if (rep > 0) best = std::min(best, seconds_since(start));
-  }
-  return 2.0 * m * n * k / best;
 }
 
 double high_water_mib() {
@@ -70,7 +53,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   print_plan(s, plan);
   const double rss_before = high_water_mib();
   const ModelShape micro = s.step.micro_batch_shape(s.model);
-  const double peak = local_gemm_peak<T>(ex.compute_space(), micro.tokens() / s.mesh.rows,
+  const double peak = local_gemm_rate<T>(ex.compute_space(), micro.tokens() / s.mesh.rows,
                                          s.model.ffn() / s.mesh.cols, s.model.hidden);
   const int ranks = torus.shape().total();
   log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks, " ranks: ",

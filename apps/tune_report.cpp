@@ -148,6 +148,48 @@ void write_planner_csv(const std::string& path, const tune::PlanSearch& search) 
   csv.finish();
 }
 
+void print_calibration(const tune::Calibration& c, const hw::MachineModel& machine) {
+  std::string sizes;
+  for (int p : c.axis_sizes) sizes += concat(sizes.empty() ? "" : ", ", p);
+  std::printf("\nCalibration of %s on %d ranks: rings of %s ranks, shards up to %zu KiB\n",
+              machine.machine.name.c_str(), c.ranks, sizes.c_str(), c.max_bytes >> 10);
+  std::printf("%-15s %12s %12s %12s %8s %10s %10s\n", "fit", "launch us", "sync us", "GB/s",
+              "points", "mean err", "max err");
+  const auto errors = tune::fit_errors(machine, c.comm, c.gemm);
+  const auto error_of = [&errors](const std::string& what) {
+    for (const tune::FitError& e : errors)
+      if (e.what == what) return e;
+    return tune::FitError{what};
+  };
+  const std::pair<hw::CommKind, const char*> kinds[] = {{hw::CommKind::all_gather, "all_gather"},
+                                                        {hw::CommKind::reduce_scatter, "reduce_scatter"},
+                                                        {hw::CommKind::send_recv, "shift"}};
+  for (const auto& [kind, op] : kinds) {
+    const hw::LinkParams& l = machine.machine.ici.link(kind, hw::Ring::dim1);
+    const tune::FitError e = error_of(op);
+    std::printf("%-15s %12.2f %12.2f %12.3f %8zu %9.1f%% %9.1f%%\n", op, l.launch_s * 1e6,
+                l.sync_s * 1e6, l.bandwidth / 1e9, e.points, 100 * e.mean, 100 * e.max);
+  }
+  const tune::FitError b = error_of("broadcast"), g = error_of("gemm");
+  std::printf("%-15s %38s %8zu %9.1f%% %9.1f%%\n", "broadcast", "(all_gather's constants)",
+              b.points, 100 * b.mean, 100 * b.max);
+  std::printf("%-15s %24.1f GFLOP/s peak %8zu %9.1f%% %9.1f%%\n", "gemm",
+              machine.machine.chip.utilization_peak_flops / 1e9, g.points, 100 * g.mean, 100 * g.max);
+  std::printf("memory: %.2f GB/s copy bandwidth per rank (all copying at once), %.1f GiB per rank\n",
+              c.copy_bytes_per_second / 1e9, c.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+void write_calibration_csv(const std::string& path, const tune::Calibration& c,
+                           const hw::MachineModel& machine) {
+  CsvWriter csv(path, {"op", "ranks", "hops", "bytes", "m", "n", "k", "measured_seconds",
+                       "predicted_seconds"});
+  for (const tune::CommSample& s : c.comm)
+    csv.row(s.op, s.ranks, s.hops, s.bytes, 0, 0, 0, s.seconds, tune::predicted_seconds(machine, s));
+  for (const tune::GemmSample& g : c.gemm)
+    csv.row("gemm", 1, 0, 0, g.m, g.n, g.k, g.seconds, tune::predicted_seconds(machine, g));
+  csv.finish();
+}
+
 void write_plan(const std::string& path, const TuneSettings& s, const tune::TrainingConfig& c,
                 const tune::MeshChoice& mesh_choice, const std::string& machine_name) {
   Teuchos::ParameterList plan("plan");

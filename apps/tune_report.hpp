@@ -8,6 +8,7 @@
 
 #include "hardware/machine.hpp"
 #include "tune/block_tuner.hpp"
+#include "tune/calibration.hpp"
 #include "tune/emulator_check.hpp"
 #include "tune/joint_planner.hpp"
 #include "tune_settings.hpp"
@@ -29,6 +30,12 @@ void write_tune_csv(const std::string& path, const tune::BlockTuning& tuning,
 void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int chips,
                    const hw::Machine& machine);
 void write_planner_csv(const std::string& path, const tune::PlanSearch& search);
+
+// Calibration: the fitted constants and each fit's error on the measured points; every sample
+// with the fitted machine's prediction in OUT/calibration.csv.
+void print_calibration(const tune::Calibration& c, const hw::MachineModel& machine);
+void write_calibration_csv(const std::string& path, const tune::Calibration& c,
+                           const hw::MachineModel& machine);
 
 // A configuration's plan in meshslice-train's plan-file form: what it was made for (hidden, heads,
 // tokens per replica), the mesh, the pipeline, checkpointing, ZeRO-1 and one entry per FC layer

@@ -1,5 +1,8 @@
 #include "tune_settings.hpp"
 
+#include <sstream>
+
+#include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
 #include "pipeline/pipeline_schedule.hpp"
@@ -8,10 +11,12 @@ namespace meshslice::tuneapp {
 
 Teuchos::ParameterList valid_parameters() {
   Teuchos::ParameterList valid("meshslice-tune");
-  set_choice(valid, "mode", "tune", {"tune", "plan"},
+  add_comm_parameters(valid);  // the collectives calibration times
+  set_choice(valid, "mode", "tune", {"tune", "plan", "calibrate"},
              "tune: phases 1 and 2 for one tensor-parallel mesh of `chips` chips; plan: the joint "
              "planner, dp x pp x rows x cols = chips with micro-batches, schedule, "
-             "checkpointing and ZeRO-1 under the memory per chip");
+             "checkpointing and ZeRO-1 under the memory per chip; calibrate: time this MPI "
+             "machine's collectives and GEMMs and write OUT/machine.yaml (every rank takes part)");
   valid.set("machine", std::string("tpuv4"),
             "machine description: a name under hardware/machines/ (tpuv4) or a path to a .yaml");
   valid.set("chips", 256, "chips of the tensor-parallel mesh (rows x cols)");
@@ -31,6 +36,7 @@ Teuchos::ParameterList valid_parameters() {
              "slice counts S tried for each GEMM (each takes its own best)");
   search.set("block", 8, "block size B of the blocked slicing (TPUs read 128x8 tiles; 1 on CPUs)");
   search.set("min_mesh_side", 1, "meshes with at least this many rows and columns");
+  search.set("rows", 0, "only meshes with this many rows (0: every factorization)");
   set_choice(search, "attention", "standard", {"standard", "follows_qkv"},
              "phase 1's transposition chain: standard (meshslice-train's attention runs in the "
              "standard layout, so only FF2 follows FF1's layout) or follows_qkv (the paper's "
@@ -54,6 +60,19 @@ Teuchos::ParameterList valid_parameters() {
   set_choice(plan, "zero", "both", {"both", "off", "on"}, "ZeRO-1 tried: both, off, on");
   plan.set("memory_gib", 0.0, "memory per chip (GiB); 0 = the machine's HBM (hbm_gib)");
   plan.set("top", 10, "configurations in the ranking");
+  auto& cal = valid.sublist("calibrate", false, "mode calibrate: what is timed.");
+  cal.set("name", std::string("calibrated"), "the machine's name in OUT/machine.yaml");
+  cal.set("min_kib", 8, "smallest shard per rank in KiB (sizes double up to max_kib)");
+  cal.set("max_kib", 65536, "largest shard per rank in KiB (lowered to what the node's free "
+          "memory holds)");
+  cal.set("warmups", 1, "untimed runs per size");
+  cal.set("repetitions", 5, "timed runs per size (the median counts) and per GEMM (the best)");
+  cal.set("gemm_shapes",
+          Teuchos::Array<std::string>(std::vector<std::string>{
+              "256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048",
+              "2048x2048x256", "2048x256x2048", "256x2048x2048", "4096x1536x512", "256x256x64",
+              "256x64x256", "64x256x256"}),
+          "local GEMMs timed, MxNxK");
   return valid;
 }
 
@@ -100,6 +119,8 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   s.search.min_mesh_side = get_param<int>(deck, "search.min_mesh_side");
   require(s.search.min_mesh_side >= 1, "search.min_mesh_side = ", s.search.min_mesh_side,
           " must be at least 1");
+  s.search.rows = get_param<int>(deck, "search.rows");
+  require(s.search.rows >= 0, "search.rows = ", s.search.rows, " must not be negative (0: any)");
   s.attention = get_param<std::string>(deck, "search.attention") == "standard"
                     ? sim::AttentionLayout::standard
                     : sim::AttentionLayout::follows_qkv;
@@ -129,6 +150,31 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   const double gib = get_param<double>(deck, "planner.memory_gib");
   require(gib >= 0, "planner.memory_gib = ", gib, " must not be negative (0: the machine's HBM)");
   p.memory_bytes = gib * 1024 * 1024 * 1024;
+  tune::CalibrationOptions& c = s.calibration;
+  c.comm = comm_options_from(deck);
+  s.calibration_name = get_param<std::string>(deck, "calibrate.name");
+  const int min_kib = get_param<int>(deck, "calibrate.min_kib");
+  const int max_kib = get_param<int>(deck, "calibrate.max_kib");
+  require(min_kib >= 1 && max_kib >= 2 * min_kib, "calibrate.min_kib = ", min_kib,
+          " and calibrate.max_kib = ", max_kib, " must satisfy 1 <= min_kib and 2 min_kib <= "
+          "max_kib (the fit needs two sizes)");
+  c.min_bytes = static_cast<std::size_t>(min_kib) << 10;
+  c.max_bytes = static_cast<std::size_t>(max_kib) << 10;
+  c.warmups = get_param<int>(deck, "calibrate.warmups");
+  c.repetitions = get_param<int>(deck, "calibrate.repetitions");
+  require(c.warmups >= 0 && c.repetitions >= 1, "calibrate.warmups must be >= 0 and "
+          "calibrate.repetitions >= 1");
+  for (const std::string& shape : get_strings(deck, "calibrate.gemm_shapes")) {
+    std::size_t m = 0, n = 0, k = 0;
+    char x1 = 0, x2 = 0, extra = 0;
+    std::istringstream in(shape);
+    require((in >> m >> x1 >> n >> x2 >> k) && x1 == 'x' && x2 == 'x' && !(in >> extra) &&
+                m > 0 && n > 0 && k > 0,
+            "calibrate.gemm_shapes holds '", shape, "'; write MxNxK with positive sizes, e.g. "
+            "1024x1024x256");
+    c.gemm_shapes.push_back({m, n, k});
+  }
+  require(!c.gemm_shapes.empty(), "calibrate.gemm_shapes is empty; give at least one MxNxK");
   const int top = get_param<int>(deck, "planner.top");
   require(top >= 1, "planner.top = ", top, " must be at least 1");
   p.top = static_cast<std::size_t>(top);

@@ -93,6 +93,9 @@ meshslice_app_test(tune_planner_gpt3_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BI
   --out ${CMAKE_CURRENT_BINARY_DIR}/tune-planner/train)
 set_tests_properties(tune_planner_gpt3_emulated PROPERTIES PASS_REGULAR_EXPRESSION
   "configurations fit. rejected: .*memory.*best: dp.*step 2/2  \\| TPUv4 [0-9.]+ ms.*PASS")
+# Calibration of this machine (short), and the tuner and the emulator on its description.
+meshslice_app_test(tune_calibrate 2 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_calibrate.sh
+  ${CMAKE_CURRENT_BINARY_DIR}/tune-calibrate ${TUNE} $<TARGET_FILE:meshslice-sim> ${MPI2})
 meshslice_app_test(tune_laptop_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-laptop
   ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set chips=2 --set model.name=custom
   --set model.hidden=64 --set model.heads=4 --set model.seq_len=32 --set model.sequences=16

@@ -170,6 +170,52 @@ Machine parse_machine(const std::string& text, const std::string& source) {
   return m;
 }
 
+std::string machine_yaml(const Machine& m, const std::string& comment) {
+  std::ostringstream out;
+  out.precision(9);
+  std::istringstream lines(comment);
+  for (std::string line; std::getline(lines, line);) out << "# " << line << "\n";
+  const ChipParams& c = m.chip;
+  const double gib = 1024.0 * 1024.0 * 1024.0, mib = 1024.0 * 1024.0;
+  out << "name: " << m.name << "\n\nchip:\n"
+      << "  tensor_cores: " << c.tensor_cores << "\n"
+      << "  mxus_per_core: " << c.mxus_per_core << "\n"
+      << "  mxu_rows: " << c.mxu_rows << "\n"
+      << "  mxu_cols: " << c.mxu_cols << "\n"
+      << "  clock_ghz: " << c.clock_hz / 1e9 << "\n"
+      << "  utilization_peak_tflops: " << c.utilization_peak_flops / 1e12 << "\n"
+      << "  hbm_gib: " << c.hbm_capacity_bytes / gib << "\n"
+      << "  hbm_gb_per_s: " << c.hbm_bandwidth / 1e9 << "\n"
+      << "  scratchpad_mib_per_core: " << c.scratchpad_bytes / mib << "\n"
+      << "  element_bytes: " << c.element_bytes << "\n"
+      << "  accumulator_bytes: " << c.accumulator_bytes << "\n"
+      << "  sublane_rows: " << c.sublane_rows << "\n\nici:\n";
+  const auto link = [&](const std::string& indent, CommKind kind, int set) {
+    const LinkParams& l = m.ici.kinds[static_cast<int>(kind)][set];
+    out << indent << comm_kind_name(kind) << ":\n"
+        << indent << "  launch_us: " << l.launch_s * 1e6 << "\n"
+        << indent << "  sync_us: " << l.sync_s * 1e6 << "\n";
+  };
+  for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv}) {
+    link("  ", kind, IciParams::mesh_dim0);  // the two mesh dimensions share launch and sync
+    const auto& dims = m.ici.kinds[static_cast<int>(kind)];
+    out << "    gb_per_s: [" << dims[IciParams::mesh_dim0].bandwidth / 1e9 << ", "
+        << dims[IciParams::mesh_dim1].bandwidth / 1e9 << "]\n";
+  }
+  for (const auto& [section, set] : {std::pair{"dp_links", IciParams::dp_links},
+                                     std::pair{"pp_links", IciParams::pp_links}}) {
+    out << "  " << section << ":\n";
+    for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv}) {
+      link("    ", kind, set);
+      out << "      gb_per_s: " << m.ici.kinds[static_cast<int>(kind)][set].bandwidth / 1e9 << "\n";
+    }
+  }
+  out << "  ring_directions: " << m.ici.ring_directions << "\n"
+      << "  ring1d_like_dim: " << m.ici.ring1d_like_dim << "\n"
+      << "  nic_hbm_contention: " << (m.ici.nic_hbm_contention ? "true" : "false") << "\n";
+  return out.str();
+}
+
 Machine load_machine(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))

@@ -27,6 +27,7 @@ std::vector<std::pair<int, int>> mesh_shapes(Algorithm algorithm, int chips,
   for (int rows = 1; rows <= chips; ++rows) {
     if (chips % rows) continue;
     const int cols = chips / rows;
+    if (options.rows > 0 && rows != options.rows) continue;
     if (algorithm == Algorithm::cannon ? rows == cols
                                        : rows >= options.min_mesh_side &&
                                              cols >= options.min_mesh_side)

@@ -23,6 +23,7 @@ struct SweepOptions {
   std::vector<int> slices = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};  // S candidates
   int block = 8;          // B of the blocked slicing: TPUs read 128x8 tiles (paper §3.1.2)
   int min_mesh_side = 2;  // 2D algorithms on meshes with at least this many rows and columns
+  int rows = 0;           // only meshes with this many rows (0: any)
 };
 
 struct GemmResult {
@@ -58,7 +59,8 @@ std::vector<int> slice_candidates(Algorithm algorithm, const SweepOptions& optio
 
 // Mesh shapes (rows, cols) of `chips` chips for `algorithm`: every factorization with both
 // sides >= min_mesh_side for the 2D algorithms, the square one for Cannon (none if `chips` is
-// not a square), and the single ring 1 x chips for 1D TP and FSDP.
+// not a square), and the single ring 1 x chips for 1D TP and FSDP; with options.rows, only the
+// meshes of that many rows.
 std::vector<std::pair<int, int>> mesh_shapes(Algorithm algorithm, int chips,
                                              const SweepOptions& options);
 

@@ -20,6 +20,8 @@ std::string layer_sharding(Stationary s, bool transposed) {
 
 const MeshChoice& BlockTuning::best_mesh() const {
   if (best >= 0) return meshes[best];
+  require(!meshes.empty(), "no mesh shape of ", chips, " chips is in the search (both sides at "
+          "least search.min_mesh_side, and search.rows rows if set); widen the search");
   std::string why;
   for (const MeshChoice& m : meshes) why += concat("\n  ", m.rows, "x", m.cols, ": ", m.unusable);
   throw UserError(concat("no mesh of ", chips, " chips can run every GEMM of the block:", why,

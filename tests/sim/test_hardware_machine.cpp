@@ -126,6 +126,37 @@ TEST(Machine, BadDpOrPpValuesAreNamed) {
   EXPECT_NE(err.find("'ici.pp_links.send_recv.window_us' unknown key"), std::string::npos) << err;
 }
 
+// What meshslice-tune's calibration writes, the loader reads back to the same machine.
+TEST(Machine, WrittenDescriptionReadsBack) {
+  Machine m = parse_machine(tpuv4_text(), "tpuv4.yaml");
+  m.ici.kinds[static_cast<int>(CommKind::send_recv)][IciParams::dp_links].sync_s = 7.25e-6;
+  m.ici.nic_hbm_contention = false;
+  const std::string text = machine_yaml(m, "calibrated here\non 2 ranks");
+  EXPECT_EQ(text.rfind("# calibrated here\n# on 2 ranks\n", 0), 0u) << text;
+  const Machine back = parse_machine(text, "written.yaml");
+  EXPECT_EQ(back.name, m.name);
+  const ChipParams &a = m.chip, &b = back.chip;
+  for (const auto& [x, y] : {std::pair{a.clock_hz, b.clock_hz},
+                             {a.utilization_peak_flops, b.utilization_peak_flops},
+                             {a.hbm_capacity_bytes, b.hbm_capacity_bytes},
+                             {a.hbm_bandwidth, b.hbm_bandwidth},
+                             {a.scratchpad_bytes, b.scratchpad_bytes}})
+    EXPECT_NEAR(y, x, 1e-8 * x);
+  EXPECT_EQ(b.tensor_cores, a.tensor_cores);
+  EXPECT_EQ(b.mxu_rows, a.mxu_rows);
+  EXPECT_EQ(b.sublane_rows, a.sublane_rows);
+  for (int kind = 0; kind < 3; ++kind)
+    for (int set = 0; set < IciParams::link_sets; ++set) {
+      const LinkParams &x = m.ici.kinds[kind][set], &y = back.ici.kinds[kind][set];
+      EXPECT_NEAR(y.launch_s, x.launch_s, 1e-14) << kind << " " << set;
+      EXPECT_NEAR(y.sync_s, x.sync_s, 1e-14) << kind << " " << set;
+      EXPECT_NEAR(y.bandwidth, x.bandwidth, 1e-8 * x.bandwidth) << kind << " " << set;
+    }
+  EXPECT_EQ(back.ici.ring_directions, m.ici.ring_directions);
+  EXPECT_EQ(back.ici.ring1d_like_dim, m.ici.ring1d_like_dim);
+  EXPECT_FALSE(back.ici.nic_hbm_contention);
+}
+
 TEST(Machine, UnknownKeyIsNamedWithItsLine) {
   const std::string err = error_of(tpuv4_text() + "extra_knob: 3\n");
   EXPECT_NE(err.find("'extra_knob' unknown key"), std::string::npos) << err;

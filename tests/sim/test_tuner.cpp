@@ -14,6 +14,7 @@
 #include "sim/machine_loader.hpp"
 #include "tune/block_tuner.hpp"
 #include "tune/emulator_check.hpp"
+#include "tune/link_fit.hpp"
 #include "tune/joint_planner.hpp"
 
 namespace meshslice::tune {
@@ -258,6 +259,71 @@ TEST(JointPlanner, RanksWhatFitsAndCountsWhatDoesNot) {
     const std::string what = e.what();
     EXPECT_NE(what.find("no configuration fits"), std::string::npos) << what;
     EXPECT_NE(what.find(": memory: "), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace meshslice::tune
+
+namespace meshslice::tune {
+namespace {
+
+// Synthetic samples of t = launch + steps (sync + bytes / bw) over sizes and ring sizes.
+std::vector<CommSample> synthetic(const std::string& op, const std::vector<int>& ranks,
+                                  double launch, double sync, double bw, double noise = 0) {
+  std::vector<CommSample> out;
+  int i = 0;
+  for (int p : ranks)
+    for (double bytes = 8192; bytes <= 64.0 * 1024 * 1024; bytes *= 2, ++i) {
+      const int steps = op == "shift" ? 1 : p - 1;
+      const double wobble = 1 + noise * ((i % 3) - 1);  // -noise, 0, +noise in turn
+      out.push_back({op, p, 1, bytes, (launch + steps * (sync + bytes / bw)) * wobble});
+    }
+  return out;
+}
+
+TEST(Calibration, TheLinkFitRecoversItsConstants) {
+  const hw::LinkParams two_sizes = fit_link(synthetic("all_gather", {2, 4}, 10e-6, 3e-6, 5e9));
+  EXPECT_NEAR(two_sizes.launch_s, 10e-6, 1e-9);
+  EXPECT_NEAR(two_sizes.sync_s, 3e-6, 1e-9);
+  EXPECT_NEAR(two_sizes.bandwidth, 5e9, 1e3);
+  // One ring size: sync cannot be told from launch, which takes both.
+  const hw::LinkParams one_size = fit_link(synthetic("reduce_scatter", {2}, 10e-6, 3e-6, 5e9));
+  EXPECT_EQ(one_size.sync_s, 0.0);
+  EXPECT_NEAR(one_size.launch_s, 13e-6, 1e-9);
+  EXPECT_NEAR(one_size.bandwidth, 5e9, 1e3);
+  // Noise of +-5% per point: the constants come back near, and never negative.
+  const hw::LinkParams noisy = fit_link(synthetic("all_gather", {2, 4}, 10e-6, 0, 5e9, 0.05));
+  EXPECT_GE(noisy.sync_s, 0.0);
+  EXPECT_GE(noisy.launch_s, 0.0);
+  EXPECT_NEAR(noisy.bandwidth, 5e9, 0.1 * 5e9);
+  EXPECT_THROW(fit_link({{"shift", 2, 1, 8192, 1e-5}}), UserError);  // one size fits nothing
+}
+
+TEST(Calibration, TheFittedMachinePredictsItsSamples) {
+  hw::Machine m;
+  m.name = "synthetic";
+  const std::vector<GemmSample> gemms = {{512, 512, 512, 2.0 * 512 * 512 * 512 / 50e9},
+                                         {1024, 1024, 1024, 2.0 * 1024 * 1024 * 1024 / 100e9}};
+  m.chip = fit_chip(gemms, 10e9, 8.0 * (1 << 30), 4);
+  EXPECT_NEAR(m.chip.utilization_peak_flops, 100e9, 1);
+  EXPECT_NEAR(m.chip.peak_flops(), 100e9, 1);
+  const auto ag = synthetic("all_gather", {2, 4}, 10e-6, 3e-6, 5e9);
+  const auto shift = synthetic("shift", {2}, 4e-6, 0, 8e9);
+  for (auto& set : m.ici.kinds[static_cast<int>(hw::CommKind::all_gather)]) set = fit_link(ag);
+  for (auto& set : m.ici.kinds[static_cast<int>(hw::CommKind::send_recv)]) set = fit_link(shift);
+  m.ici.ring_directions = 1;
+  const hw::MachineModel model(m);
+  std::vector<CommSample> all = ag;
+  all.insert(all.end(), shift.begin(), shift.end());
+  for (const FitError& e : fit_errors(model, all, gemms)) {
+    if (e.what == "gemm") {
+      EXPECT_EQ(e.points, 2u);
+      EXPECT_GT(e.max, 0.1);  // 512^3 ran at half the peak; the chip model runs it near the peak
+      continue;
+    }
+    EXPECT_LT(e.max, 1e-6) << e.what;
+    EXPECT_EQ(e.points, e.what == "shift" ? shift.size() : ag.size()) << e.what;
   }
 }
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace meshslice::bench {
+namespace meshslice {
 
 struct Timing {
   double median = 0;
@@ -37,4 +37,4 @@ Timing time_op(const Op& op, int warmups, int repetitions, MPI_Comm comm = MPI_C
   return {median(samples), *std::min_element(samples.begin(), samples.end())};
 }
 
-}  // namespace meshslice::bench
+}  // namespace meshslice
