@@ -71,8 +71,8 @@ meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
 
 # meshslice-tune: the GPT-3 deck's tables, emulator check and files, its plan run by the
-# data-free emulation of meshslice-train; the joint planner likewise; and a plan for the laptop
-# deck's model on 2 ranks trained for real (its losses fall).
+# data-free emulation of meshslice-train; the joint planner likewise; and the laptop tune deck's
+# plan (this machine's calibrated description) trained for real on 2 ranks (its losses fall).
 set(TUNE $<TARGET_FILE:meshslice-tune>)
 set(CHECK_TUNE ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_tune.sh)
 meshslice_app_test(tune_help 1 ${TUNE} --help)
@@ -97,9 +97,7 @@ set_tests_properties(tune_planner_gpt3_emulated PROPERTIES PASS_REGULAR_EXPRESSI
 meshslice_app_test(tune_calibrate 2 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_calibrate.sh
   ${CMAKE_CURRENT_BINARY_DIR}/tune-calibrate ${TUNE} $<TARGET_FILE:meshslice-sim> ${MPI2})
 meshslice_app_test(tune_laptop_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-laptop
-  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set chips=2 --set model.name=custom
-  --set model.hidden=64 --set model.heads=4 --set model.seq_len=32 --set model.sequences=16
-  --set search.block=1 --set search.slices=1,2,4 --set validate=false --
+  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/laptop.yaml --
   ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/tune-laptop/train 20 ${MPI2} ${TRAIN} ${SHORT_TRAIN}
   --set train.steps=20)
 
