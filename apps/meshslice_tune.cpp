@@ -1,7 +1,8 @@
-// meshslice-tune: the MeshSlice autotuner (paper §3.2). Phase 1 picks each FC layer's dataflow
-// (Table 1) and transposition, phase 2 the mesh shape and each GEMM's slice count from the
-// analytical cost model of the machine description; the result is printed, written to
-// OUT/tune.csv and, as the plan meshslice-train runs, to OUT/plan.yaml.
+// meshslice-tune: the MeshSlice autotuner (paper §3.2). Mode tune: phase 1 picks each FC layer's
+// dataflow (Table 1) and transposition, phase 2 the mesh shape and each GEMM's slice count from
+// the analytical cost model of the machine description. Mode plan: the joint dp x pp x mesh
+// planner. Both print their tables and write the plan meshslice-train runs (OUT/plan.yaml).
+// Mode calibrate: the machine description of the MPI machine it runs on.
 #include <chrono>
 
 #include "core/app.hpp"
@@ -91,15 +92,18 @@ int calibrate(const AppContext& context, const TuneSettings& s) {
 int main(int argc, char** argv) {
   const AppSpec spec{
       "meshslice-tune",
-      "The MeshSlice autotuner: for the FC layers of a transformer block (GPT-3, Megatron-NLG or "
-      "custom) on a torus of `chips` chips of a machine description, phase 1 chooses each "
-      "layer's dataflow (the largest of X, W, Y stationary), transposition and tensor "
-      "sharding; phase 2 chooses the mesh shape and each GEMM's slice count S from the "
-      "analytical cost model (t_launch + (P-1)(t_sync + bytes/bw) per collective, FLOPs / "
-      "effective FLOP/s per GEMM). Prints both tables, writes OUT/tune.csv and OUT/plan.yaml "
-      "(run it with meshslice-train --set plan.source=file --set plan.file=OUT/plan.yaml). "
-      "validate: true also emulates the choice and the emulator's own optimum. Runs in one "
-      "process.",
+      "The MeshSlice autotuner. mode tune: for the FC layers of a transformer block (GPT-3, "
+      "Megatron-NLG or custom) on a torus of `chips` chips of a machine description, phase 1 "
+      "chooses each layer's dataflow (the largest of X, W, Y stationary), transposition and "
+      "tensor sharding; phase 2 chooses the mesh shape and each GEMM's slice count S from the "
+      "analytical cost model (t_launch + (P-1)(t_sync + bytes/bw) per collective, each local "
+      "GEMM at the chip's rate); validate: true also emulates the choice and the emulator's "
+      "optimum. mode plan: the joint dp x pp x rows x cols planner with micro-batches, "
+      "schedules, checkpointing and ZeRO-1 under the memory per chip (OUT/planner.csv). Both "
+      "write OUT/tune.csv or the ranking and OUT/plan.yaml (run it with meshslice-train --set "
+      "plan.source=file --set plan.file=OUT/plan.yaml). mode calibrate (every MPI rank): times "
+      "this machine's collectives and GEMMs and writes OUT/machine.yaml and "
+      "OUT/calibration.csv. tune and plan run in one process.",
       "tune/gpt3-256.yaml", valid_parameters};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);

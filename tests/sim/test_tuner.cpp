@@ -141,6 +141,16 @@ TrainingModel gpt3_model(std::size_t blocks, std::size_t batch) {
   return TrainingModel{sim::gpt3(), blocks, 2048, batch};
 }
 
+TrainingConfig config(int dp, int pp, int rows, int cols, std::size_t microbatches) {
+  TrainingConfig c;
+  c.dp = dp;
+  c.pp = pp;
+  c.rows = rows;
+  c.cols = cols;
+  c.microbatches = microbatches;
+  return c;
+}
+
 // Phases 1 and 2 for a configuration's micro-batch on its mesh.
 MeshChoice stage_mesh(const CostModel& model, const TrainingModel& m, const TrainingConfig& c) {
   const auto gemms = sim::block_gemms(m.llm, c.microbatch_tokens(m), sim::AttentionLayout::standard);
@@ -150,9 +160,7 @@ MeshChoice stage_mesh(const CostModel& model, const TrainingModel& m, const Trai
 TEST(StepEstimate, OneStageIsTheBlocksGemmsOneAfterAnother) {
   const CostModel model(tpuv4(), GemmRate::per_shape);
   const TrainingModel m = gpt3_model(8, 64);
-  TrainingConfig c;
-  c.rows = 8;
-  c.cols = 8;
+  const TrainingConfig c = config(1, 1, 8, 8, 1);
   const MeshChoice mesh = stage_mesh(model, m, c);
   ASSERT_TRUE(mesh.usable());
   const StepEstimate e = estimate_step(model, m, c, mesh);
@@ -165,11 +173,7 @@ TEST(StepEstimate, OneStageIsTheBlocksGemmsOneAfterAnother) {
 TEST(StepEstimate, PipelineBubbleFollowsTheSchedule) {
   const CostModel model(tpuv4(), GemmRate::per_shape);
   const TrainingModel m = gpt3_model(16, 64);
-  TrainingConfig c;
-  c.pp = 4;
-  c.rows = 4;
-  c.cols = 4;
-  c.microbatches = 8;
+  TrainingConfig c = config(1, 4, 4, 4, 8);
   const MeshChoice mesh = stage_mesh(model, m, c);
   ASSERT_TRUE(mesh.usable());
   const StepEstimate one_f_one_b = estimate_step(model, m, c, mesh);
@@ -193,10 +197,7 @@ TEST(StepEstimate, PipelineBubbleFollowsTheSchedule) {
 TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {
   const CostModel model(tpuv4(), GemmRate::per_shape);
   const TrainingModel m = gpt3_model(8, 64);
-  TrainingConfig c;
-  c.dp = 4;
-  c.rows = 4;
-  c.cols = 4;
+  TrainingConfig c = config(4, 1, 4, 4, 1);
   const MeshChoice mesh = stage_mesh(model, m, c);
   ASSERT_TRUE(mesh.usable());
   const StepEstimate plain = estimate_step(model, m, c, mesh);
