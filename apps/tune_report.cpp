@@ -112,12 +112,12 @@ void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int ch
     rejected += concat(rejected.empty() ? "" : ", ", count, " ", constraint);
   std::printf("%zu configurations fit; rejected: %s; searched in %.3f s\n", search.feasible,
               rejected.empty() ? "none" : rejected.c_str(), search.seconds);
-  std::printf("%-4s %-44s %10s %6s %9s %9s %9s %9s %8s  %s\n", "rank", "configuration", "step ms",
+  std::printf("%-4s %-52s %10s %6s %9s %9s %9s %9s %8s  %s\n", "rank", "configuration", "step ms",
               "util", "compute", "bubble", "pp", "dp", "GiB", "why slower than #1");
   const tune::Candidate& best = search.best();
   for (std::size_t i = 0; i < search.ranked.size(); ++i) {
     const tune::Candidate& c = search.ranked[i];
-    std::printf("%-4zu %-44s %10.2f %5.1f%% %9.2f %9.2f %9.2f %9.2f %8.2f  %s\n", i + 1,
+    std::printf("%-4zu %-52s %10.2f %5.1f%% %9.2f %9.2f %9.2f %9.2f %8.2f  %s\n", i + 1,
                 c.config.str().c_str(), c.step.total() * 1e3, 100 * c.flop_utilization,
                 c.step.compute * 1e3, c.step.bubble * 1e3, c.step.pp_transfers * 1e3,
                 c.step.dp_exposed * 1e3, c.memory.total() / gib,
