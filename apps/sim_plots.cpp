@@ -152,14 +152,16 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
              concat("MeshSlice on every mesh shape of ", s.shape_study_chips,
                     " chips: emulated vs cost model"),
              "set ylabel 'FLOP utilization'\nset yrange [0:1]\nset xlabel 'mesh (rows x cols)'\n",
-             "plot DATA using 2:xtic(1) with linespoints lw 2, '' using 3 with linespoints lw 2",
+             "plot DATA using 2:xtic(1) with linespoints lw 2, '' using 3 with linespoints lw 2, "
+             "'' using 4 with linespoints lw 2",
              {}};
     for (const sim::LlmSpec* llm : s.models) {
       std::ostringstream d;
-      d << "mesh emulated cost_model\n";
+      d << "mesh emulated cost_model tuner_per_shape\n";
       for (const StudyRow& r : results.shapes)
         if (r.llm == llm)
-          d << r.rows << "x" << r.cols << " " << fmt(r.emulated) << " " << fmt(r.cost_model) << "\n";
+          d << r.rows << "x" << r.cols << " " << fmt(r.emulated) << " " << fmt(r.cost_model)
+            << " " << fmt(r.tuner) << "\n";
       f.data.push_back(d.str());
     }
     figures.push_back(f);
@@ -170,13 +172,16 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
                     s.slice_study_cols, " mesh: emulated vs cost model"),
              "set ylabel 'FLOP utilization'\nset yrange [0:1]\nset xlabel 'slice count S'\n"
              "set logscale x 2\n",
-             "plot DATA using 1:2 with linespoints lw 2, '' using 1:3 with linespoints lw 2",
+             "plot DATA using 1:2 with linespoints lw 2, '' using 1:3 with linespoints lw 2, "
+             "'' using 1:4 with linespoints lw 2",
              {}};
     for (const sim::LlmSpec* llm : s.models) {
       std::ostringstream d;
-      d << "S emulated cost_model\n";
+      d << "S emulated cost_model tuner_per_shape\n";
       for (const StudyRow& r : results.slices)
-        if (r.llm == llm) d << r.slices << " " << fmt(r.emulated) << " " << fmt(r.cost_model) << "\n";
+        if (r.llm == llm)
+          d << r.slices << " " << fmt(r.emulated) << " " << fmt(r.cost_model) << " "
+            << fmt(r.tuner) << "\n";
       f.data.push_back(d.str());
     }
     figures.push_back(f);

@@ -96,13 +96,14 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
     }
   CsvWriter shapes(out_dir + "/sim_shapes.csv",
                    {"model", "chips", "rows", "cols", "flop_utilization",
-                    "cost_model_flop_utilization"});
+                    "cost_model_flop_utilization", "tuner_flop_utilization"});
   for (const StudyRow& r : results.shapes)
-    shapes.row(r.llm->name, r.rows * r.cols, r.rows, r.cols, r.emulated, r.cost_model);
+    shapes.row(r.llm->name, r.rows * r.cols, r.rows, r.cols, r.emulated, r.cost_model, r.tuner);
   CsvWriter slices(out_dir + "/sim_slices.csv",
-                   {"model", "rows", "cols", "S", "flop_utilization", "cost_model_flop_utilization"});
+                   {"model", "rows", "cols", "S", "flop_utilization", "cost_model_flop_utilization",
+                    "tuner_flop_utilization"});
   for (const StudyRow& r : results.slices)
-    slices.row(r.llm->name, r.rows, r.cols, r.slices, r.emulated, r.cost_model);
+    slices.row(r.llm->name, r.rows, r.cols, r.slices, r.emulated, r.cost_model, r.tuner);
   for (CsvWriter* csv : {&sim, &gemms, &shapes, &slices}) csv->finish();
 }
 

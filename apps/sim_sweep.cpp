@@ -50,7 +50,7 @@ double block_flops(const std::vector<sim::FcGemm>& gemms) {
 // Fig. 13: MeshSlice on every mesh shape of `chips` chips, weak scaling.
 void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
   const int chips = s.shape_study_chips;
-  const tune::CostModel cost(machine);
+  const tune::CostModel cost(machine), tuner(machine, tune::GemmRate::per_shape);
   for (const sim::LlmSpec* llm : s.models) {
     const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
     const Point* done = find_point(results, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
@@ -58,11 +58,12 @@ void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
                              : run_point(machine, s, llm, sim::Scaling::weak, chips,
                                          Algorithm::meshslice);
     for (const auto& config : point.meshes) {
-      const double model =
-          cost_model_seconds(cost, gemms, config.rows, config.cols, 0, s.sweep);
+      const double model = cost_model_seconds(cost, gemms, config.rows, config.cols, 0, s.sweep);
+      const double tuned = cost_model_seconds(tuner, gemms, config.rows, config.cols, 0, s.sweep);
       results.shapes.push_back({llm, config.rows, config.cols, 0,
                                 config.flop_utilization(machine.machine),
-                                utilization(machine, block_flops(gemms), chips, model)});
+                                utilization(machine, block_flops(gemms), chips, model),
+                                utilization(machine, block_flops(gemms), chips, tuned)});
     }
   }
 }
@@ -70,7 +71,7 @@ void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
 // Fig. 14: MeshSlice at every S (the same for all GEMMs) on one mesh, weak scaling.
 void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
   const int rows = s.slice_study_rows, cols = s.slice_study_cols, chips = rows * cols;
-  const tune::CostModel cost(machine);
+  const tune::CostModel cost(machine), tuner(machine, tune::GemmRate::per_shape);
   for (const sim::LlmSpec* llm : s.models) {
     const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
     for (int S : s.sweep.slices) {
@@ -79,8 +80,10 @@ void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
       const auto config = sim::evaluate_mesh(machine, Algorithm::meshslice, gemms, rows, cols, one);
       if (!config) continue;  // some GEMM cannot be cut into S slices on this mesh
       const double model = cost_model_seconds(cost, gemms, rows, cols, S, s.sweep);
+      const double tuned = cost_model_seconds(tuner, gemms, rows, cols, S, s.sweep);
       results.slices.push_back({llm, rows, cols, S, config->flop_utilization(machine.machine),
-                                utilization(machine, block_flops(gemms), chips, model)});
+                                utilization(machine, block_flops(gemms), chips, model),
+                                utilization(machine, block_flops(gemms), chips, tuned)});
     }
   }
 }

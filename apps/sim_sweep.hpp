@@ -22,13 +22,16 @@ struct Point {
   const sim::Configuration* best_config() const { return best < 0 ? nullptr : &meshes[best]; }
 };
 
-// MeshSlice's FLOP utilization, emulated and estimated by the analytical cost model.
+// MeshSlice's FLOP utilization, emulated and estimated by the analytical cost model: with one
+// effective FLOP/s (the paper's formula) and with each local GEMM at the chip's rate for its
+// shape (meshslice-tune's default).
 struct StudyRow {
   const sim::LlmSpec* llm = nullptr;
   int rows = 0, cols = 0;
   int slices = 0;  // the common S (slice study); 0: each GEMM at its own best S (shape study)
   double emulated = 0;
   double cost_model = 0;
+  double tuner = 0;
 };
 
 struct SimResults {
