@@ -81,9 +81,10 @@ int calibrate(const AppContext& context, const TuneSettings& s) {
                                             "measured whole-ring rates (ring_directions 1); the "
                                             "chip is one core whose peak is the best local GEMM "
                                             "measured. Errors of each fit: OUT/calibration.csv.")));
-  log_info("machine description in ", context.out_dir, "/machine.yaml (use it as machine = "
-           "that path in meshslice-tune or meshslice-sim); samples in ", context.out_dir,
-           "/calibration.csv");
+  log_info("machine description in ", context.out_dir,
+           "/machine.yaml (use it as machine = "
+           "that path in meshslice-tune or meshslice-sim); samples in ",
+           context.out_dir, "/calibration.csv");
   return 0;
 }
 

@@ -29,15 +29,16 @@ void print_phase1(const TuneSettings& s, const std::vector<sim::FcGemm>& gemms) 
     for (std::size_t p = i; p < i + 3; ++p)
       flows += concat(p == i ? "" : " | ", gemms[p].problem.str());
     std::printf("%-9s %-6s %-4s %-58s %s\n", g.layer.c_str(), stationary_name(g.stationary),
-                g.transposed ? "yes" : "no", tune::layer_sharding(g.stationary, g.transposed).c_str(),
-                flows.c_str());
+                g.transposed ? "yes" : "no",
+                tune::layer_sharding(g.stationary, g.transposed).c_str(), flows.c_str());
   }
 }
 
 void print_phase2(const TuneSettings& s, const tune::BlockTuning& t, const hw::Machine& machine) {
   std::printf("\nPhase 2 (mesh shape and S per GEMM) on %d chips of %s, cost model\n", t.chips,
               machine.name.c_str());
-  std::printf("%-9s %12s %8s  %s\n", "mesh", "block ms", "util", "S per GEMM (qkv, attn_out, ff1, "
+  std::printf("%-9s %12s %8s  %s\n", "mesh", "block ms", "util",
+              "S per GEMM (qkv, attn_out, ff1, "
               "ff2; fwd/bwd_data/bwd_weight)");
   for (std::size_t m = 0; m < t.meshes.size(); ++m) {
     const tune::MeshChoice& mesh = t.meshes[m];
@@ -54,11 +55,13 @@ void print_phase2(const TuneSettings& s, const tune::BlockTuning& t, const hw::M
                 100 * utilization(t, mesh.seconds, machine), slices.c_str());
   }
   const tune::MeshChoice& best = t.best_mesh();
-  std::printf("best: %s, %.3f ms per block (fwd + bwd FC GEMMs), %.1f%% FLOP utilization; "
-              "attention %s\n", mesh_name(best.rows, best.cols).c_str(), best.seconds * 1e3,
-              100 * utilization(t, best.seconds, machine),
-              s.attention == sim::AttentionLayout::standard ? "in the standard layout"
-                                                            : "following QKV's layout");
+  std::printf(
+      "best: %s, %.3f ms per block (fwd + bwd FC GEMMs), %.1f%% FLOP utilization; "
+      "attention %s\n",
+      mesh_name(best.rows, best.cols).c_str(), best.seconds * 1e3,
+      100 * utilization(t, best.seconds, machine),
+      s.attention == sim::AttentionLayout::standard ? "in the standard layout"
+                                                    : "following QKV's layout");
   for (const tune::TunedGemm& g : best.gemms)
     std::printf("  %-20s %-26s S=%-3d %9.3f ms\n", g.gemm.label().c_str(),
                 g.gemm.problem.str().c_str(), g.slices, g.seconds * 1e3);
@@ -67,26 +70,25 @@ void print_phase2(const TuneSettings& s, const tune::BlockTuning& t, const hw::M
 void print_validation(const tune::EmulatorCheck& c, const tune::BlockTuning& t,
                       const hw::Machine& machine) {
   std::printf("\nCost model vs emulator (the tuner's S per GEMM on each mesh)\n");
-  std::printf("%-9s %14s %14s %10s %10s %8s\n", "mesh", "predicted ms", "emulated ms",
-              "pred util", "emu util", "error");
+  std::printf("%-9s %14s %14s %10s %10s %8s\n", "mesh", "predicted ms", "emulated ms", "pred util",
+              "emu util", "error");
   for (const tune::MeshComparison& m : c.meshes)
-    std::printf("%-9s %14.3f %14.3f %9.1f%% %9.1f%% %+7.1f%%\n",
-                mesh_name(m.rows, m.cols).c_str(), m.predicted * 1e3, m.emulated * 1e3,
-                100 * utilization(t, m.predicted, machine), 100 * utilization(t, m.emulated, machine),
-                100 * m.error());
+    std::printf("%-9s %14.3f %14.3f %9.1f%% %9.1f%% %+7.1f%%\n", mesh_name(m.rows, m.cols).c_str(),
+                m.predicted * 1e3, m.emulated * 1e3, 100 * utilization(t, m.predicted, machine),
+                100 * utilization(t, m.emulated, machine), 100 * m.error());
   std::printf("mean absolute error %.1f%% over %zu meshes (the paper: 5.1%% against hardware)\n",
               100 * c.mean_absolute_error(), c.meshes.size());
-  std::printf("tuner's choice %s: %.3f ms emulated; emulator's optimum %s (every mesh, every S "
-              "per GEMM): %.3f ms; the choice is %.2f%% slower\n",
-              mesh_name(c.tuned.rows, c.tuned.cols).c_str(), c.tuned.emulated * 1e3,
-              mesh_name(c.optimum_rows, c.optimum_cols).c_str(), c.optimum * 1e3, 100 * c.gap());
+  std::printf(
+      "tuner's choice %s: %.3f ms emulated; emulator's optimum %s (every mesh, every S "
+      "per GEMM): %.3f ms; the choice is %.2f%% slower\n",
+      mesh_name(c.tuned.rows, c.tuned.cols).c_str(), c.tuned.emulated * 1e3,
+      mesh_name(c.optimum_rows, c.optimum_cols).c_str(), c.optimum * 1e3, 100 * c.gap());
 }
 
 void write_tune_csv(const std::string& path, const tune::BlockTuning& t,
                     const tune::EmulatorCheck* check) {
-  CsvWriter csv(path, {"rows", "cols", "best", "layer", "pass", "dataflow", "M", "N", "K",
-                       "slices", "predicted_seconds", "mesh_predicted_seconds",
-                       "mesh_emulated_seconds"});
+  CsvWriter csv(path, {"rows", "cols", "best", "layer", "pass", "dataflow", "M", "N", "K", "slices",
+                       "predicted_seconds", "mesh_predicted_seconds", "mesh_emulated_seconds"});
   for (std::size_t m = 0; m < t.meshes.size(); ++m) {
     const tune::MeshChoice& mesh = t.meshes[m];
     double emulated = -1;  // -1: not emulated
@@ -104,9 +106,11 @@ void write_tune_csv(const std::string& path, const tune::BlockTuning& t,
 void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int chips,
                    const hw::Machine& machine) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  std::printf("\nJoint planner: %s, %zu blocks, %zu sequences x %zu tokens per step, on %d chips "
-              "of %s with %.1f GiB each\n", s.llm.label.c_str(), s.blocks, s.sequences, s.seq_len,
-              chips, machine.name.c_str(), s.planner.memory_bytes / gib);
+  std::printf(
+      "\nJoint planner: %s, %zu blocks, %zu sequences x %zu tokens per step, on %d chips "
+      "of %s with %.1f GiB each\n",
+      s.llm.label.c_str(), s.blocks, s.sequences, s.seq_len, chips, machine.name.c_str(),
+      s.planner.memory_bytes / gib);
   std::string rejected;
   for (const auto& [constraint, count] : search.rejected)
     rejected += concat(rejected.empty() ? "" : ", ", count, " ", constraint);
@@ -124,18 +128,20 @@ void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int ch
                 i == 0 ? "-" : tune::why_slower(c, best).c_str());
   }
   const tune::MemoryEstimate& m = best.memory;
-  std::printf("best: %s, %.2f ms per step, %.1f%% FLOP utilization (FC layers); memory per chip "
-              "%.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + "
-              "workspaces %.2f\n", best.config.str().c_str(), best.step.total() * 1e3,
-              100 * best.flop_utilization, m.total() / gib, m.weights / gib, m.gradients / gib,
-              m.optimizer / gib, m.activations / gib, m.workspaces / gib);
+  std::printf(
+      "best: %s, %.2f ms per step, %.1f%% FLOP utilization (FC layers); memory per chip "
+      "%.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + "
+      "workspaces %.2f\n",
+      best.config.str().c_str(), best.step.total() * 1e3, 100 * best.flop_utilization,
+      m.total() / gib, m.weights / gib, m.gradients / gib, m.optimizer / gib, m.activations / gib,
+      m.workspaces / gib);
 }
 
 void write_planner_csv(const std::string& path, const tune::PlanSearch& search) {
-  CsvWriter csv(path, {"rank", "dp", "pp", "rows", "cols", "microbatches", "schedule",
-                       "virtual_stages", "checkpointing", "zero", "step_seconds", "compute_seconds",
-                       "bubble_seconds", "pp_seconds", "dp_exposed_seconds", "flop_utilization",
-                       "memory_bytes", "why_slower"});
+  CsvWriter csv(
+      path, {"rank", "dp", "pp", "rows", "cols", "microbatches", "schedule", "virtual_stages",
+             "checkpointing", "zero", "step_seconds", "compute_seconds", "bubble_seconds",
+             "pp_seconds", "dp_exposed_seconds", "flop_utilization", "memory_bytes", "why_slower"});
   const tune::Candidate& best = search.best();
   for (std::size_t i = 0; i < search.ranked.size(); ++i) {
     const tune::Candidate& k = search.ranked[i];
@@ -161,9 +167,10 @@ void print_calibration(const tune::Calibration& c, const hw::MachineModel& machi
       if (e.what == what) return e;
     return tune::FitError{what};
   };
-  const std::pair<hw::CommKind, const char*> kinds[] = {{hw::CommKind::all_gather, "all_gather"},
-                                                        {hw::CommKind::reduce_scatter, "reduce_scatter"},
-                                                        {hw::CommKind::send_recv, "shift"}};
+  const std::pair<hw::CommKind, const char*> kinds[] = {
+      {hw::CommKind::all_gather, "all_gather"},
+      {hw::CommKind::reduce_scatter, "reduce_scatter"},
+      {hw::CommKind::send_recv, "shift"}};
   for (const auto& [kind, op] : kinds) {
     const hw::LinkParams& l = machine.machine.ici.link(kind, hw::Ring::dim1);
     const tune::FitError e = error_of(op);
@@ -174,9 +181,11 @@ void print_calibration(const tune::Calibration& c, const hw::MachineModel& machi
   std::printf("%-15s %38s %8zu %9.1f%% %9.1f%%\n", "broadcast", "(all_gather's constants)",
               b.points, 100 * b.mean, 100 * b.max);
   std::printf("%-15s %24.1f GFLOP/s peak %8zu %9.1f%% %9.1f%%\n", "gemm",
-              machine.machine.chip.utilization_peak_flops / 1e9, g.points, 100 * g.mean, 100 * g.max);
-  std::printf("memory: %.2f GB/s copy bandwidth per rank (all copying at once), %.1f GiB per rank\n",
-              c.copy_bytes_per_second / 1e9, c.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+              machine.machine.chip.utilization_peak_flops / 1e9, g.points, 100 * g.mean,
+              100 * g.max);
+  std::printf(
+      "memory: %.2f GB/s copy bandwidth per rank (all copying at once), %.1f GiB per rank\n",
+      c.copy_bytes_per_second / 1e9, c.memory_bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
 void write_calibration_csv(const std::string& path, const tune::Calibration& c,
@@ -184,7 +193,8 @@ void write_calibration_csv(const std::string& path, const tune::Calibration& c,
   CsvWriter csv(path, {"op", "ranks", "hops", "bytes", "m", "n", "k", "measured_seconds",
                        "predicted_seconds"});
   for (const tune::CommSample& s : c.comm)
-    csv.row(s.op, s.ranks, s.hops, s.bytes, 0, 0, 0, s.seconds, tune::predicted_seconds(machine, s));
+    csv.row(s.op, s.ranks, s.hops, s.bytes, 0, 0, 0, s.seconds,
+            tune::predicted_seconds(machine, s));
   for (const tune::GemmSample& g : c.gemm)
     csv.row("gemm", 1, 0, 0, g.m, g.n, g.k, g.seconds, tune::predicted_seconds(machine, g));
   csv.finish();
@@ -224,8 +234,11 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
   write_deck_yaml(path, plan,
                   concat("meshslice plan by meshslice-tune: ", s.llm.label, ", ", s.sequences,
                          " sequences x ", s.seq_len, " tokens per step on ", c.chips(),
-                         " chips of ", machine_name, ": ", c.str(), ".\nRun it: meshslice-train "
-                         "DECK --set plan.source=file --set plan.file=", path, "\n(the plan sets "
+                         " chips of ", machine_name, ": ", c.str(),
+                         ".\nRun it: meshslice-train "
+                         "DECK --set plan.source=file --set plan.file=",
+                         path,
+                         "\n(the plan sets "
                          "the deck's mesh, pipeline, checkpointing, ZeRO-1 and sequences per "
                          "replica; the deck's model must have these hidden, heads and seq_len)"));
 }

@@ -16,7 +16,8 @@
 namespace meshslice::tuneapp {
 
 void print_phase1(const TuneSettings& s, const std::vector<sim::FcGemm>& gemms);
-void print_phase2(const TuneSettings& s, const tune::BlockTuning& tuning, const hw::Machine& machine);
+void print_phase2(const TuneSettings& s, const tune::BlockTuning& tuning,
+                  const hw::Machine& machine);
 void print_validation(const tune::EmulatorCheck& check, const tune::BlockTuning& tuning,
                       const hw::Machine& machine);
 

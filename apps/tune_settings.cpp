@@ -27,9 +27,11 @@ Teuchos::ParameterList valid_parameters() {
   model.set("hidden", 0, "custom: hidden size H");
   model.set("heads", 0, "custom: attention heads");
   model.set("seq_len", 2048, "tokens per sequence");
-  model.set("sequences", 0, "sequences per step (the global batch); 0 = chips / 2, the paper's "
+  model.set("sequences", 0,
+            "sequences per step (the global batch); 0 = chips / 2, the paper's "
             "weak scaling");
-  model.set("blocks", 0, "plan: transformer blocks; 0 = the named model's (gpt3 96, "
+  model.set("blocks", 0,
+            "plan: transformer blocks; 0 = the named model's (gpt3 96, "
             "megatron-nlg 105)");
   auto& search = valid.sublist("search", false, "What phase 2 tries.");
   search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
@@ -51,8 +53,8 @@ Teuchos::ParameterList valid_parameters() {
   auto& plan = valid.sublist("planner", false, "mode plan: what the joint planner searches.");
   plan.set("microbatches", Teuchos::Array<int>(std::vector<int>{1, 2, 4, 8, 16, 32, 64}),
            "micro-batch counts tried (each must divide a replica's sequences)");
-  plan.set("schedules", Teuchos::Array<std::string>(std::vector<std::string>{"gpipe", "1f1b",
-                                                                             "interleaved"}),
+  plan.set("schedules",
+           Teuchos::Array<std::string>(std::vector<std::string>{"gpipe", "1f1b", "interleaved"}),
            "pipeline schedules tried: gpipe, 1f1b, interleaved");
   plan.set("virtual_stages", 2, "interleaved: model chunks per stage");
   set_choice(plan, "checkpointing", "both", {"both", "off", "all"},
@@ -63,15 +65,16 @@ Teuchos::ParameterList valid_parameters() {
   auto& cal = valid.sublist("calibrate", false, "mode calibrate: what is timed.");
   cal.set("name", std::string("calibrated"), "the machine's name in OUT/machine.yaml");
   cal.set("min_kib", 8, "smallest shard per rank in KiB (sizes double up to max_kib)");
-  cal.set("max_kib", 65536, "largest shard per rank in KiB (lowered to what the node's free "
+  cal.set("max_kib", 65536,
+          "largest shard per rank in KiB (lowered to what the node's free "
           "memory holds)");
   cal.set("warmups", 1, "untimed runs per size");
   cal.set("repetitions", 5, "timed runs per size (the median counts) and per GEMM (the best)");
   cal.set("gemm_shapes",
           Teuchos::Array<std::string>(std::vector<std::string>{
-              "256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048",
-              "2048x2048x256", "2048x256x2048", "256x2048x2048", "4096x1536x512", "256x256x64",
-              "256x64x256", "64x256x256"}),
+              "256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048", "2048x2048x256",
+              "2048x256x2048", "256x2048x2048", "4096x1536x512", "256x256x64", "256x64x256",
+              "64x256x256"}),
           "local GEMMs timed, MxNxK");
   return valid;
 }
@@ -92,23 +95,28 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   s.chips = get_param<int>(deck, "chips");
   require(s.chips >= 1, "chips = ", s.chips, " must be at least 1");
   const std::string name = get_param<std::string>(deck, "model.name");
-  const int hidden = get_param<int>(deck, "model.hidden"), heads = get_param<int>(deck, "model.heads");
+  const int hidden = get_param<int>(deck, "model.hidden"),
+            heads = get_param<int>(deck, "model.heads");
   if (name == "custom") {
-    require(hidden >= 1 && heads >= 1 && hidden % heads == 0, "model.name = custom needs "
-            "model.hidden and model.heads, positive, hidden a multiple of heads (got ", hidden,
-            " and ", heads, ")");
+    require(hidden >= 1 && heads >= 1 && hidden % heads == 0,
+            "model.name = custom needs "
+            "model.hidden and model.heads, positive, hidden a multiple of heads (got ",
+            hidden, " and ", heads, ")");
     s.llm = {"custom", concat("H=", hidden), static_cast<std::size_t>(hidden), heads};
   } else {
-    require(hidden == 0 && heads == 0, "model.hidden and model.heads are for model.name = "
-            "custom; ", name, " has its own (leave them at 0)");
+    require(hidden == 0 && heads == 0,
+            "model.hidden and model.heads are for model.name = "
+            "custom; ",
+            name, " has its own (leave them at 0)");
     s.llm = sim::llm_by_name(name);
   }
   const int seq_len = get_param<int>(deck, "model.seq_len");
   const int sequences = get_param<int>(deck, "model.sequences");
   require(seq_len >= 1, "model.seq_len = ", seq_len, " must be at least 1");
   require(sequences >= 0, "model.sequences = ", sequences, " must not be negative");
-  require(sequences > 0 || s.chips % 2 == 0, "model.sequences = 0 means chips / 2, but chips = ",
-          s.chips, " is odd; give model.sequences");
+  require(sequences > 0 || s.chips % 2 == 0,
+          "model.sequences = 0 means chips / 2, but chips = ", s.chips,
+          " is odd; give model.sequences");
   s.seq_len = static_cast<std::size_t>(seq_len);
   s.sequences = static_cast<std::size_t>(sequences > 0 ? sequences : s.chips / 2);
   s.search.slices = get_ints(deck, "search.slices");
@@ -142,7 +150,8 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   for (const std::string& name : get_strings(deck, "planner.schedules"))
     p.schedules.push_back(parse_schedule(name));
   const int v = get_param<int>(deck, "planner.virtual_stages");
-  require(v >= 2, "planner.virtual_stages = ", v, " must be at least 2 (chunks per stage of the "
+  require(v >= 2, "planner.virtual_stages = ", v,
+          " must be at least 2 (chunks per stage of the "
           "interleaved schedule)");
   p.virtual_stages = static_cast<std::size_t>(v);
   p.checkpointing = tried(get_param<std::string>(deck, "planner.checkpointing"), "all");
@@ -156,21 +165,24 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   const int min_kib = get_param<int>(deck, "calibrate.min_kib");
   const int max_kib = get_param<int>(deck, "calibrate.max_kib");
   require(min_kib >= 1 && max_kib >= 2 * min_kib, "calibrate.min_kib = ", min_kib,
-          " and calibrate.max_kib = ", max_kib, " must satisfy 1 <= min_kib and 2 min_kib <= "
+          " and calibrate.max_kib = ", max_kib,
+          " must satisfy 1 <= min_kib and 2 min_kib <= "
           "max_kib (the fit needs two sizes)");
   c.min_bytes = static_cast<std::size_t>(min_kib) << 10;
   c.max_bytes = static_cast<std::size_t>(max_kib) << 10;
   c.warmups = get_param<int>(deck, "calibrate.warmups");
   c.repetitions = get_param<int>(deck, "calibrate.repetitions");
-  require(c.warmups >= 0 && c.repetitions >= 1, "calibrate.warmups must be >= 0 and "
+  require(c.warmups >= 0 && c.repetitions >= 1,
+          "calibrate.warmups must be >= 0 and "
           "calibrate.repetitions >= 1");
   for (const std::string& shape : get_strings(deck, "calibrate.gemm_shapes")) {
     std::size_t m = 0, n = 0, k = 0;
     char x1 = 0, x2 = 0, extra = 0;
     std::istringstream in(shape);
-    require((in >> m >> x1 >> n >> x2 >> k) && x1 == 'x' && x2 == 'x' && !(in >> extra) &&
-                m > 0 && n > 0 && k > 0,
-            "calibrate.gemm_shapes holds '", shape, "'; write MxNxK with positive sizes, e.g. "
+    require((in >> m >> x1 >> n >> x2 >> k) && x1 == 'x' && x2 == 'x' && !(in >> extra) && m > 0 &&
+                n > 0 && k > 0,
+            "calibrate.gemm_shapes holds '", shape,
+            "'; write MxNxK with positive sizes, e.g. "
             "1024x1024x256");
     c.gemm_shapes.push_back({m, n, k});
   }

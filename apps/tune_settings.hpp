@@ -10,25 +10,25 @@
 
 #include "sim/fc_layers.hpp"
 #include "sim/sweep.hpp"
-#include "tune/cost_model.hpp"
 #include "tune/calibration.hpp"
+#include "tune/cost_model.hpp"
 #include "tune/joint_planner.hpp"
 
 namespace meshslice::tuneapp {
 
 struct TuneSettings {
-  std::string mode;       // "tune" (phases 1 and 2), "plan" (the joint planner), "calibrate"
-  std::string machine;    // name of a shipped description or a path
+  std::string mode;     // "tune" (phases 1 and 2), "plan" (the joint planner), "calibrate"
+  std::string machine;  // name of a shipped description or a path
   int chips = 0;
-  sim::LlmSpec llm;       // a named model, or custom hidden/heads
+  sim::LlmSpec llm;  // a named model, or custom hidden/heads
   std::size_t seq_len = 0;
   std::size_t sequences = 0;  // the global batch
   sim::SweepOptions search;
   sim::AttentionLayout attention = sim::AttentionLayout::standard;
   tune::GemmRate gemm_rate = tune::GemmRate::per_shape;
-  bool validate = false;  // emulate the choice and the emulator's optimum
-  std::size_t blocks = 0;  // plan: the model's transformer blocks
-  tune::PlannerOptions planner;  // plan: the search (its memory_bytes 0: the machine's HBM)
+  bool validate = false;                 // emulate the choice and the emulator's optimum
+  std::size_t blocks = 0;                // plan: the model's transformer blocks
+  tune::PlannerOptions planner;          // plan: the search (its memory_bytes 0: the machine's HBM)
   tune::CalibrationOptions calibration;  // calibrate: what is timed (comm options: the deck's)
   std::string calibration_name;
 

@@ -57,8 +57,8 @@ BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice);
 //     LAYER STATIONARY ALGORITHM [S=<slices>] [B=<block>]
 // e.g. "ff1 W meshslice S=4", "qkv Yt summa S=2" (a trailing t: the transposed variant). S and B
 // hold for the three passes, or are given per pass as fwd/bwd_data/bwd_weight:
-// "ff2 X meshslice S=4/1/8 B=8/1/8". The algorithm holds for the layer's three GEMMs. A malformed entry, an unknown layer, row of Table 1 or algorithm is a UserError quoting
-// the entry.
+// "ff2 X meshslice S=4/1/8 B=8/1/8". The algorithm holds for the layer's three GEMMs. A
+// malformed entry, an unknown layer, row of Table 1 or algorithm is a UserError quoting the entry.
 FcKind parse_fc_plan(const std::string& entry, FcPlan& plan);
 
 // The entry parse_fc_plan reads back to `plan` (every pass runs the first pass's algorithm).

@@ -13,14 +13,15 @@ std::string layer_sharding(Stationary s, bool transposed) {
   const char* row = transposed ? "col" : "row";
   const char* col = transposed ? "row" : "col";
   const bool x_transposed = s == Stationary::W, w_transposed = s == Stationary::X;
-  return concat("X[tokens/", x_transposed ? col : row, " in/", x_transposed ? row : col,
-                "] W[in/", w_transposed ? col : row, " out/", w_transposed ? row : col,
-                "] Y[tokens/", row, " out/", col, "]");
+  return concat("X[tokens/", x_transposed ? col : row, " in/", x_transposed ? row : col, "] W[in/",
+                w_transposed ? col : row, " out/", w_transposed ? row : col, "] Y[tokens/", row,
+                " out/", col, "]");
 }
 
 const MeshChoice& BlockTuning::best_mesh() const {
   if (best >= 0) return meshes[best];
-  require(!meshes.empty(), "no mesh shape of ", chips, " chips is in the search (both sides at "
+  require(!meshes.empty(), "no mesh shape of ", chips,
+          " chips is in the search (both sides at "
           "least search.min_mesh_side, and search.rows rows if set); widen the search");
   std::string why;
   for (const MeshChoice& m : meshes) why += concat("\n  ", m.rows, "x", m.cols, ": ", m.unusable);

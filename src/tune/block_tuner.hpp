@@ -38,9 +38,9 @@ struct MeshChoice {
 
 struct BlockTuning {
   int chips = 0;
-  double flops = 0;                 // useful FLOPs of the block's GEMMs, whole cluster
-  std::vector<MeshChoice> meshes;   // every factorization, in order of rows
-  int best = -1;                    // index of the fastest usable mesh; -1 if none
+  double flops = 0;                // useful FLOPs of the block's GEMMs, whole cluster
+  std::vector<MeshChoice> meshes;  // every factorization, in order of rows
+  int best = -1;                   // index of the fastest usable mesh; -1 if none
 
   const MeshChoice& best_mesh() const;  // UserError naming why each mesh failed, if none is usable
 };

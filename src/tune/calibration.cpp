@@ -47,7 +47,8 @@ double slowest(double seconds) {
 Calibration calibrate(const CalibrationOptions& o) {
   Calibration c;
   MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
-  require(c.ranks >= 2, "calibration times communication between ranks: run it on at least 2 "
+  require(c.ranks >= 2,
+          "calibration times communication between ranks: run it on at least 2 "
           "(mpiexec -np 2 meshslice-tune --set mode=calibrate)");
   const int local = node_ranks();
   c.memory_bytes = node_memory_bytes() / local;
@@ -98,9 +99,10 @@ hw::Machine calibrated_machine(const Calibration& c, const std::string& name) {
       if (s.op == op) out.push_back(s);
     return out;
   };
-  const std::pair<hw::CommKind, const char*> kinds[] = {{hw::CommKind::all_gather, "all_gather"},
-                                                        {hw::CommKind::reduce_scatter, "reduce_scatter"},
-                                                        {hw::CommKind::send_recv, "shift"}};
+  const std::pair<hw::CommKind, const char*> kinds[] = {
+      {hw::CommKind::all_gather, "all_gather"},
+      {hw::CommKind::reduce_scatter, "reduce_scatter"},
+      {hw::CommKind::send_recv, "shift"}};
   for (const auto& [kind, op] : kinds) {
     const hw::LinkParams link = fit_link(samples(op));
     for (auto& set : m.ici.kinds[static_cast<int>(kind)]) set = link;

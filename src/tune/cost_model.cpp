@@ -42,19 +42,23 @@ double CostModel::meshslice_seconds(const GemmProblem& p, int rows, int cols, in
   // Sub-shard bytes of each collective (shapes as in gemm_problem.hpp and meshslice.hpp).
   switch (p.flow) {
     case Dataflow::OS: {
-      const double ag_col = ici_.all_gather(hw::Ring::dim1, cols, p.M / r * (p.K / c) / S * e).total();
-      const double ag_row = ici_.all_gather(hw::Ring::dim0, rows, p.K / r * (p.N / c) / S * e).total();
+      const double ag_col =
+          ici_.all_gather(hw::Ring::dim1, cols, p.M / r * (p.K / c) / S * e).total();
+      const double ag_row =
+          ici_.all_gather(hw::Ring::dim0, rows, p.K / r * (p.N / c) / S * e).total();
       const double prologue = std::max(ag_col, ag_row);
       return prologue + (S - 1) * std::max(prologue, gemm) + gemm;
     }
     case Dataflow::LS: {
-      const double ag_row = ici_.all_gather(hw::Ring::dim0, rows, p.N / r * (p.K / c) / S * e).total();
+      const double ag_row =
+          ici_.all_gather(hw::Ring::dim0, rows, p.N / r * (p.K / c) / S * e).total();
       const double rds_col =
           ici_.reduce_scatter(hw::Ring::dim1, cols, p.M / r * (p.N / S) / c * e).total();
       return ag_row + (S - 1) * std::max({ag_row, gemm, rds_col}) + gemm + rds_col;
     }
     case Dataflow::RS: {
-      const double ag_col = ici_.all_gather(hw::Ring::dim1, cols, p.K / r * (p.M / c) / S * e).total();
+      const double ag_col =
+          ici_.all_gather(hw::Ring::dim1, cols, p.K / r * (p.M / c) / S * e).total();
       const double rds_row =
           ici_.reduce_scatter(hw::Ring::dim0, rows, p.M / S * (p.N / c) / r * e).total();
       return ag_col + (S - 1) * std::max({ag_col, gemm, rds_row}) + gemm + rds_row;

@@ -102,8 +102,8 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
       for (std::size_t micro : o.microbatches) {
         c.microbatches = micro;
         if (per_replica % micro) {
-          reject(c, "batch split", concat(per_replica, " sequences per replica in ", micro,
-                                          " micro-batches"));
+          reject(c, "batch split",
+                 concat(per_replica, " sequences per replica in ", micro, " micro-batches"));
           continue;
         }
         std::string why;
@@ -124,7 +124,8 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
           c.virtual_stages = interleaved ? o.virtual_stages : 1;
           if (interleaved && (pp < 2 || micro % static_cast<std::size_t>(pp) != 0 ||
                               static_cast<std::size_t>(pp) * c.virtual_stages > m.blocks)) {
-            reject(c, "schedule", "interleaving needs pp >= 2, micro-batches a multiple of pp "
+            reject(c, "schedule",
+                   "interleaving needs pp >= 2, micro-batches a multiple of pp "
                    "and pp x virtual stages <= blocks");
             continue;
           }
@@ -137,8 +138,9 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
                           estimate_memory(m, c, *mesh, model.element_bytes()), 0};
               k.flop_utilization = step_flops(m) / (chips * model.peak_flops() * k.step.total());
               if (k.memory.total() > o.memory_bytes) {
-                reject(c, "memory", concat(std::lround(mib(k.memory.total())), " MiB > ",
-                                           std::lround(mib(o.memory_bytes)), " MiB per chip"),
+                reject(c, "memory",
+                       concat(std::lround(mib(k.memory.total())), " MiB > ",
+                              std::lround(mib(o.memory_bytes)), " MiB per chip"),
                        k.memory.total() / o.memory_bytes);
                 continue;
               }
@@ -171,8 +173,9 @@ std::string why_slower(const Candidate& c, const Candidate& best) {
       {"bubble", c.step.bubble - best.step.bubble},
       {"pp transfers", c.step.pp_transfers - best.step.pp_transfers},
       {"dp exposed", c.step.dp_exposed - best.step.dp_exposed}};
-  const auto worst = std::max_element(std::begin(parts), std::end(parts),
-                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto worst =
+      std::max_element(std::begin(parts), std::end(parts),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
   if (worst->second <= 0) return "-";
   char ms[32];
   std::snprintf(ms, sizeof ms, "%+.1f ms", worst->second * 1e3);

@@ -19,8 +19,7 @@ struct PlannerOptions {
   sim::SweepOptions search;  // phase 2's S candidates, block size, mesh sides
   sim::AttentionLayout attention = sim::AttentionLayout::standard;
   std::vector<std::size_t> microbatches = {1, 2, 4, 8, 16, 32, 64};
-  std::vector<PipelineSchedule> schedules = {PipelineSchedule::gpipe,
-                                             PipelineSchedule::one_f_one_b,
+  std::vector<PipelineSchedule> schedules = {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
                                              PipelineSchedule::interleaved};
   std::size_t virtual_stages = 2;  // of the interleaved schedule
   std::vector<bool> checkpointing = {false, true};
@@ -41,15 +40,15 @@ struct Rejected {
   TrainingConfig config;
   std::string constraint;  // "memory", "batch split", ...
   std::string detail;
-  double excess = 0;       // memory: estimate / cap (closest first)
+  double excess = 0;  // memory: estimate / cap (closest first)
 };
 
 struct PlanSearch {
-  std::vector<Candidate> ranked;               // the fastest `top`, fastest first
-  std::size_t feasible = 0;                    // configurations that fit
-  std::map<std::string, std::size_t> rejected; // per constraint
-  std::vector<Rejected> closest;               // the rejected configurations nearest to fitting
-  double seconds = 0;                          // the search's own time
+  std::vector<Candidate> ranked;                // the fastest `top`, fastest first
+  std::size_t feasible = 0;                     // configurations that fit
+  std::map<std::string, std::size_t> rejected;  // per constraint
+  std::vector<Rejected> closest;                // the rejected configurations nearest to fitting
+  double seconds = 0;                           // the search's own time
 
   // The fastest; a UserError naming the constraint each of the closest candidates failed when
   // nothing fits.

@@ -15,7 +15,8 @@ int steps(const CommSample& s) { return s.op == "shift" ? s.hops : s.ranks - 1; 
 
 // Least squares of sum over samples of ((x . coefficients) / t - 1)^2 for the features `use`
 // picks among [1, steps, steps * bytes]; the unused coefficients are 0.
-std::array<double, 3> solve(const std::vector<CommSample>& samples, const std::array<bool, 3>& use) {
+std::array<double, 3> solve(const std::vector<CommSample>& samples,
+                            const std::array<bool, 3>& use) {
   std::vector<int> idx;
   for (int i = 0; i < 3; ++i)
     if (use[i]) idx.push_back(i);
@@ -24,7 +25,8 @@ std::array<double, 3> solve(const std::vector<CommSample>& samples, const std::a
   for (const CommSample& s : samples) {
     const double x[3] = {1.0, double(steps(s)), steps(s) * s.bytes};
     for (std::size_t r = 0; r < n; ++r) {
-      for (std::size_t c = 0; c < n; ++c) a[r][c] += x[idx[r]] * x[idx[c]] / (s.seconds * s.seconds);
+      for (std::size_t c = 0; c < n; ++c)
+        a[r][c] += x[idx[r]] * x[idx[c]] / (s.seconds * s.seconds);
       a[r][n] += x[idx[r]] / s.seconds;
     }
   }
@@ -64,7 +66,8 @@ hw::LinkParams fit_link(const std::vector<CommSample>& samples) {
       use[i] = false;
       c = solve(samples, use);
     }
-  require(c[2] > 0, "calibration: the measured times do not grow with the message size; time "
+  require(c[2] > 0,
+          "calibration: the measured times do not grow with the message size; time "
           "larger messages (calibrate.max_kib)");
   return hw::LinkParams{c[0], c[1], 1.0 / c[2]};
 }
@@ -107,7 +110,8 @@ std::vector<FitError> fit_errors(const hw::MachineModel& machine,
                                  const std::vector<GemmSample>& gemms) {
   std::vector<FitError> out;
   const auto add = [&out](const std::string& what, double predicted, double measured) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const FitError& e) { return e.what == what; });
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const FitError& e) { return e.what == what; });
     if (it == out.end()) it = out.insert(out.end(), FitError{what});
     const double error = std::abs(predicted / measured - 1);
     it->mean = (it->mean * it->points + error) / (it->points + 1);

@@ -48,7 +48,7 @@ double predicted_seconds(const hw::MachineModel& machine, const GemmSample& samp
 struct FitError {
   std::string what;  // "all_gather", ..., "gemm"
   std::size_t points = 0;
-  double mean = 0;   // mean |predicted / measured - 1|
+  double mean = 0;  // mean |predicted / measured - 1|
   double max = 0;
 };
 

@@ -27,9 +27,12 @@ double gemm_workspace(const TunedGemm& g, int rows, int cols) {
   const GemmProblem& p = g.gemm.problem;
   const double M = p.M, N = p.N, K = p.K, r = rows, c = cols, S = g.slices;
   switch (p.flow) {
-    case Dataflow::OS: return 2 * (M / r * K / S + K / S * N / c);
-    case Dataflow::LS: return 2 * (N / S * K / c + M / r * N / S);
-    case Dataflow::RS: return 2 * (K / r * M / S + M / S * N / c);
+    case Dataflow::OS:
+      return 2 * (M / r * K / S + K / S * N / c);
+    case Dataflow::LS:
+      return 2 * (N / S * K / c + M / r * N / S);
+    case Dataflow::RS:
+      return 2 * (K / r * M / S + M / S * N / c);
   }
   return 0;
 }
@@ -43,8 +46,8 @@ std::size_t TrainingConfig::blocks_per_chunk(const TrainingModel& m) const {
 
 std::string TrainingConfig::str() const {
   return concat("dp", dp, " x pp", pp, " x ", rows, "x", cols, ", ", schedule_name(schedule),
-                schedule == PipelineSchedule::interleaved ? concat(" v", virtual_stages) : "",
-                " m", microbatches, checkpointing ? ", checkpointed" : "", zero ? ", ZeRO-1" : "");
+                schedule == PipelineSchedule::interleaved ? concat(" v", virtual_stages) : "", " m",
+                microbatches, checkpointing ? ", checkpointed" : "", zero ? ", ZeRO-1" : "");
 }
 
 double step_flops(const TrainingModel& m) {
@@ -64,8 +67,8 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
   e.compute = static_cast<double>(c.microbatches) * v * (t_f + t_b);
   e.bubble = (c.pp - 1) * (t_f + t_b);
   if (c.pp > 1) {
-    const double shard = c.microbatch_tokens(m) * static_cast<double>(m.llm.hidden) / c.tp() *
-                         model.element_bytes();
+    const double shard =
+        c.microbatch_tokens(m) * static_cast<double>(m.llm.hidden) / c.tp() * model.element_bytes();
     e.pp_transfers = 2 * (c.pp * v - 1) * model.send_recv_seconds(hw::Ring::pp, shard);
   }
   if (c.dp > 1) {
@@ -82,8 +85,7 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
       link_free = std::max(link_free, ready) + reduce;
     }
     e.dp_exposed = std::max(0.0, link_free);
-    if (c.zero)
-      e.dp_exposed += blocks * model.all_gather_seconds(hw::Ring::dp, c.dp, grad_bytes);
+    if (c.zero) e.dp_exposed += blocks * model.all_gather_seconds(hw::Ring::dp, c.dp, grad_bytes);
   }
   return e;
 }
@@ -99,7 +101,8 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.
   const double h = static_cast<double>(m.llm.hidden);
   const double tokens = static_cast<double>(c.microbatch_tokens(m)) / c.tp();
-  const double full = tokens * (17 * h + m.llm.heads * static_cast<double>(m.seq_len)) * element_bytes;
+  const double full =
+      tokens * (17 * h + m.llm.heads * static_cast<double>(m.seq_len)) * element_bytes;
   const double kept = c.checkpointing ? tokens * h * element_bytes : full;
   const auto order = pipeline_order(c.schedule, c.pp, 0, c.microbatches, c.virtual_stages);
   const double held = static_cast<double>(peak_activations(order));  // chunk activations at once

@@ -14,8 +14,8 @@
 #include "sim/machine_loader.hpp"
 #include "tune/block_tuner.hpp"
 #include "tune/emulator_check.hpp"
-#include "tune/link_fit.hpp"
 #include "tune/joint_planner.hpp"
+#include "tune/link_fit.hpp"
 
 namespace meshslice::tune {
 namespace {
@@ -30,8 +30,8 @@ std::size_t weak_tokens(int chips) { return static_cast<std::size_t>(chips / 2) 
 TEST(Phase1, TheTransposedVariantFollowsThePredecessorsLayout) {
   // T = 100 tokens < every layer size: W is the largest of all four layers.
   const std::size_t T = 100;
-  const std::vector<FcShape> chain = {{200, 600, false}, {200, 200, true}, {200, 800, false},
-                                      {800, 200, true}};
+  const std::vector<FcShape> chain = {
+      {200, 600, false}, {200, 200, true}, {200, 800, false}, {800, 200, true}};
   const auto flows = choose_dataflows(T, chain);
   ASSERT_EQ(flows.size(), 4u);
   for (const FcDataflow& f : flows) EXPECT_EQ(f.stationary, Stationary::W);
@@ -42,10 +42,12 @@ TEST(Phase1, TheTransposedVariantFollowsThePredecessorsLayout) {
   EXPECT_TRUE(flows[2].transposed);
   EXPECT_FALSE(flows[3].transposed);
   // meshslice-train's chain: attention needs the standard layout, so attn_out reads standard.
-  const auto standard = sim::block_gemms(sim::megatron_nlg(), 8 * 2048, sim::AttentionLayout::standard);
-  const auto paper = sim::block_gemms(sim::megatron_nlg(), 8 * 2048, sim::AttentionLayout::follows_qkv);
-  EXPECT_TRUE(standard[3].transposed);   // attn_out: W-stn on a standard input
-  EXPECT_FALSE(paper[3].transposed);     // attn_out: W-stn on QKV's transposed output
+  const auto standard =
+      sim::block_gemms(sim::megatron_nlg(), 8 * 2048, sim::AttentionLayout::standard);
+  const auto paper =
+      sim::block_gemms(sim::megatron_nlg(), 8 * 2048, sim::AttentionLayout::follows_qkv);
+  EXPECT_TRUE(standard[3].transposed);  // attn_out: W-stn on a standard input
+  EXPECT_FALSE(paper[3].transposed);    // attn_out: W-stn on QKV's transposed output
   EXPECT_EQ(standard[9].transposed, paper[9].transposed);
 }
 
@@ -72,7 +74,8 @@ TEST(Phase2, EachGemmTakesItsOwnBestSlices) {
     // The chosen S is the argmin of this GEMM's own cost over the valid candidates.
     for (int S : options.slices) {
       try {
-        check_sliceable(g.gemm.problem, best.rows, best.cols, S, sim::gemm_options(S, options).block);
+        check_sliceable(g.gemm.problem, best.rows, best.cols, S,
+                        sim::gemm_options(S, options).block);
       } catch (const UserError&) {
         continue;
       }
@@ -124,8 +127,8 @@ TEST(EmulatorCheck, TheTunersChoiceIsWithinThreePercentOfTheEmulatorsOptimum) {
       const EmulatorCheck c = check_against_emulator(tpuv4(), t, gemms, options);
       const BlockTuning te = tune_block(effective, gemms, chips, options);
       const EmulatorCheck ce = check_against_emulator(tpuv4(), te, gemms, options);
-      std::printf("%-14s %5d %6dx%-3d %7.2f%% %7.2f%% %11.2f%% %7.2f%%\n", llm->name.c_str(),
-                  chips, c.tuned.rows, c.tuned.cols, 100 * c.gap(), 100 * c.mean_absolute_error(),
+      std::printf("%-14s %5d %6dx%-3d %7.2f%% %7.2f%% %11.2f%% %7.2f%%\n", llm->name.c_str(), chips,
+                  c.tuned.rows, c.tuned.cols, 100 * c.gap(), 100 * c.mean_absolute_error(),
                   100 * ce.gap(), 100 * ce.mean_absolute_error());
       EXPECT_LE(c.gap(), 0.03) << llm->name << " at " << chips;
       EXPECT_GE(c.gap(), -1e-9) << "the emulator's optimum is its best";
@@ -135,7 +138,6 @@ TEST(EmulatorCheck, TheTunersChoiceIsWithinThreePercentOfTheEmulatorsOptimum) {
                                      [](const MeshChoice& m) { return m.usable(); })));
     }
 }
-
 
 TrainingModel gpt3_model(std::size_t blocks, std::size_t batch) {
   return TrainingModel{sim::gpt3(), blocks, 2048, batch};
@@ -153,7 +155,8 @@ TrainingConfig config(int dp, int pp, int rows, int cols, std::size_t microbatch
 
 // Phases 1 and 2 for a configuration's micro-batch on its mesh.
 MeshChoice stage_mesh(const CostModel& model, const TrainingModel& m, const TrainingConfig& c) {
-  const auto gemms = sim::block_gemms(m.llm, c.microbatch_tokens(m), sim::AttentionLayout::standard);
+  const auto gemms =
+      sim::block_gemms(m.llm, c.microbatch_tokens(m), sim::AttentionLayout::standard);
   return tune_mesh(model, gemms, c.rows, c.cols, sim::SweepOptions{});
 }
 
@@ -227,8 +230,8 @@ TEST(JointPlanner, RanksWhatFitsAndCountsWhatDoesNot) {
   o.memory_bytes = 32.0 * (1 << 30);
   const PlanSearch search = plan_training(model, m, 256, o);
   std::printf("GPT-3 on 256 chips: %zu fit, best %s, %.1f ms, searched in %.3f s\n",
-              search.feasible, search.best().config.str().c_str(),
-              search.best().step.total() * 1e3, search.seconds);
+              search.feasible, search.best().config.str().c_str(), search.best().step.total() * 1e3,
+              search.seconds);
   ASSERT_FALSE(search.ranked.empty());
   EXPECT_LE(search.ranked.size(), o.top);
   EXPECT_GT(search.rejected.at("memory"), 0u);

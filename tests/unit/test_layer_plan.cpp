@@ -25,8 +25,9 @@ TEST(LayerPlan, EntriesGiveSlicesAndBlocksPerPass) {
     EXPECT_EQ(g.options.slices, 2);
     EXPECT_EQ(g.options.block, 1);
   }
-  for (const char* bad : {"qkv Y meshslice S=4/2", "qkv Y meshslice S=4/0/2", "qkv Y meshslice S=4/",
-                          "qkv Y meshslice S=4x", "qkv Y meshslice B=2/2/2/2"})
+  for (const char* bad :
+       {"qkv Y meshslice S=4/2", "qkv Y meshslice S=4/0/2", "qkv Y meshslice S=4/",
+        "qkv Y meshslice S=4x", "qkv Y meshslice B=2/2/2/2"})
     EXPECT_THROW(parse_fc_plan(bad, p), UserError) << bad;
 }
 
@@ -47,7 +48,8 @@ TEST(LayerPlan, TheDefaultIsPhase1WithAttentionInTheStandardLayout) {
   shape.seq_len = 2048;
   shape.sequences = 8;
   const BlockPlan plan = default_block_plan(shape, GemmChoice{});
-  const auto gemms = sim::block_gemms(sim::megatron_nlg(), shape.tokens(), sim::AttentionLayout::standard);
+  const auto gemms =
+      sim::block_gemms(sim::megatron_nlg(), shape.tokens(), sim::AttentionLayout::standard);
   for (int k = 0; k < kFcKinds; ++k) {
     EXPECT_EQ(plan[k].stationary, gemms[3 * k].stationary) << k;
     EXPECT_EQ(plan[k].transposed, gemms[3 * k].transposed) << k;
