@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
       "a synthetic task: a fixed random teacher of the same shape maps random inputs to targets, "
       "MSE loss. Prints the plan and memory estimate, a progress line per step and the held-out "
       "loss; writes OUT/train.csv (a row per step), OUT/summary.json and OUT/deck.yaml.",
-      "train/laptop.yaml", meshslice::train::valid_parameters};
+      "train/laptop.yaml", meshslice::train::valid_parameters,
+      {{"plan", {"plan.source=file", "plan.file={}"}}}};  // a plan file, e.g. meshslice-tune's
   return meshslice::run_app(argc, argv, spec, meshslice::train::run_training);
 }

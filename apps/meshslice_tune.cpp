@@ -102,10 +102,10 @@ int main(int argc, char** argv) {
       "optimum. mode plan: the joint dp x pp x rows x cols planner with micro-batches, "
       "schedules, checkpointing and ZeRO-1 under the memory per chip (OUT/planner.csv). Both "
       "write OUT/tune.csv or the ranking and OUT/plan.yaml (run it with meshslice-train --set "
-      "plan.source=file --set plan.file=OUT/plan.yaml). mode calibrate (every MPI rank): times "
+      "plan=OUT/plan.yaml). mode calibrate (every MPI rank): times "
       "this machine's collectives and GEMMs and writes OUT/machine.yaml and "
       "OUT/calibration.csv. tune and plan run in one process.",
-      "tune/gpt3-256.yaml", valid_parameters};
+      "tune/gpt3-256.yaml", valid_parameters, {}};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);
     if (settings.mode == "calibrate") return calibrate(context, settings);

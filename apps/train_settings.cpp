@@ -1,6 +1,7 @@
 #include "train_settings.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -113,6 +114,9 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::string& applied) {
   const std::string path = get_param<std::string>(deck, "plan.file");
   if (get_param<std::string>(deck, "plan.source") != "file" || path.empty()) return deck;
+  std::error_code ec;
+  require(std::filesystem::is_regular_file(path, ec), "plan.file = ", path, " is not a file; give "
+          "the path of a plan file (meshslice-tune writes OUT/plan.yaml)");
   const Teuchos::ParameterList file = load_deck(path);
   Teuchos::ParameterList merged = deck;
   for (auto it = file.begin(); it != file.end(); ++it) {

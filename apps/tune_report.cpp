@@ -235,12 +235,10 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                   concat("meshslice plan by meshslice-tune: ", s.llm.label, ", ", s.sequences,
                          " sequences x ", s.seq_len, " tokens per step on ", c.chips(),
                          " chips of ", machine_name, ": ", c.str(),
-                         ".\nRun it: meshslice-train "
-                         "DECK --set plan.source=file --set plan.file=",
-                         path,
-                         "\n(the plan sets "
-                         "the deck's mesh, pipeline, checkpointing, ZeRO-1 and sequences per "
-                         "replica; the deck's model must have these hidden, heads and seq_len)"));
+                         ".\nRun it: meshslice-train DECK --set plan=", path,
+                         "\n(the plan sets the deck's mesh, pipeline, checkpointing, ZeRO-1 and "
+                         "sequences per replica; the deck's model must have these hidden, heads "
+                         "and seq_len)"));
 }
 
 }  // namespace meshslice::tuneapp

@@ -52,7 +52,7 @@ run_deck() {
     for plan in tuned 1 2 4; do
       local args=(--set mesh.rows=$rows)
       if [ "$plan" = tuned ]; then
-        args=(--set plan.source=file --set "plan.file=$out/$name/tune-$rows/plan.yaml")
+        args=(--set "plan=$out/$name/tune-$rows/plan.yaml")
       else
         args+=(--set plan.slices=$plan --set plan.block=1)
       fi

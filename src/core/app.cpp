@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -46,20 +47,57 @@ std::string describe_sources(const std::string& deck_path, const CommandLine& li
   return text;
 }
 
+// The --set assignments with each shorthand NAME=VALUE replaced by what it stands for.
+std::vector<std::string> expand_shorthands(const std::vector<std::string>& overrides,
+                                           const std::vector<AppSpec::Shorthand>& shorthands) {
+  std::vector<std::string> out;
+  for (const std::string& assignment : overrides) {
+    const auto equals = assignment.find('=');
+    const auto shorthand =
+        std::find_if(shorthands.begin(), shorthands.end(), [&](const AppSpec::Shorthand& s) {
+          return equals != std::string::npos && assignment.compare(0, equals, s.name) == 0 &&
+                 s.name.size() == equals;
+        });
+    if (shorthand == shorthands.end()) {
+      out.push_back(assignment);
+      continue;
+    }
+    const std::string value = assignment.substr(equals + 1);
+    for (std::string expanded : shorthand->expands_to) {
+      const auto at = expanded.find("{}");
+      if (at != std::string::npos) expanded.replace(at, 2, value);
+      out.push_back(expanded);
+    }
+  }
+  return out;
+}
+
 // Parses the command line and loads, overrides and validates the deck into ctx.
 // Returns false when --help was asked for (printed here on rank 0).
 bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::string& sources) {
   const CommandLine line = parse_command_line(argc, argv, spec.default_deck.empty());
   const Teuchos::ParameterList valid = spec.valid_parameters();
   if (line.help) {
-    if (ctx.rank == 0) print_help(std::cout, spec.name, spec.summary, valid, spec.default_deck);
+    if (ctx.rank != 0) return false;
+    print_help(std::cout, spec.name, spec.summary, valid, spec.default_deck);
+    if (!spec.shorthands.empty()) std::cout << "\nShorthands:\n";
+    for (const auto& shorthand : spec.shorthands) {
+      std::cout << "  --set " << shorthand.name << "=VALUE  means";
+      for (std::string assignment : shorthand.expands_to) {
+        const auto at = assignment.find("{}");
+        if (at != std::string::npos) assignment.replace(at, 2, "VALUE");
+        std::cout << " --set " << assignment;
+      }
+      std::cout << "\n";
+    }
     return false;
   }
   const std::string deck_path =
       line.deck_path.empty() ? resolve_default_deck(spec.default_deck) : line.deck_path;
   ctx.deck = load_deck(deck_path);
   const bool empty_deck = ctx.deck.numParams() == 0;
-  for (const auto& assignment : line.overrides) apply_override(ctx.deck, valid, assignment);
+  for (const auto& assignment : expand_shorthands(line.overrides, spec.shorthands))
+    apply_override(ctx.deck, valid, assignment);
   validate_and_fill(ctx.deck, valid);
   ctx.out_dir = line.out_dir;
   sources = describe_sources(deck_path, line);

@@ -4,13 +4,14 @@
 //
 //     int main(int argc, char** argv) {
 //       AppSpec spec{"meshslice-bench", "Times the collectives.", "bench/laptop.yaml",
-//                    valid_bench_parameters};
+//                    valid_bench_parameters, {}};
 //       return run_app(argc, argv, spec, [](AppContext& ctx) { ...; return 0; });
 //     }
 #include <Teuchos_ParameterList.hpp>
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/log.hpp"
 
@@ -25,6 +26,14 @@ struct AppSpec {
   std::string default_deck;
   // The valid parameters with defaults and doc strings (see core/deck.hpp).
   std::function<Teuchos::ParameterList()> valid_parameters;
+  // Command-line shorthands: `--set NAME=VALUE` stands for the assignments of `expands_to`, in
+  // order, each with "{}" replaced by VALUE (meshslice-train: plan=PATH is plan.source=file and
+  // plan.file=PATH). --help lists them.
+  struct Shorthand {
+    std::string name;
+    std::vector<std::string> expands_to;
+  };
+  std::vector<Shorthand> shorthands;
 };
 
 struct AppContext {

@@ -2,7 +2,7 @@
 # check_tune.sh OUT TUNE_COMMAND... -- TRAIN_COMMAND...: runs meshslice-tune writing to OUT/tune
 # and checks its tables and files (OUT/tune/tune.csv with a row per usable mesh and GEMM, one
 # best mesh; OUT/tune/plan.yaml with a mesh and four layers), then runs TRAIN_COMMAND with the
-# plan appended (--set plan.source=file --set plan.file=OUT/tune/plan.yaml) and checks that the
+# plan appended (--set plan=OUT/tune/plan.yaml, the shorthand) and checks that the
 # run took the plan's mesh. TRAIN_COMMAND is run as given, so it may be a checker such as
 # check_train.sh that appends --out itself; a word @PP@ in it becomes the plan's mesh.pp (the
 # ranks a data-free emulation needs). In mode plan, OUT/tune/planner.csv is checked as well.
@@ -57,7 +57,7 @@ rows=$(key rows)
 pp=$(key pp)
 command=()
 for word in "$@"; do command+=("${word//@PP@/$pp}"); done
-output=$("${command[@]}" --set plan.source=file --set "plan.file=$plan" 2>&1)
+output=$("${command[@]}" --set "plan=$plan" 2>&1)
 status=$?
 echo "$output"
 [ "$status" -eq 0 ] || fail "meshslice-train with the plan: exit status $status"
