@@ -22,7 +22,7 @@ EmulatedSteps::Step EmulatedSteps::end_step(MPI_Comm comm, std::size_t step, boo
   const double busy = (after.compute - before_.compute) + (after.local - before_.local);
   s.exposed_fraction = own > 0 ? (own - busy) / own : 0.0;
   s.flop_utilization = s.seconds > 0 ? (after.flops - before_.flops) /
-                                           (s.seconds * machine_.machine.chip.utilization_peak_flops)
+                                           (s.seconds * machine_.machine.chip.utilization_flops())
                                      : 0.0;
   ++steps_;
   total_seconds_ += s.seconds;

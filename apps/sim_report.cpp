@@ -50,6 +50,11 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
         }
         std::printf("\n");
       }
+      // Every algorithm left out somewhere, and why.
+      for (const Point& p : results.points)
+        if (p.llm == llm && p.scaling == scaling && !p.best_config())
+          std::printf("left out: %s at %d chips: %s\n", algorithm_name(p.algorithm), p.chips,
+                      p.left_out.c_str());
       // MeshSlice's speedup at the largest chip count, as the paper reports it at 256 chips.
       const int largest = s.chips.empty() ? 0 : *std::max_element(s.chips.begin(), s.chips.end());
       const Point* ms = find_point(results, llm, scaling, largest, Algorithm::meshslice);

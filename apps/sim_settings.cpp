@@ -48,7 +48,7 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
   studies.set("slices_cols", 8, "Fig. 14: columns of that mesh");
   valid.set("trace_chips", 0,
             "write a Chrome trace (Perfetto) of every algorithm's best configuration at this "
-            "chip count (0: none)");
+            "chip count, one of `chips` (0: none)");
   valid.set("plots", true, "write PNG plots like the paper's Figs. 9-14 (needs gnuplot)");
   auto& pipe = valid.sublist(
       "pipeline_sweep", false,
@@ -101,6 +101,10 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
   require((s.slice_study_rows == 0) == (s.slice_study_cols == 0),
           "studies.slices_rows and studies.slices_cols name one mesh: set both, or both to 0");
   s.trace_chips = get_param<int>(deck, "trace_chips");
+  require(s.trace_chips == 0 ||
+              std::find(s.chips.begin(), s.chips.end(), s.trace_chips) != s.chips.end(),
+          "trace_chips = ", s.trace_chips, " is not one of the swept chip counts (chips); set it "
+          "to one of them, or 0 for no traces");
   s.plots = get_param<bool>(deck, "plots");
   PipelineSweep& p = s.pipeline;
   p.pp = get_ints(deck, "pipeline_sweep.pp");

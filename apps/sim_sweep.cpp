@@ -17,15 +17,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 Point run_point(const hw::MachineModel& machine, const SimSettings& s, const sim::LlmSpec* llm,
                 sim::Scaling scaling, int chips, Algorithm algorithm) {
-  Point p{llm, scaling, chips, algorithm, sim::tokens(scaling, chips, s.workload), {}, -1};
+  Point p{llm, scaling, chips, algorithm, sim::tokens(scaling, chips, s.workload), {}, -1, {}};
   const auto gemms = sim::block_gemms(*llm, p.tokens);
+  p.left_out = sim::no_mesh_reason(algorithm, chips, s.sweep);
   for (const auto& [rows, cols] : sim::mesh_shapes(algorithm, chips, s.sweep)) {
-    auto config = sim::evaluate_mesh(machine, algorithm, gemms, rows, cols, s.sweep);
+    auto config = sim::evaluate_mesh(machine, algorithm, gemms, rows, cols, s.sweep, &p.left_out);
     if (!config) continue;
     p.meshes.push_back(std::move(*config));
     if (p.best < 0 || p.meshes.back().totals.seconds < p.meshes[p.best].totals.seconds)
       p.best = static_cast<int>(p.meshes.size()) - 1;
   }
+  if (p.best >= 0) p.left_out.clear();
   return p;
 }
 
@@ -38,7 +40,7 @@ double cost_model_seconds(const tune::CostModel& model, const std::vector<sim::F
 }
 
 double utilization(const hw::MachineModel& machine, double flops, int chips, double seconds) {
-  return flops / (chips * machine.machine.chip.utilization_peak_flops * seconds);
+  return flops / (chips * machine.machine.chip.utilization_flops() * seconds);
 }
 
 double block_flops(const std::vector<sim::FcGemm>& gemms) {

@@ -19,6 +19,7 @@ struct Point {
   std::size_t tokens = 0;
   std::vector<sim::Configuration> meshes;
   int best = -1;  // index into meshes; -1: no mesh shape is valid (e.g. Cannon, 32 chips)
+  std::string left_out;  // why no mesh shape is valid, when none is
   const sim::Configuration* best_config() const { return best < 0 ? nullptr : &meshes[best]; }
 };
 

@@ -15,6 +15,7 @@ SimTotals& SimTotals::operator+=(const SimTotals& o) {
   transfer += o.transfer;
   flops += o.flops;
   collectives += o.collectives;
+  memory_bytes = std::max(memory_bytes, o.memory_bytes);
   return *this;
 }
 
@@ -80,8 +81,11 @@ hw::Ring SimExecutor::ring_of(Axis axis) const {
 }
 
 SimExecutor::Mat SimExecutor::alloc(std::size_t rows, std::size_t cols, const char*) {
-  return workspace_ ? workspace_->buffer(rows, cols, [&] { return Mat(rows, cols); })
-                    : Mat(rows, cols);
+  const auto make = [&] {  // a new buffer (a plan's replay returns the rehearsal's)
+    totals_.memory_bytes += double(rows) * double(cols) * machine_.machine.chip.element_bytes;
+    return Mat(rows, cols);
+  };
+  return workspace_ ? workspace_->buffer(rows, cols, make) : make();
 }
 
 void SimExecutor::record(const char* name, TraceLane lane, double start, double end,

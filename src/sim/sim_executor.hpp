@@ -71,6 +71,9 @@ struct SimTotals {
   double transfer = 0;  //                shard transfers
   double flops = 0;     // useful GEMM flops on this chip
   int collectives = 0;  // communication operations started
+  // Bytes of every buffer the chip allocated (operands, the algorithm's gather and partial-output
+  // buffers): what must fit its HBM at once. Summing totals keeps the largest.
+  double memory_bytes = 0;
   double communication() const { return launch + sync + transfer; }
   // Time the cores were idle: communication (or its dependencies) not hidden behind work.
   double exposed() const { return seconds - compute - local; }

@@ -8,7 +8,7 @@
 namespace meshslice::sim {
 
 double flop_utilization(const GemmResult& r, int chips, const hw::Machine& machine) {
-  return r.gemm.flops() / (chips * machine.chip.utilization_peak_flops * r.totals.seconds);
+  return r.gemm.flops() / (chips * machine.chip.utilization_flops() * r.totals.seconds);
 }
 
 GemmOptions gemm_options(int slices, const SweepOptions& options) {
@@ -28,33 +28,52 @@ std::vector<std::pair<int, int>> mesh_shapes(Algorithm algorithm, int chips,
     if (chips % rows) continue;
     const int cols = chips / rows;
     if (options.rows > 0 && rows != options.rows) continue;
-    if (algorithm == Algorithm::cannon ? rows == cols
-                                       : rows >= options.min_mesh_side &&
-                                             cols >= options.min_mesh_side)
-      shapes.emplace_back(rows, cols);
+    const bool sides = rows >= options.min_mesh_side && cols >= options.min_mesh_side;
+    if (sides && (algorithm != Algorithm::cannon || rows == cols)) shapes.emplace_back(rows, cols);
   }
   return shapes;
 }
 
+std::string no_mesh_reason(Algorithm algorithm, int chips, const SweepOptions& options) {
+  if (!mesh_shapes(algorithm, chips, options).empty()) return "";
+  if (options.rows > 0) return concat("no mesh of ", chips, " chips has ", options.rows, " rows");
+  if (algorithm == Algorithm::cannon)
+    return concat("Cannon needs a square mesh with sides of at least min_mesh_side = ",
+                  options.min_mesh_side, "; ", chips, " chips make none");
+  return concat("no factorization of ", chips, " chips has both sides >= min_mesh_side = ",
+                options.min_mesh_side);
+}
+
 std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algorithm algorithm,
                                            const std::vector<FcGemm>& gemms, int rows, int cols,
-                                           const SweepOptions& options) {
+                                           const SweepOptions& options, std::string* why) {
   Configuration config;
   config.algorithm = algorithm;
   config.rows = rows;
   config.cols = cols;
+  const double hbm = machine.machine.chip.hbm_capacity_bytes;
   for (const FcGemm& gemm : gemms) {
     std::optional<GemmResult> best;
+    std::string reason;
     for (int S : slice_candidates(algorithm, options)) {
       try {
         const EmulatedGemm r = emulate_gemm(machine, algorithm, gemm.problem, rows, cols,
                                             gemm_options(S, options));
+        if (r.totals.memory_bytes > hbm) {
+          reason = concat("needs ", r.totals.memory_bytes / (1 << 30), " GiB per chip, more than "
+                          "the chip's ", hbm / (1 << 30), " GiB of HBM");
+          continue;
+        }
         if (!best || r.totals.seconds < best->totals.seconds) best = GemmResult{gemm, S, r.totals};
-      } catch (const UserError&) {
+      } catch (const UserError& e) {
         // This S (or mesh) does not fit this GEMM: the algorithm said why; try the next.
+        if (reason.empty()) reason = e.what();
       }
     }
-    if (!best) return std::nullopt;
+    if (!best) {
+      if (why) *why = concat(rows, "x", cols, ": ", gemm.label(), ": ", reason);
+      return std::nullopt;
+    }
     config.totals += best->totals;
     config.flops += gemm.flops();
     config.gemms.push_back(std::move(*best));
@@ -65,10 +84,11 @@ std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algo
 std::optional<Configuration> best_configuration(const hw::MachineModel& machine,
                                                 Algorithm algorithm,
                                                 const std::vector<FcGemm>& gemms, int chips,
-                                                const SweepOptions& options) {
+                                                const SweepOptions& options, std::string* why) {
   std::optional<Configuration> best;
+  if (why) *why = no_mesh_reason(algorithm, chips, options);
   for (const auto& [rows, cols] : mesh_shapes(algorithm, chips, options)) {
-    auto config = evaluate_mesh(machine, algorithm, gemms, rows, cols, options);
+    auto config = evaluate_mesh(machine, algorithm, gemms, rows, cols, options, why);
     if (config && (!best || config->totals.seconds < best->totals.seconds)) best = std::move(config);
   }
   return best;

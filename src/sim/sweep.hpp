@@ -9,6 +9,7 @@
 // S that is best for it on each GEMM, a choice that can only favour the baselines. S means
 // nothing to Collective and Cannon, which run with S = 1.
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,9 +42,10 @@ struct Configuration {
   double flops = 0;  // useful flops of the whole cluster
 
   int chips() const { return rows * cols; }
-  // Achieved flops over the cluster's peak as the paper measures it (272 TFLOP/s per TPUv4).
+  // Achieved flops over the cluster's peak as the paper measures it (272 TFLOP/s per TPUv4, or
+  // the chip's own peak where higher: hw::ChipParams::utilization_flops).
   double flop_utilization(const hw::Machine& machine) const {
-    return flops / (chips() * machine.chip.utilization_peak_flops * totals.seconds);
+    return flops / (chips() * machine.chip.utilization_flops() * totals.seconds);
   }
 };
 
@@ -59,22 +61,29 @@ std::vector<int> slice_candidates(Algorithm algorithm, const SweepOptions& optio
 
 // Mesh shapes (rows, cols) of `chips` chips for `algorithm`: every factorization with both
 // sides >= min_mesh_side for the 2D algorithms, the square one for Cannon (none if `chips` is
-// not a square), and the single ring 1 x chips for 1D TP and FSDP; with options.rows, only the
+// not a square or its side is below min_mesh_side), and the single ring 1 x chips for 1D TP
+// and FSDP; with options.rows, only the
 // meshes of that many rows.
 std::vector<std::pair<int, int>> mesh_shapes(Algorithm algorithm, int chips,
                                              const SweepOptions& options);
 
 // Every GEMM at its best S on one mesh; nullopt when some GEMM has no valid S there (shapes
-// that do not split, S the algorithm rejects).
+// that do not split, S the algorithm rejects, or operands and buffers beyond the chip's HBM:
+// SimTotals::memory_bytes against hbm_gib), with the reason in *why when given.
 std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algorithm algorithm,
                                            const std::vector<FcGemm>& gemms, int rows, int cols,
-                                           const SweepOptions& options);
+                                           const SweepOptions& options, std::string* why = nullptr);
 
-// The best mesh shape for `algorithm` on `chips` chips; nullopt when none is valid.
+// The best mesh shape for `algorithm` on `chips` chips; nullopt when none is valid, with the
+// reason in *why when given.
 std::optional<Configuration> best_configuration(const hw::MachineModel& machine,
                                                 Algorithm algorithm,
                                                 const std::vector<FcGemm>& gemms, int chips,
-                                                const SweepOptions& options);
+                                                const SweepOptions& options,
+                                                std::string* why = nullptr);
+
+// Why `algorithm` has no mesh shape of `chips` chips in the search ("" when it has some).
+std::string no_mesh_reason(Algorithm algorithm, int chips, const SweepOptions& options);
 
 // The paper's two scenarios (§5.1.1, §5.1.3): weak scaling grows the batch with the chips
 // (batch = chips / 2, sequence 2048), strong scaling keeps batch 32.

@@ -23,7 +23,7 @@ CostModel::CostModel(const hw::MachineModel& machine, GemmRate rate)
       ici_(machine.machine.ici),
       element_bytes_(machine.machine.chip.element_bytes),
       flop_rate_(effective_flops(machine)),
-      peak_flops_(machine.machine.chip.utilization_peak_flops) {}
+      peak_flops_(machine.machine.chip.utilization_flops()) {}
 
 double CostModel::gemm_seconds(double m, double n, double k, bool accumulate) const {
   if (rate_ == GemmRate::effective) return compute_seconds(2 * m * n * k);

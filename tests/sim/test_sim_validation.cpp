@@ -185,6 +185,53 @@ TEST(FcLayers, WeightStationaryLayersRunTransposedAlongTheBlock) {
   EXPECT_EQ(gemms[9].problem.flow, Dataflow::RS);  // untransposed W-stn forward
 }
 
+// Sanity of the sweep: no utilization above 1 (the chip's own peak, 275 TFLOP/s, is above the
+// paper's 272), Cannon within min_mesh_side, a reason for every algorithm left out, and
+// configurations beyond the chip's HBM rejected rather than timed.
+TEST(Sweep, UtilizationNeverExceedsOne) {
+  SweepOptions one_chip;
+  one_chip.min_mesh_side = 1;
+  // One chip, the strong-scaling batch: the GEMMs run at 99% of the arrays' peak, which is
+  // above 100% of the paper's 272 TFLOP/s.
+  for (const LlmSpec* llm : {&gpt3(), &megatron_nlg()}) {
+    const auto gemms = block_gemms(*llm, 32 * 2048);
+    for (Algorithm a : all_algorithms()) {
+      const auto c = best_configuration(tpuv4(), a, gemms, 1, one_chip);
+      ASSERT_TRUE(c.has_value()) << algorithm_name(a);
+      EXPECT_LE(c->flop_utilization(tpuv4().machine), 1.0) << llm->name << " " << algorithm_name(a);
+      EXPECT_GT(c->flop_utilization(tpuv4().machine), 0.9) << llm->name << " " << algorithm_name(a);
+    }
+  }
+}
+
+TEST(Sweep, EveryAlgorithmLeftOutSaysWhy) {
+  SweepOptions o;
+  o.min_mesh_side = 8;
+  EXPECT_TRUE(mesh_shapes(Algorithm::cannon, 16, o).empty());  // 4x4 is below the side
+  EXPECT_NE(no_mesh_reason(Algorithm::cannon, 16, o).find("square mesh"), std::string::npos);
+  EXPECT_NE(no_mesh_reason(Algorithm::summa, 16, o).find("min_mesh_side = 8"), std::string::npos);
+  EXPECT_EQ(no_mesh_reason(Algorithm::cannon, 64, o), "");
+  std::string why;
+  const auto gemms = block_gemms(gpt3(), 8 * 2048);
+  EXPECT_FALSE(best_configuration(tpuv4(), Algorithm::cannon, gemms, 32, SweepOptions{}, &why));
+  EXPECT_NE(why.find("32 chips make none"), std::string::npos) << why;
+}
+
+TEST(Sweep, ConfigurationsBeyondTheHbmAreRejected) {
+  hw::Machine small = tpuv4().machine;
+  small.chip.hbm_capacity_bytes = 64.0 * (1 << 20);  // 64 MiB
+  const hw::MachineModel machine(small);
+  const auto gemms = block_gemms(gpt3(), 8 * 2048);
+  std::string why;
+  EXPECT_FALSE(evaluate_mesh(machine, Algorithm::meshslice, gemms, 4, 4, SweepOptions{}, &why));
+  EXPECT_NE(why.find("more than the chip's"), std::string::npos) << why;
+  // The shipped 32 GiB hold it, and the emulator counted what it allocated.
+  const auto fits = evaluate_mesh(tpuv4(), Algorithm::meshslice, gemms, 4, 4, SweepOptions{});
+  ASSERT_TRUE(fits.has_value());
+  EXPECT_GT(fits->totals.memory_bytes, 64.0 * (1 << 20));
+  EXPECT_LT(fits->totals.memory_bytes, tpuv4().machine.chip.hbm_capacity_bytes);
+}
+
 TEST(Sweep, WorkloadsAndMeshShapes) {
   const WorkloadOptions w;
   EXPECT_EQ(tokens(Scaling::weak, 256, w), 128u * 2048);

@@ -2,6 +2,7 @@
 // A machine description: the parameters of one accelerator chip and of the inter-chip
 // interconnect (ICI) of a 2D torus of such chips, in SI units. Loaded from a file such as
 // hardware/machines/tpuv4.yaml, where every value is documented with its source.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -27,6 +28,10 @@ struct ChipParams {
   double peak_flops() const {
     return 2.0 * tensor_cores * mxus_per_core * mxu_rows * mxu_cols * clock_hz;
   }
+  // The denominator of FLOP utilization: utilization_peak_flops (the paper's 272 TFLOP/s for
+  // TPUv4), or the chip's own peak where that is higher (TPUv4's arrays give 275), so that no
+  // emulated run can exceed a utilization of 1.
+  double utilization_flops() const { return std::max(utilization_peak_flops, peak_flops()); }
 };
 
 // The three calibrated communication kinds. Broadcast and reduce have no calibration of their
