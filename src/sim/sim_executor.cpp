@@ -58,15 +58,14 @@ int SimExecutor::size(Axis axis) const {
   return 1;
 }
 
-SimExecutor::Engine SimExecutor::engine_of(Axis axis) const {
-  switch (axis) {
-    case Axis::row: return row_engine;
-    case Axis::col: return col_engine;
-    case Axis::tp: return tp_engine;
-    case Axis::dp: return dp_engine;
-    case Axis::pp: return pp_engine;
-  }
-  return compute_engine;
+int SimExecutor::engine_of(Axis axis, int direction) {
+  return 1 + 2 * static_cast<int>(axis) + direction;  // Axis: dp, pp, row, col, tp
+}
+
+SimExecutor::Travel SimExecutor::shift_travel(int chips, int displacement) {
+  if (chips <= 1) return Travel::forward;
+  const int forward = ((displacement % chips) + chips) % chips;
+  return forward <= chips - forward ? Travel::forward : Travel::backward;
 }
 
 hw::Ring SimExecutor::ring_of(Axis axis) const {
@@ -113,26 +112,30 @@ double SimExecutor::core_bandwidth(double start, double duration) {
 }
 
 SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw::CommCost& cost,
-                                           const Mat& in, const Mat& out, double bytes_sent) {
+                                           const Mat& in, const Mat& out, double bytes_sent,
+                                           Travel travel) {
   if (rehearsing()) {  // nothing is timed; the op is complete at once
     op_end_.push_back(0.0);
     return op_end_.size() - 1;
   }
-  const Engine e = engine_of(axis);
-  const double start = std::max({clock_, engine_free_[e], in.ready()});
+  const int forward = engine_of(axis, 0), backward = engine_of(axis, 1);
+  const int first = travel == Travel::backward ? backward : forward;
+  const int last = travel == Travel::forward ? forward : backward;
+  double start = std::max(clock_, in.ready());
+  for (int e = first; e <= last; ++e) start = std::max(start, engine_free_[e]);
   const double end = start + cost.total();
-  engine_free_[e] = end;
+  for (int e = first; e <= last; ++e) engine_free_[e] = end;
   out.mark_written(end);
   totals_.launch += cost.launch;
   totals_.sync += cost.sync;
   totals_.transfer += cost.transfer;
   ++totals_.collectives;
   if (cost.hbm_bytes > 0 && end > start)
-    nic_[e].push_back({start, end, cost.hbm_bytes / (end - start)});
-  static constexpr TraceLane lanes[] = {TraceLane::compute,  TraceLane::row_links,
-                                        TraceLane::col_links, TraceLane::tp_links,
-                                        TraceLane::dp_links,  TraceLane::pp_links};
-  record(name, lanes[e], start, end, bytes_sent, 0.0);
+    nic_[first].push_back({start, end, cost.hbm_bytes / (end - start)});
+  static constexpr TraceLane lanes[] = {TraceLane::dp_links, TraceLane::pp_links,
+                                        TraceLane::row_links, TraceLane::col_links,
+                                        TraceLane::tp_links};  // in Axis order
+  record(name, lanes[static_cast<int>(axis)], start, end, bytes_sent, 0.0);
   op_end_.push_back(end);
   return op_end_.size() - 1;
 }
@@ -202,18 +205,22 @@ SimExecutor::OpId SimExecutor::start_all_reduce(Axis axis, const Mat& in, const 
                      out, P > 1 ? 2.0 * (P - 1) * bytes / P : 0.0);
 }
 
-SimExecutor::OpId SimExecutor::point_to_point(const char* name, Axis axis, const Mat& buffer) {
+SimExecutor::OpId SimExecutor::point_to_point(const char* name, Axis axis, const Mat& buffer,
+                                              Travel travel) {
   const double bytes = buffer.size() * element_bytes();
   return communicate(name, axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
-                     bytes);
+                     bytes, travel);
 }
 
-SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int, int) {
-  return point_to_point("send", axis, buffer);
+// To the next chip travels forward; from the previous one, too (it comes the same way).
+SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int displacement, int) {
+  return point_to_point("send", axis, buffer,
+                        displacement > 0 ? Travel::forward : Travel::backward);
 }
 
-SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int, int) {
-  return point_to_point("recv", axis, buffer);
+SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int displacement, int) {
+  return point_to_point("recv", axis, buffer,
+                        displacement < 0 ? Travel::forward : Travel::backward);
 }
 
 SimExecutor::OpId SimExecutor::start_broadcast(Axis axis, const Mat& buffer, int) {
@@ -233,7 +240,7 @@ SimExecutor::OpId SimExecutor::start_shift(Axis axis, const Mat& in, const Mat& 
   const double bytes = in.size() * element_bytes();
   return communicate("shift", axis,
                      machine_.ici.shift(ring_of(axis), size(axis), displacement, bytes), in, out,
-                     bytes);
+                     bytes, shift_travel(size(axis), displacement));
 }
 
 // A partial collective moves sub-shard s of the shard. Packing the sub-shard's blocks is left to

@@ -11,9 +11,13 @@
 //                    directions of the mesh communicate in parallel
 //   tp links         the 1D ring through all chips (1D TP, FSDP)
 //   dp, pp links     data-parallel collectives and pipeline-stage sends (the machine's dp/pp
-//                    links; a send and the matching receive each occupy this chip's pp link)
-// and the issuing thread's clock. An operation starts when the thread issues it, its engine is
-// free (a ring carries one operation at a time, in issue order) and its inputs are ready; its
+//                    links)
+// each ring with one engine per direction of travel (the paper's simulator has one NIC
+// controller per ICI link): a shift, send or receive occupies the direction its data travels
+// (a shift the shorter way round; what goes to or comes from the next chip travels forward), and
+// a ring collective, which streams both ways, occupies both. Besides the engines, the issuing
+// thread has its clock. An operation starts when the thread issues it, its engines are free (a
+// direction carries one operation at a time, in issue order) and its inputs are ready; its
 // output becomes ready when it ends. GEMMs and local copies are synchronous for the thread, as
 // they are for RealExecutor; collectives are not: wait() moves the thread's clock to the op's
 // end. So communication overlaps computation exactly where the algorithm's dependencies allow.
@@ -149,28 +153,26 @@ class SimExecutor {
   SimTotals totals() const;
 
  private:
-  enum Engine {
-    compute_engine = 0,
-    row_engine,
-    col_engine,
-    tp_engine,
-    dp_engine,
-    pp_engine,
-    engine_count
-  };
+  // The cores, then each ring's forward and backward direction: 1 + 2 axis + direction.
+  static constexpr int compute_engine = 0, ring_count = 5, engine_count = 1 + 2 * ring_count;
+  // The directions an operation's data travels in.
+  enum class Travel { forward, backward, both };
   struct NicActivity {
     double start, end;
     double rate;  // HBM bytes/s the NIC moves meanwhile
   };
 
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
-  Engine engine_of(Axis axis) const;
+  // The engine of `axis`'s ring for travel forward (0) or backward (1).
+  static int engine_of(Axis axis, int direction);
+  // The direction a shift of `displacement` on a ring of `chips` takes: the shorter way round.
+  static Travel shift_travel(int chips, int displacement);
   hw::Ring ring_of(Axis axis) const;
   double element_bytes() const { return machine_.machine.chip.element_bytes; }
   OpId communicate(const char* name, Axis axis, const hw::CommCost& cost, const Mat& in,
-                   const Mat& out, double bytes_sent);
+                   const Mat& out, double bytes_sent, Travel travel = Travel::both);
   // One send or receive of `buffer` over the axis's link (a pipeline-stage hop).
-  OpId point_to_point(const char* name, Axis axis, const Mat& buffer);
+  OpId point_to_point(const char* name, Axis axis, const Mat& buffer, Travel travel);
   // A synchronous copy on the cores from `in` (if any) into `out`.
   void local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
                   double bytes_written);
@@ -190,7 +192,8 @@ class SimExecutor {
   double clock_ = 0;
   double engine_free_[engine_count] = {};
   std::vector<double> op_end_;
-  // Per ring engine, its operations' NIC activity in time order (a ring runs one at a time).
+  // Per ring engine, its operations' NIC activity in time order (a direction runs one at a
+  // time; an operation using both directions is kept with the forward one).
   std::deque<NicActivity> nic_[engine_count];
   SimTotals totals_;
 };

@@ -71,6 +71,40 @@ TEST(SimExecutor, OperationsOnOneRingRunInIssueOrderAndReadersWaitForData) {
   EXPECT_DOUBLE_EQ(ex.now(), 2 * one + tpuv4().chip.gemm(512, 128, 2048, false).seconds);
 }
 
+// One engine per direction of travel on each ring: opposite shifts run at once, shifts the same
+// way queue, and a collective (both ways) waits for both directions.
+TEST(SimExecutor, EachRingDirectionIsAnEngineOfItsOwn) {
+  SimExecutor ex(tpuv4_quiet(), 8, 4);
+  const SimMat x = ex.alloc(512, 512, "x"), y = ex.alloc(512, 512, "y"), z = ex.alloc(512, 512, "z"),
+               w = ex.alloc(512, 512, "w"), all = ex.alloc(4096, 512, "all");
+  const double bytes = 512.0 * 512 * 2;
+  const double hop = tpuv4().ici.shift(hw::Ring::dim0, 8, 1, bytes).total();
+  ex.start_shift(Axis::row, x, y, 1);
+  ex.start_shift(Axis::row, x, z, -1);
+  EXPECT_DOUBLE_EQ(y.ready(), hop);
+  EXPECT_DOUBLE_EQ(z.ready(), hop);  // the other direction: at the same time
+  ex.start_shift(Axis::row, x, w, 7);  // 7 places forward is 1 back, the shorter way
+  EXPECT_DOUBLE_EQ(w.ready(), 2 * hop);
+  ex.start_shift(Axis::row, x, w, 1);
+  EXPECT_DOUBLE_EQ(w.ready(), 2 * hop);  // forward was free since the first shift ended
+  const auto gather = ex.start_all_gather(Axis::row, x, all, MatrixDim::rows);
+  ex.wait(gather);
+  EXPECT_DOUBLE_EQ(ex.now(),
+                   2 * hop + tpuv4().ici.all_gather(hw::Ring::dim0, 8, bytes).total());
+  // Pipeline stages: activations forward and gradients backward at once; a send to the next
+  // stage and a receive from the previous one travel the same way and queue.
+  SimExecutor stage(tpuv4_quiet(), 1, 1);
+  stage.set_outer_axes(1, 0, 4, 1);
+  const SimMat act = stage.alloc(1, 1 << 19, "act"), grad = stage.alloc(1, 1 << 19, "grad"),
+               in = stage.alloc(1, 1 << 19, "in");
+  const double send = tpuv4().ici.send_recv(hw::Ring::pp, double(1 << 20)).total();
+  stage.start_send(Axis::pp, act, 1);
+  stage.start_send(Axis::pp, grad, -1);
+  stage.start_recv(Axis::pp, in, -1);
+  EXPECT_DOUBLE_EQ(grad.ready(), send);
+  EXPECT_DOUBLE_EQ(in.ready(), 2 * send);
+}
+
 TEST(SimExecutor, RingSizesAndCoordinatesOfTheEmulatedChip) {
   SimExecutor ex(tpuv4(), 8, 4, 3, 2);
   EXPECT_EQ(ex.size(Axis::row), 8);

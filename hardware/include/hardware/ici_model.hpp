@@ -1,9 +1,9 @@
 #pragma once
 // Timing of communication on the inter-chip interconnect (ICI) of a 2D torus: every chip has
 // four full-duplex links, and every row and column of the mesh is a ring (plus the data- and
-// pipeline-parallel rings, on links of their own). A ring of one mesh
-// dimension carries one operation at a time (the caller serializes them); the two dimensions
-// proceed in parallel. Each cost is split the way the MeshSlice paper's Fig. 10 breaks
+// pipeline-parallel rings, on links of their own). Each direction of a ring carries one
+// operation at a time (the caller, sim::SimExecutor, serializes them: a shift occupies the
+// direction it travels, a ring collective both); the rings proceed in parallel. Each cost is split the way the MeshSlice paper's Fig. 10 breaks
 // communication down: launch, synchronization and transfer. With d = ring_directions (2 on the
 // TPUv4 torus) and a link direction's bandwidth bw for the operation's kind and dimension:
 //
