@@ -3,6 +3,7 @@
 // none where they do not).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/errors.hpp"
@@ -261,6 +262,31 @@ TEST(SimAlgorithms, EveryAlgorithmRunsDataFreeOnLargeTori) {
   // 4096 chips (64 x 64) in one process.
   const GemmProblem big{Dataflow::OS, 4096 * 1024, 12288, 12288};
   EXPECT_GT(emulate_gemm(tpuv4(), Algorithm::meshslice, big, 64, 64, {4, 8}).totals.seconds, 0);
+}
+
+// Wang's decomposed all-gather moves half-blocks both ways round the ring at once: per loop
+// step two shifts of half a block, one each way, starting together; an odd block goes whole.
+TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
+  const GemmProblem p{Dataflow::OS, 1024, 1024, 1024};  // A's col blocks: 1024 / 8 = 128 wide
+  std::vector<TraceEvent> events;
+  emulate_gemm(tpuv4(), Algorithm::wang, p, 2, 8, GemmOptions{8, 1}, &events);
+  std::vector<const TraceEvent*> shifts;
+  for (const TraceEvent& e : events)
+    if (e.name == "shift") shifts.push_back(&e);
+  ASSERT_EQ(shifts.size(), 2u * 7);  // S - 1 steps, two halves each
+  const double half_block = 1024.0 / 2 * 64 * 2;  // M/Pr rows x 64 columns, 2 bytes
+  for (std::size_t i = 0; i < shifts.size(); i += 2) {
+    EXPECT_DOUBLE_EQ(shifts[i]->bytes, half_block);
+    EXPECT_DOUBLE_EQ(shifts[i + 1]->bytes, half_block);
+    EXPECT_DOUBLE_EQ(shifts[i]->start, shifts[i + 1]->start) << i;  // both directions at once
+  }
+  // Blocks of 129 columns cannot be halved: they travel whole, one shift per step.
+  const GemmProblem odd{Dataflow::OS, 1024, 1024, 8 * 129};
+  events.clear();
+  emulate_gemm(tpuv4(), Algorithm::wang, odd, 2, 8, GemmOptions{8, 1}, &events);
+  EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                          [](const TraceEvent& e) { return e.name == "shift"; }),
+            7);
 }
 
 TEST(SimAlgorithms, CannonRunsOnlyOnSquareMeshes) {
