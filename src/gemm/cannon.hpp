@@ -28,6 +28,12 @@
 // shift of one stream's partial runs while the other stream's GEMM computes. With an odd block
 // extent (no even split) or a 1x1 mesh there is one stream and the partial's shift is exposed.
 //
+// Two ways round: in every dataflow the second stream (OS: halves of A's K block and B's K rows)
+// travels the other way round the rings -- A right and B down in OS, so step t holds
+// k = i + j - t; in LS/RS the moving input and the partials likewise, which brings the partials
+// home by coord + 1 instead of coord - 1 -- so the two streams' shifts use both directions of
+// every link at once, each carrying half the bytes.
+//
 // Cannon has no slicing: the slice count S and block size B of GemmOptions do not apply.
 #include <algorithm>
 #include <array>
@@ -66,6 +72,9 @@ void finish_move(Exec& ex, std::optional<typename Exec::OpId>& op) {
   op.reset();
 }
 
+// The direction stream h travels: the first one as Cannon's, the second the other way round.
+inline int direction(int stream) { return stream == 0 ? -1 : 1; }
+
 // How LS and RS move their non-stationary input and C's partial sums (see the file comment).
 struct MovingOutput {
   Axis input_axis;      // ring the moving input travels on
@@ -73,7 +82,8 @@ struct MovingOutput {
   Axis partial_axis;    // ring C's partial sums travel on
   MatrixDim c_dim;      // C's dimension matching input_dim
   int skew;             // the moving input's initial shift
-  int home;             // the partial sums' shift after the last step
+  int coord;            // the chip's coordinate whose step takes the partials home: home is
+                        // coord + d, d the stream's direction (-1 or +1)
 };
 
 // Runs the q systolic steps of LS or RS. `product(input_stream, accumulate, partial)` computes
@@ -108,13 +118,14 @@ void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typen
   for (int t = 0; t < q; ++t) {
     const int cur = t % 2, next = 1 - cur;
     for (int h = 0; h < streams; ++h) {
+      const int d = direction(h);
       finish_move(ex, input_move[h]);
       finish_move(ex, partial_move[h]);  // this stream's partial has arrived from its last chip
       if (t + 1 < q)
-        input_move[h] = start_move(ex, plan.input_axis, input[h][cur], input[h][next], -1);
+        input_move[h] = start_move(ex, plan.input_axis, input[h][cur], input[h][next], d);
       product(input[h][cur], t > 0, partial[h][cur]);
       // On to the next chip, overlapping the other stream's GEMM; after the last step, home.
-      const int step = t + 1 < q ? -1 : plan.home;
+      const int step = t + 1 < q ? d : plan.coord + d;
       partial_move[h] = start_move(ex, plan.partial_axis, partial[h][cur], partial[h][next], step);
     }
   }
@@ -126,29 +137,45 @@ void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typen
 
 }  // namespace cannon_detail
 
-// OS: A and B move, C stays.
+// OS: A and B move, C stays; as two streams (halves of A's column block and B's matching row
+// block) travelling opposite ways when the block splits evenly.
 template <class Exec>
 void cannon_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
                const typename Exec::Mat& c, const Scale& k) {
   using Move = std::optional<typename Exec::OpId>;
   const int q = ex.size(Axis::row), i = ex.coord(Axis::row), j = ex.coord(Axis::col);
-  std::array<typename Exec::Mat, 2> a_buf, b_buf;
-  for (int set = 0; set < std::min(q, 2); ++set) {
-    a_buf[set] = ex.alloc(a.extent(0), a.extent(1), "cannon_a");
-    b_buf[set] = ex.alloc(b.extent(0), b.extent(1), "cannon_b");
+  const std::size_t split = a.extent(1);  // A's K block, B's K rows
+  const int streams = q > 1 && split % 2 == 0 ? 2 : 1;
+  const int width = static_cast<int>(split / streams);
+  std::vector<std::array<typename Exec::Mat, 2>> a_buf(streams), b_buf(streams);
+  std::vector<Move> a_move(streams), b_move(streams);
+  for (int h = 0; h < streams; ++h) {
+    for (int set = 0; set < 2; ++set) {
+      a_buf[h][set] = ex.alloc(a.extent(0), width, "cannon_a");
+      b_buf[h][set] = ex.alloc(width, b.extent(1), "cannon_b");
+    }
+    // Skew (the prologue: nothing can be computed before it lands): A_{i,i+j} and B_{i+j,j},
+    // packed into the buffers step 1 will receive into (free until then).
+    ex.slice(a, a_buf[h][1], MatrixDim::cols, {streams, h, width});
+    ex.slice(b, b_buf[h][1], MatrixDim::rows, {streams, h, width});
+    a_move[h] = cannon_detail::start_move(ex, Axis::col, a_buf[h][1], a_buf[h][0], -i);
+    b_move[h] = cannon_detail::start_move(ex, Axis::row, b_buf[h][1], b_buf[h][0], -j);
   }
-  // Skew (the prologue: nothing can be computed before it lands): A_{i,i+j} and B_{i+j,j}.
-  Move a_move = cannon_detail::start_move(ex, Axis::col, a, a_buf[0], -i);
-  Move b_move = cannon_detail::start_move(ex, Axis::row, b, b_buf[0], -j);
+  // Step t holds k = i + j - d t of each stream (d its direction): the first stream moves A left
+  // and B up, the second A right and B down, both covering every k in q steps.
   for (int t = 0; t < q; ++t) {
     const int cur = t % 2, next = 1 - cur;
-    cannon_detail::finish_move(ex, a_move);
-    cannon_detail::finish_move(ex, b_move);
-    if (t + 1 < q) {
-      a_move = cannon_detail::start_move(ex, Axis::col, a_buf[cur], a_buf[next], -1);
-      b_move = cannon_detail::start_move(ex, Axis::row, b_buf[cur], b_buf[next], -1);
+    for (int h = 0; h < streams; ++h) {
+      cannon_detail::finish_move(ex, a_move[h]);
+      cannon_detail::finish_move(ex, b_move[h]);
+      if (t + 1 < q) {
+        const int d = cannon_detail::direction(h);
+        a_move[h] = cannon_detail::start_move(ex, Axis::col, a_buf[h][cur], a_buf[h][next], d);
+        b_move[h] = cannon_detail::start_move(ex, Axis::row, b_buf[h][cur], b_buf[h][next], d);
+      }
+      ex.gemm(k.alpha, a_buf[h][cur], false, b_buf[h][cur], false,
+              t == 0 && h == 0 ? k.beta : 1, c);
     }
-    ex.gemm(k.alpha, a_buf[cur], false, b_buf[cur], false, t == 0 ? k.beta : 1, c);
   }
 }
 
@@ -158,7 +185,7 @@ void cannon_ls(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& 
                const typename Exec::Mat& c, const Scale& k) {
   const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
   const cannon_detail::MovingOutput plan{Axis::row, MatrixDim::rows, Axis::col,
-                                         MatrixDim::cols, -j,        i - 1};
+                                         MatrixDim::cols, -j,        i};
   cannon_detail::moving_output_steps(
       ex, b, c, plan, k.beta, [&](const typename Exec::Mat& b_stream, bool accumulate,
                                   const typename Exec::Mat& partial) {
@@ -172,7 +199,7 @@ void cannon_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& 
                const typename Exec::Mat& c, const Scale& k) {
   const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
   const cannon_detail::MovingOutput plan{Axis::col, MatrixDim::cols, Axis::row,
-                                         MatrixDim::rows, -i,        j - 1};
+                                         MatrixDim::rows, -i,        j};
   cannon_detail::moving_output_steps(
       ex, a, c, plan, k.beta, [&](const typename Exec::Mat& a_stream, bool accumulate,
                                   const typename Exec::Mat& partial) {

@@ -289,6 +289,23 @@ TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
             7);
 }
 
+// Cannon's two streams travel opposite ways, each step shifting every stream's halves of A and
+// B together (the second stream's while the first one's GEMM runs).
+TEST(SimAlgorithms, CannonShiftsHalfBlocksBothWays) {
+  const GemmProblem p{Dataflow::OS, 1024, 1024, 1024};
+  std::vector<TraceEvent> events;
+  emulate_gemm(tpuv4(), Algorithm::cannon, p, 4, 4, GemmOptions{}, &events);
+  std::vector<const TraceEvent*> shifts;
+  for (const TraceEvent& e : events)
+    if (e.name == "shift") shifts.push_back(&e);
+  // The skew (two streams x A and B, unless a chip's displacement is 0) and 3 steps of 4.
+  ASSERT_GE(shifts.size(), 3u * 4);
+  const double half_block = 256.0 * 128 * 2;  // 256 x 256 blocks halved along K, 2 bytes
+  for (const TraceEvent* e : shifts) EXPECT_DOUBLE_EQ(e->bytes, half_block);
+  for (std::size_t i = shifts.size() - 3 * 4; i < shifts.size(); i += 2)
+    EXPECT_DOUBLE_EQ(shifts[i + 1]->start, shifts[i]->start) << i;
+}
+
 TEST(SimAlgorithms, CannonRunsOnlyOnSquareMeshes) {
   EXPECT_NO_THROW(emulate_gemm(tpuv4(), Algorithm::cannon, problem(Dataflow::OS), 4, 4, {1, 8}));
   EXPECT_THROW(emulate_gemm(tpuv4(), Algorithm::cannon, problem(Dataflow::OS), 4, 8, {1, 8}),
