@@ -39,16 +39,6 @@ double cost_model_seconds(const tune::CostModel& model, const std::vector<sim::F
   return mesh.usable() ? mesh.seconds : std::numeric_limits<double>::infinity();
 }
 
-double utilization(const hw::MachineModel& machine, double flops, int chips, double seconds) {
-  return flops / (chips * machine.machine.chip.utilization_flops() * seconds);
-}
-
-double block_flops(const std::vector<sim::FcGemm>& gemms) {
-  double f = 0;
-  for (const auto& g : gemms) f += g.flops();
-  return f;
-}
-
 // Fig. 13: MeshSlice on every mesh shape of `chips` chips, weak scaling.
 void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
   const int chips = s.shape_study_chips;
@@ -64,8 +54,8 @@ void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
       const double tuned = cost_model_seconds(tuner, gemms, config.rows, config.cols, 0, s.sweep);
       results.shapes.push_back({llm, config.rows, config.cols, 0,
                                 config.flop_utilization(machine.machine),
-                                utilization(machine, block_flops(gemms), chips, model),
-                                utilization(machine, block_flops(gemms), chips, tuned)});
+                                sim::flop_utilization(config.flops, chips, model, machine.machine),
+                                sim::flop_utilization(config.flops, chips, tuned, machine.machine)});
     }
   }
 }
@@ -84,8 +74,8 @@ void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
       const double model = cost_model_seconds(cost, gemms, rows, cols, S, s.sweep);
       const double tuned = cost_model_seconds(tuner, gemms, rows, cols, S, s.sweep);
       results.slices.push_back({llm, rows, cols, S, config->flop_utilization(machine.machine),
-                                utilization(machine, block_flops(gemms), chips, model),
-                                utilization(machine, block_flops(gemms), chips, tuned)});
+                                sim::flop_utilization(config->flops, chips, model, machine.machine),
+                                sim::flop_utilization(config->flops, chips, tuned, machine.machine)});
     }
   }
 }

@@ -110,7 +110,8 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 }
 
 // The deck with the plan file's sections applied over it (what the plan names wins), validated
-// again so a plan's wrong key or type is named. The plan file is read on every rank.
+// again so a plan's wrong key or type is named, its layers in plan.layers and what it was made
+// for checked. The plan file is read here alone, on every rank.
 Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::string& applied) {
   const std::string path = get_param<std::string>(deck, "plan.file");
   if (get_param<std::string>(deck, "plan.source") != "file" || path.empty()) return deck;
@@ -145,6 +146,23 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   } catch (const UserError& e) {
     throw UserError(concat("plan file ", path, ": ", e.what()));
   }
+  // What the plan was made for, when the file says (meshslice-tune writes it): a plan for
+  // another model is refused rather than silently run.
+  const auto check = [&](const char* key, int want) {
+    if (!file.isParameter(key)) return;
+    require(file.isType<int>(key) && file.get<int>(key) == want, "plan file ", path,
+            " was made for ", key, " = ",
+            file.isType<int>(key) ? std::to_string(file.get<int>(key)) : std::string("?"),
+            " but this run has ", key, " = ", want, "; make a plan for this model");
+  };
+  check("hidden", get_param<int>(merged, "model.hidden"));
+  check("heads", get_param<int>(merged, "model.heads"));
+  check("tokens",
+        get_param<int>(merged, "model.seq_len") * get_param<int>(merged, "model.sequences"));
+  require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
+          "plan file ", path, ": needs a `layers` key holding a list of entries such as "
+          "'ff1 W meshslice S=4' (one per FC layer)");
+  merged.sublist("plan").set("layers", file.get<Teuchos::Array<std::string>>("layers"));
   return merged;
 }
 
@@ -250,27 +268,10 @@ Settings settings_from(const AppContext& context) {
 
 BlockPlan block_plan(const Settings& s) {
   if (s.plan_source == "default") return default_block_plan(s.model, s.default_choice);
-  if (s.plan_source == "layers") return parse_block_plan(s.plan_layers);
-  Teuchos::ParameterList file = load_deck(s.plan_file);
-  require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
-          "plan file ", s.plan_file, ": needs a `layers` key holding a list of entries such as "
-          "'ff1 W meshslice S=4' (one per FC layer)");
-  // What the plan was made for, when the file says (the autotuner writes it): a plan for another
-  // model is refused rather than silently run. Its mesh and pipeline were applied to the deck.
-  const auto check = [&](const char* key, std::size_t want) {
-    if (!file.isParameter(key)) return;
-    require(file.isType<int>(key) && static_cast<std::size_t>(file.get<int>(key)) == want,
-            "plan file ", s.plan_file, " was made for ", key, " = ",
-            file.isType<int>(key) ? std::to_string(file.get<int>(key)) : std::string("?"),
-            " but this run has ", key, " = ", want, "; make a plan for this model");
-  };
-  check("hidden", s.model.hidden);
-  check("heads", s.model.heads);
-  check("tokens", s.model.tokens());
-  const auto layers = file.get<Teuchos::Array<std::string>>("layers");
   try {
-    return parse_block_plan({layers.begin(), layers.end()});
+    return parse_block_plan(s.plan_layers);  // the deck's, or the plan file's (deck_with_plan)
   } catch (const UserError& e) {
+    if (s.plan_source != "file") throw;
     throw UserError(concat("plan file ", s.plan_file, ": ", e.what()));
   }
 }

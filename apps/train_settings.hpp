@@ -41,14 +41,14 @@ struct Settings {
   // "layers" (the explicit entries) or "file" (a YAML file whose `layers` key holds them).
   std::string plan_source;
   GemmChoice default_choice;
-  std::vector<std::string> plan_layers;
+  std::vector<std::string> plan_layers;  // "layers": the deck's; "file": the plan file's
   std::string plan_file;
   std::string plan_applied;  // the deck keys the plan file set ("mesh.rows = 8, ..."), if any
 };
 
 Settings settings_from(const AppContext& context);
 
-// The block plan the settings ask for (reads the plan file when there is one).
+// The block plan the settings ask for.
 BlockPlan block_plan(const Settings& settings);
 
 }  // namespace meshslice::train

@@ -11,7 +11,7 @@ namespace meshslice::tuneapp {
 namespace {
 
 double utilization(const tune::BlockTuning& t, double seconds, const hw::Machine& machine) {
-  return t.flops / (t.chips * machine.chip.utilization_flops() * seconds);
+  return sim::flop_utilization(t.flops, t.chips, seconds, machine);
 }
 
 std::string mesh_name(int rows, int cols) { return concat(rows, "x", cols); }

@@ -114,7 +114,7 @@ void scatter_blocks(Exec& ex, const typename Exec::Mat& from, const typename Exe
 template <class Exec>
 struct Stream {
   using Mat = typename Exec::Mat;
-  int way = 1, half = 0, halves = 1;
+  int way = 1, half = 0;  // +1 forward or -1 backward; which half of the block it carries
   Mat current;
   std::array<Mat, 2> spare;
   typename Exec::OpId op{};
@@ -155,7 +155,6 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
     Stream<Exec>& st = streams[h];
     st.way = h == 0 ? 1 : -1;
     st.half = h;
-    st.halves = halves;
     Mat own = local;
     if (halves == 2) {
       own = ex.alloc(piece_rows, piece_cols, "wang_half");

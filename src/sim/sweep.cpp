@@ -7,8 +7,16 @@
 
 namespace meshslice::sim {
 
+double flop_utilization(double flops, int chips, double seconds, const hw::Machine& machine) {
+  return flops / (chips * machine.chip.utilization_flops() * seconds);
+}
+
+double Configuration::flop_utilization(const hw::Machine& machine) const {
+  return sim::flop_utilization(flops, chips(), totals.seconds, machine);
+}
+
 double flop_utilization(const GemmResult& r, int chips, const hw::Machine& machine) {
-  return r.gemm.flops() / (chips * machine.chip.utilization_flops() * r.totals.seconds);
+  return flop_utilization(r.gemm.flops(), chips, r.totals.seconds, machine);
 }
 
 GemmOptions gemm_options(int slices, const SweepOptions& options) {

@@ -42,12 +42,12 @@ struct Configuration {
   double flops = 0;  // useful flops of the whole cluster
 
   int chips() const { return rows * cols; }
-  // Achieved flops over the cluster's peak as the paper measures it (272 TFLOP/s per TPUv4, or
-  // the chip's own peak where higher: hw::ChipParams::utilization_flops).
-  double flop_utilization(const hw::Machine& machine) const {
-    return flops / (chips() * machine.chip.utilization_flops() * totals.seconds);
-  }
+  double flop_utilization(const hw::Machine& machine) const;
 };
+
+// Useful `flops` done by `chips` chips in `seconds`, over their peak as the paper measures it
+// (272 TFLOP/s per TPUv4, or the chip's own peak where higher: hw::ChipParams::utilization_flops).
+double flop_utilization(double flops, int chips, double seconds, const hw::Machine& machine);
 
 // FLOP utilization of one GEMM of a configuration.
 double flop_utilization(const GemmResult& r, int chips, const hw::Machine& machine);

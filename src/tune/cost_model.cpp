@@ -20,10 +20,7 @@ GemmRate parse_gemm_rate(const std::string& name) {
 CostModel::CostModel(const hw::MachineModel& machine, GemmRate rate)
     : machine_(&machine),
       rate_(rate),
-      ici_(machine.machine.ici),
-      element_bytes_(machine.machine.chip.element_bytes),
-      flop_rate_(effective_flops(machine)),
-      peak_flops_(machine.machine.chip.utilization_flops()) {}
+      flop_rate_(effective_flops(machine)) {}
 
 double CostModel::gemm_seconds(double m, double n, double k, bool accumulate) const {
   if (rate_ == GemmRate::effective) return compute_seconds(2 * m * n * k);
@@ -32,7 +29,8 @@ double CostModel::gemm_seconds(double m, double n, double k, bool accumulate) co
 }
 
 double CostModel::meshslice_seconds(const GemmProblem& p, int rows, int cols, int slices) const {
-  const double e = element_bytes_, S = slices;
+  const double e = element_bytes(), S = slices;
+  const hw::IciModel& ici = machine_->ici;
   const double r = rows, c = cols;
   // One slice's local GEMM (meshslice.hpp): OS accumulates C += A_s B_s over K/S; LS computes
   // a partial C of N/S columns, RS one of M/S rows.
@@ -43,24 +41,24 @@ double CostModel::meshslice_seconds(const GemmProblem& p, int rows, int cols, in
   switch (p.flow) {
     case Dataflow::OS: {
       const double ag_col =
-          ici_.all_gather(hw::Ring::dim1, cols, p.M / r * (p.K / c) / S * e).total();
+          ici.all_gather(hw::Ring::dim1, cols, p.M / r * (p.K / c) / S * e).total();
       const double ag_row =
-          ici_.all_gather(hw::Ring::dim0, rows, p.K / r * (p.N / c) / S * e).total();
+          ici.all_gather(hw::Ring::dim0, rows, p.K / r * (p.N / c) / S * e).total();
       const double prologue = std::max(ag_col, ag_row);
       return prologue + (S - 1) * std::max(prologue, gemm) + gemm;
     }
     case Dataflow::LS: {
       const double ag_row =
-          ici_.all_gather(hw::Ring::dim0, rows, p.N / r * (p.K / c) / S * e).total();
+          ici.all_gather(hw::Ring::dim0, rows, p.N / r * (p.K / c) / S * e).total();
       const double rds_col =
-          ici_.reduce_scatter(hw::Ring::dim1, cols, p.M / r * (p.N / S) / c * e).total();
+          ici.reduce_scatter(hw::Ring::dim1, cols, p.M / r * (p.N / S) / c * e).total();
       return ag_row + (S - 1) * std::max({ag_row, gemm, rds_col}) + gemm + rds_col;
     }
     case Dataflow::RS: {
       const double ag_col =
-          ici_.all_gather(hw::Ring::dim1, cols, p.K / r * (p.M / c) / S * e).total();
+          ici.all_gather(hw::Ring::dim1, cols, p.K / r * (p.M / c) / S * e).total();
       const double rds_row =
-          ici_.reduce_scatter(hw::Ring::dim0, rows, p.M / S * (p.N / c) / r * e).total();
+          ici.reduce_scatter(hw::Ring::dim0, rows, p.M / S * (p.N / c) / r * e).total();
       return ag_col + (S - 1) * std::max({ag_col, gemm, rds_row}) + gemm + rds_row;
     }
   }
@@ -68,19 +66,19 @@ double CostModel::meshslice_seconds(const GemmProblem& p, int rows, int cols, in
 }
 
 double CostModel::all_reduce_seconds(hw::Ring ring, int chips, double bytes) const {
-  return ici_.all_reduce(ring, chips, bytes).total();
+  return machine_->ici.all_reduce(ring, chips, bytes).total();
 }
 
 double CostModel::reduce_scatter_seconds(hw::Ring ring, int chips, double bytes) const {
-  return ici_.reduce_scatter(ring, chips, bytes / chips).total();
+  return machine_->ici.reduce_scatter(ring, chips, bytes / chips).total();
 }
 
 double CostModel::all_gather_seconds(hw::Ring ring, int chips, double bytes) const {
-  return ici_.all_gather(ring, chips, bytes / chips).total();
+  return machine_->ici.all_gather(ring, chips, bytes / chips).total();
 }
 
 double CostModel::send_recv_seconds(hw::Ring ring, double bytes) const {
-  return ici_.send_recv(ring, bytes).total();
+  return machine_->ici.send_recv(ring, bytes).total();
 }
 
 }  // namespace meshslice::tune

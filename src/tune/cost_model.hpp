@@ -49,17 +49,13 @@ class CostModel {
   double send_recv_seconds(hw::Ring ring, double bytes) const;
 
   double flop_rate() const { return flop_rate_; }
-  // The per-chip FLOP/s FLOP utilization is reported against (the machine's).
-  double peak_flops() const { return peak_flops_; }
-  double element_bytes() const { return element_bytes_; }
+  const hw::Machine& machine() const { return machine_->machine; }
+  double element_bytes() const { return machine_->machine.chip.element_bytes; }
 
  private:
   const hw::MachineModel* machine_;
   GemmRate rate_;
-  hw::IciModel ici_;
-  double element_bytes_;
-  double flop_rate_;
-  double peak_flops_;
+  double flop_rate_;  // effective_flops(), measured once
 };
 
 }  // namespace meshslice::tune

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "sim/sweep.hpp"
 
 namespace meshslice::tune {
 
@@ -27,32 +28,42 @@ class TuningCache {
 
   // The fastest usable mesh of `tp` chips for micro-batches of `sequences` sequences whose
   // rows split the sequences whole (meshslice-train keeps whole sequences on a mesh row);
-  // null, with the reason, when none.
+  // null, with the reason in `why`, when none.
   std::shared_ptr<const MeshChoice> mesh(std::size_t sequences, int tp, std::string& why) {
     const auto key = std::make_pair(sequences, tp);
-    auto it = tuned_.find(key);
-    if (it == tuned_.end()) {
-      const auto gemms = sim::block_gemms(m_.llm, sequences * m_.seq_len, o_.attention);
-      it = tuned_.emplace(key, tune_block(model_, gemms, tp, o_.search)).first;
-    }
-    std::shared_ptr<const MeshChoice> best;
-    why = concat("no mesh of ", tp, " chips fits every GEMM with whole sequences per mesh row");
-    for (const MeshChoice& mesh : it->second.meshes) {
-      if (!mesh.usable()) {
-        why = concat(mesh.rows, "x", mesh.cols, ": ", mesh.unusable);
-        continue;
-      }
-      if (sequences % static_cast<std::size_t>(mesh.rows) != 0) continue;
-      if (!best || mesh.seconds < best->seconds) best = std::make_shared<const MeshChoice>(mesh);
-    }
-    return best;
+    auto it = chosen_.find(key);
+    if (it == chosen_.end()) it = chosen_.emplace(key, choose(sequences, tp)).first;
+    why = it->second.why;
+    return it->second.mesh;
   }
 
  private:
+  struct Choice {
+    std::shared_ptr<const MeshChoice> mesh;
+    std::string why;  // when there is none
+  };
+
+  Choice choose(std::size_t sequences, int tp) const {
+    const auto gemms = sim::block_gemms(m_.llm, sequences * m_.seq_len, o_.attention);
+    const BlockTuning tuning = tune_block(model_, gemms, tp, o_.search);
+    Choice c{nullptr, concat("no mesh of ", tp, " chips fits every GEMM with whole sequences per "
+                             "mesh row")};
+    for (const MeshChoice& mesh : tuning.meshes) {
+      if (!mesh.usable()) {
+        c.why = concat(mesh.rows, "x", mesh.cols, ": ", mesh.unusable);
+        continue;
+      }
+      if (sequences % static_cast<std::size_t>(mesh.rows) != 0) continue;
+      if (!c.mesh || mesh.seconds < c.mesh->seconds)
+        c.mesh = std::make_shared<const MeshChoice>(mesh);
+    }
+    return c;
+  }
+
   const CostModel& model_;
   const TrainingModel& m_;
   const PlannerOptions& o_;
-  std::map<std::pair<std::size_t, int>, BlockTuning> tuned_;
+  std::map<std::pair<std::size_t, int>, Choice> chosen_;
 };
 
 }  // namespace
@@ -136,7 +147,8 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
               c.zero = zero;
               Candidate k{c, mesh, estimate_step(model, m, c, *mesh),
                           estimate_memory(m, c, *mesh, model.element_bytes()), 0};
-              k.flop_utilization = step_flops(m) / (chips * model.peak_flops() * k.step.total());
+              k.flop_utilization =
+                  sim::flop_utilization(step_flops(m), chips, k.step.total(), model.machine());
               if (k.memory.total() > o.memory_bytes) {
                 reject(c, "memory",
                        concat(std::lround(mib(k.memory.total())), " MiB > ",

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for the unit tests: a scratch directory and checks on UserError messages.
+// Helpers for the tests: a scratch directory and checks on UserError messages.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
