@@ -359,7 +359,7 @@ void add_gemm_parameters(Teuchos::ParameterList& valid) {
   g.set("trace", true, "write a Chrome trace (Perfetto) of each configuration to --out");
   g.set("hardware", std::string("none"),
         "combined mode: also time every configuration's ops on an emulated machine, a name "
-        "under hardware/machines/ (tpuv4) or a path; none = off");
+        "under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path; none = off");
 }
 
 int run_gemm_bench(AppContext& context) {

@@ -63,9 +63,11 @@ int main(int argc, char** argv) {
       "Emulates distributed training of the FC layers of transformer blocks (GPT-3, "
       "Megatron-NLG) on a torus of emulated chips (TPUv4 by default) with MeshSlice and the "
       "baselines, under weak and strong scaling, each algorithm at its best mesh shape and "
-      "slice counts. Times are per chip for one block's forward and backward FC GEMMs. Writes "
-      "OUT/sim.csv, OUT/sim_gemms.csv, OUT/sim_shapes.csv, OUT/sim_slices.csv, PNG plots like "
-      "the paper's Figs. 9-14 (with gnuplot) and OUT/deck.yaml. Runs in one process; the optional "
+      "slice counts. Times are per chip for one block's forward and backward FC GEMMs, and "
+      "end to end with the block's non-FC work. Writes OUT/sim.csv, OUT/sim_gemms.csv, "
+      "OUT/sim_shapes.csv, OUT/sim_slices.csv, OUT/sim_dataflow.csv, PNG plots like the paper's "
+      "Figs. 9-14 (with gnuplot) and OUT/deck.yaml; every output names the machine. Runs in one "
+      "process; the optional "
       "pipeline sweep emulates whole training steps, one MPI rank per pipeline stage (OUT/"
       "sim_pipeline.csv).",
       "sim/paper.yaml", valid_parameters, {}};

@@ -199,7 +199,8 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
     }
     const std::string png = f.stem + ".png";
     write_output_file(out_dir + "/" + f.stem + ".gp",
-               script(png, f.title, static_cast<int>(s.models.size()), f.settings, titles, panels));
+               script(png, f.title + " (" + machine.name + ")", static_cast<int>(s.models.size()),
+                      f.settings, titles, panels));
     if (!gnuplot) continue;
     const std::string command =
         "cd '" + out_dir + "' && gnuplot '" + f.stem + ".gp' > '" + f.stem + ".log' 2>&1";

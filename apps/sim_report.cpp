@@ -24,13 +24,63 @@ std::string slices_of(const sim::Configuration& c) {
 
 std::string mesh_of(int rows, int cols) { return concat(rows, "x", cols); }
 
+// MeshSlice's speed-ups with the block's non-FC work added to every algorithm's FC time.
+void print_end_to_end(const SimResults& results, const SimSettings& s, const Point& ms) {
+  if (!ms.non_fc.valid()) {
+    std::printf("no end-to-end time: %s\n", ms.non_fc.why_not.c_str());
+    return;
+  }
+  std::printf("End-to-end (FC + %.2f ms of non-FC work per chip, %.1f%% of MeshSlice's FC time):",
+              ms.non_fc.seconds * 1e3,
+              100 * ms.non_fc.seconds / ms.best_config()->totals.seconds);
+  for (Algorithm a : s.algorithms) {
+    const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
+    if (a == Algorithm::meshslice || !p || !p->best_config()) continue;
+    std::printf(" %s %+.1f%%", algorithm_name(a),
+                (p->end_to_end_seconds() / ms.end_to_end_seconds() - 1) * 100);
+  }
+  std::printf("\n");
+}
+
+// Wang and SUMMA as the paper runs them: on MeshSlice's mesh at MeshSlice's S.
+void print_at_meshslice_s(const SimResults& results, const SimSettings& s, const Point& ms,
+                          const hw::Machine& machine) {
+  for (Algorithm a : s.algorithms) {
+    const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
+    if (!p || !p->at_meshslice_s) continue;
+    const sim::Configuration& c = *p->at_meshslice_s;
+    std::printf("%s at MeshSlice's S on %s (paper sec. 4.2): %.1f%%, MeshSlice speedup %+.1f%% "
+                "FC, %+.1f%% end-to-end\n",
+                algorithm_name(a), mesh_of(c.rows, c.cols).c_str(),
+                c.flop_utilization(machine) * 100,
+                (c.totals.seconds / ms.best_config()->totals.seconds - 1) * 100,
+                ((c.totals.seconds + ms.non_fc.seconds) / ms.end_to_end_seconds() - 1) * 100);
+  }
+}
+
+// Table 2: FLOP utilization without and with the dataflow optimization.
+void print_dataflow_study(const SimResults& results, const hw::Machine& machine) {
+  if (results.dataflows.empty()) return;
+  std::printf("\nMeshSlice without and with the dataflow optimization (paper Table 2), weak "
+              "scaling\n%-18s %6s %16s %16s %8s\n",
+              "model", "chips", "all Y-stn", "tuned", "speedup");
+  for (const DataflowRow& r : results.dataflows)
+    std::printf("%-18s %6d %7.1f%% %-8s %7.1f%% %-8s %+7.1f%%\n", r.llm->label.c_str(), r.chips,
+                r.y_stationary.flop_utilization(machine) * 100,
+                mesh_of(r.y_stationary.rows, r.y_stationary.cols).c_str(),
+                r.tuned.flop_utilization(machine) * 100,
+                mesh_of(r.tuned.rows, r.tuned.cols).c_str(),
+                (r.y_stationary.totals.seconds / r.tuned.totals.seconds - 1) * 100);
+}
+
 }  // namespace
 
 void print_tables(const SimResults& results, const SimSettings& s, const hw::Machine& machine) {
   for (const sim::LlmSpec* llm : s.models)
     for (sim::Scaling scaling : s.scalings) {
-      std::printf("\n%s, %s scaling: FC-layer FLOP utilization at each algorithm's best mesh\n",
-                  llm->label.c_str(), sim::scaling_name(scaling));
+      std::printf("\n%s, %s scaling on %s: FC-layer FLOP utilization at each algorithm's best "
+                  "mesh\n",
+                  llm->label.c_str(), sim::scaling_name(scaling), machine.name.c_str());
       std::printf("%6s", "chips");
       for (Algorithm a : s.algorithms)
         if (sim::evaluated(a, scaling)) std::printf(" %14s", algorithm_name(a));
@@ -67,7 +117,10 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
                     (p->best_config()->totals.seconds / ms->best_config()->totals.seconds - 1) * 100);
       }
       std::printf("\n");
+      print_end_to_end(results, s, *ms);
+      print_at_meshslice_s(results, s, *ms, machine);
     }
+  print_dataflow_study(results, machine);
   std::fflush(stdout);
 }
 
@@ -76,20 +129,25 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
   CsvWriter sim(out_dir + "/sim.csv",
                 {"model", "scaling", "chips", "algorithm", "rows", "cols", "S", "seconds",
                  "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s", "local_s",
-                 "exposed_s", "tokens", "best"});
+                 "exposed_s", "tokens", "best", "slices_from", "non_fc_s", "machine"});
   CsvWriter gemms(out_dir + "/sim_gemms.csv",
                   {"model", "scaling", "chips", "algorithm", "rows", "cols", "layer", "pass",
                    "stationary", "transposed", "dataflow", "M", "N", "K", "S", "seconds",
-                   "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s"});
-  for (const Point& p : results.points)
+                   "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s", "machine"});
+  auto sim_row = [&](const Point& p, const sim::Configuration& c, bool best, const char* from) {
+    const sim::SimTotals& t = c.totals;
+    sim.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
+            c.rows, c.cols, slices_of(c), t.seconds, c.flop_utilization(machine), t.compute,
+            t.launch, t.transfer, t.sync, t.local, t.exposed(), p.tokens, best ? 1 : 0, from,
+            p.non_fc.seconds, machine.name);
+  };
+  for (const Point& p : results.points) {
+    if (p.at_meshslice_s) sim_row(p, *p.at_meshslice_s, false, "meshslice");
     for (std::size_t i = 0; i < p.meshes.size(); ++i) {
       const bool best = static_cast<int>(i) == p.best;
       if (!best && !s.all_meshes) continue;
       const sim::Configuration& c = p.meshes[i];
-      const sim::SimTotals& t = c.totals;
-      sim.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
-              c.rows, c.cols, slices_of(c), t.seconds, c.flop_utilization(machine), t.compute,
-              t.launch, t.transfer, t.sync, t.local, t.exposed(), p.tokens, best ? 1 : 0);
+      sim_row(p, c, best, "own");
       if (!best) continue;
       for (const auto& g : c.gemms)
         gemms.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
@@ -97,19 +155,30 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
                   g.gemm.transposed ? 1 : 0, dataflow_name(g.gemm.problem.flow), g.gemm.problem.M,
                   g.gemm.problem.N, g.gemm.problem.K, g.slices, g.totals.seconds,
                   sim::flop_utilization(g, p.chips, machine), g.totals.compute, g.totals.launch,
-                  g.totals.transfer, g.totals.sync);
+                  g.totals.transfer, g.totals.sync, machine.name);
     }
+  }
   CsvWriter shapes(out_dir + "/sim_shapes.csv",
                    {"model", "chips", "rows", "cols", "flop_utilization",
-                    "cost_model_flop_utilization", "tuner_flop_utilization"});
+                    "cost_model_flop_utilization", "tuner_flop_utilization", "machine"});
   for (const StudyRow& r : results.shapes)
-    shapes.row(r.llm->name, r.rows * r.cols, r.rows, r.cols, r.emulated, r.cost_model, r.tuner);
+    shapes.row(r.llm->name, r.rows * r.cols, r.rows, r.cols, r.emulated, r.cost_model, r.tuner,
+               machine.name);
   CsvWriter slices(out_dir + "/sim_slices.csv",
                    {"model", "rows", "cols", "S", "flop_utilization", "cost_model_flop_utilization",
-                    "tuner_flop_utilization"});
+                    "tuner_flop_utilization", "machine"});
   for (const StudyRow& r : results.slices)
-    slices.row(r.llm->name, r.rows, r.cols, r.slices, r.emulated, r.cost_model, r.tuner);
-  for (CsvWriter* csv : {&sim, &gemms, &shapes, &slices}) csv->finish();
+    slices.row(r.llm->name, r.rows, r.cols, r.slices, r.emulated, r.cost_model, r.tuner,
+               machine.name);
+  CsvWriter dataflows(out_dir + "/sim_dataflow.csv",
+                      {"model", "chips", "dataflows", "rows", "cols", "seconds",
+                       "flop_utilization", "machine"});
+  for (const DataflowRow& r : results.dataflows)
+    for (const auto& [name, c] : {std::pair{"y_stationary", &r.y_stationary},
+                                  std::pair{"tuned", &r.tuned}})
+      dataflows.row(r.llm->name, r.chips, name, c->rows, c->cols, c->totals.seconds,
+                    c->flop_utilization(machine), machine.name);
+  for (CsvWriter* csv : {&sim, &gemms, &shapes, &slices, &dataflows}) csv->finish();
 }
 
 void write_traces(const SimResults& results, const SimSettings& s, const hw::MachineModel& machine,

@@ -17,8 +17,8 @@ Teuchos::Array<T> array(std::vector<T> v) {
 }  // namespace
 
 void add_sim_parameters(Teuchos::ParameterList& valid) {
-  valid.set("machine", std::string("tpuv4"),
-            "machine description: a name under hardware/machines/ (tpuv4) or a path to a .yaml");
+  valid.set("machine", std::string("tpuv4-sim"),
+            "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path to a .yaml");
   valid.set("models", array<std::string>({"gpt3", "megatron-nlg"}),
             "LLMs whose transformer-block FC layers are trained: gpt3 (hidden 12288, 96 heads), "
             "megatron-nlg (hidden 20480, 128 heads)");
@@ -44,6 +44,9 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
   studies.set("shapes_chips", 256,
               "Fig. 13: MeshSlice on every mesh shape of this many chips, emulated and by the "
               "analytical cost model (0: off)");
+  studies.set("dataflow_chips", 256,
+              "Table 2: MeshSlice with every layer Y-stationary against the tuned dataflows at "
+              "this many chips (0: off)");
   studies.set("slices_rows", 32, "Fig. 14: MeshSlice at every S on this mesh (0: off)");
   studies.set("slices_cols", 8, "Fig. 14: columns of that mesh");
   valid.set("trace_chips", 0,
@@ -94,9 +97,11 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
               s.workload.strong_batch >= 1,
           "sequence, weak_batch_per_chip and strong_batch must be positive");
   s.shape_study_chips = get_param<int>(deck, "studies.shapes_chips");
+  s.dataflow_study_chips = get_param<int>(deck, "studies.dataflow_chips");
   s.slice_study_rows = get_param<int>(deck, "studies.slices_rows");
   s.slice_study_cols = get_param<int>(deck, "studies.slices_cols");
-  require(s.shape_study_chips >= 0 && s.slice_study_rows >= 0 && s.slice_study_cols >= 0,
+  require(s.shape_study_chips >= 0 && s.dataflow_study_chips >= 0 && s.slice_study_rows >= 0 &&
+              s.slice_study_cols >= 0,
           "studies.* must be >= 0 (0 turns a study off)");
   require((s.slice_study_rows == 0) == (s.slice_study_cols == 0),
           "studies.slices_rows and studies.slices_cols name one mesh: set both, or both to 0");

@@ -32,6 +32,7 @@ struct SimSettings {
   sim::SweepOptions sweep;
   sim::WorkloadOptions workload;
   int shape_study_chips = 0;        // Fig. 13: MeshSlice on every mesh of this many chips
+  int dataflow_study_chips = 0;     // Table 2: MeshSlice without and with the dataflow choice
   int slice_study_rows = 0;         // Fig. 14: MeshSlice at every S on this mesh
   int slice_study_cols = 0;
   int trace_chips = 0;              // Chrome traces of every best configuration at this count

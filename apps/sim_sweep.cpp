@@ -17,7 +17,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 Point run_point(const hw::MachineModel& machine, const SimSettings& s, const sim::LlmSpec* llm,
                 sim::Scaling scaling, int chips, Algorithm algorithm) {
-  Point p{llm, scaling, chips, algorithm, sim::tokens(scaling, chips, s.workload), {}, -1, {}};
+  Point p;
+  p.llm = llm;
+  p.scaling = scaling;
+  p.chips = chips;
+  p.algorithm = algorithm;
+  p.tokens = sim::tokens(scaling, chips, s.workload);
   const auto gemms = sim::block_gemms(*llm, p.tokens);
   p.left_out = sim::no_mesh_reason(algorithm, chips, s.sweep);
   for (const auto& [rows, cols] : sim::mesh_shapes(algorithm, chips, s.sweep)) {
@@ -80,6 +85,42 @@ void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
   }
 }
 
+// Table 2: MeshSlice without and with the dataflow optimization.
+void dataflow_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
+  const int chips = s.dataflow_study_chips;
+  for (const sim::LlmSpec* llm : s.models) {
+    const std::size_t tokens = sim::tokens(sim::Scaling::weak, chips, s.workload);
+    auto plain = sim::best_configuration(machine, Algorithm::meshslice,
+                                         sim::y_stationary_block_gemms(*llm, tokens), chips,
+                                         s.sweep);
+    auto tuned = sim::best_configuration(machine, Algorithm::meshslice,
+                                         sim::block_gemms(*llm, tokens), chips, s.sweep);
+    if (plain && tuned) results.dataflows.push_back({llm, chips, *plain, *tuned});
+  }
+}
+
+// What the sweep adds to each workload's points once MeshSlice's best mesh is known: the
+// non-FC time on that mesh, and Wang and SUMMA at MeshSlice's per-GEMM S there.
+void add_meshslice_references(const hw::MachineModel& machine, const SimSettings& s,
+                              SimResults& results) {
+  for (const Point& ms : results.points) {
+    if (ms.algorithm != Algorithm::meshslice || !ms.best_config()) continue;
+    const sim::Configuration& mesh = *ms.best_config();
+    const sim::NonFcTime non_fc = sim::non_fc_time(machine, *ms.llm, ms.tokens,
+                                                   s.workload.sequence, mesh.rows, mesh.cols);
+    std::vector<int> slices;
+    for (const auto& g : mesh.gemms) slices.push_back(g.slices);
+    const auto gemms = sim::block_gemms(*ms.llm, ms.tokens);
+    for (Point& p : results.points) {
+      if (p.llm != ms.llm || p.scaling != ms.scaling || p.chips != ms.chips) continue;
+      p.non_fc = non_fc;
+      if (p.algorithm == Algorithm::wang || p.algorithm == Algorithm::summa)
+        p.at_meshslice_s = sim::evaluate_at_slices(machine, p.algorithm, gemms, mesh.rows,
+                                                   mesh.cols, slices, s.sweep);
+    }
+  }
+}
+
 }  // namespace
 
 const Point* find_point(const SimResults& results, const sim::LlmSpec* llm, sim::Scaling scaling,
@@ -99,9 +140,11 @@ SimResults run_simulations(const hw::MachineModel& machine, const SimSettings& s
         for (Algorithm algorithm : s.algorithms)
           if (sim::evaluated(algorithm, scaling))
             results.points.push_back(run_point(machine, s, llm, scaling, chips, algorithm));
+  add_meshslice_references(machine, s, results);
   results.sweep_seconds = seconds_since(start);
   const auto studies = std::chrono::steady_clock::now();
   if (s.shape_study_chips > 0) shape_study(machine, s, results);
+  if (s.dataflow_study_chips > 0) dataflow_study(machine, s, results);
   if (s.slice_study_rows > 0) slice_study(machine, s, results);
   results.study_seconds = seconds_since(studies);
   return results;

@@ -2,9 +2,11 @@
 // meshslice-sim's runs: the weak/strong sweep over models, chip counts, algorithms and mesh
 // shapes, and the two MeshSlice studies (mesh shapes, slice counts) against the analytical
 // cost model.
+#include <optional>
 #include <vector>
 
 #include "hardware/model.hpp"
+#include "sim/non_fc_work.hpp"
 #include "sim/sweep.hpp"
 #include "sim_settings.hpp"
 
@@ -20,7 +22,14 @@ struct Point {
   std::vector<sim::Configuration> meshes;
   int best = -1;  // index into meshes; -1: no mesh shape is valid (e.g. Cannon, 32 chips)
   std::string left_out;  // why no mesh shape is valid, when none is
+  // The block's work beyond its FC layers on each chip, the same for every algorithm (timed on
+  // MeshSlice's best mesh): FC time + non_fc.seconds is the end-to-end time.
+  sim::NonFcTime non_fc;
+  // Wang and SUMMA on MeshSlice's best mesh with each GEMM's loop count at MeshSlice's S, as the
+  // paper runs them (§4.2; sim::evaluate_at_slices); beside their own best S above.
+  std::optional<sim::Configuration> at_meshslice_s;
   const sim::Configuration* best_config() const { return best < 0 ? nullptr : &meshes[best]; }
+  double end_to_end_seconds() const { return best_config()->totals.seconds + non_fc.seconds; }
 };
 
 // MeshSlice's FLOP utilization, emulated and estimated by the analytical cost model: with one
@@ -35,8 +44,17 @@ struct StudyRow {
   double tuner = 0;
 };
 
+// Table 2: MeshSlice with every layer Y-stationary and with the tuned dataflows, each at its
+// best mesh (weak scaling).
+struct DataflowRow {
+  const sim::LlmSpec* llm = nullptr;
+  int chips = 0;
+  sim::Configuration y_stationary, tuned;
+};
+
 struct SimResults {
   std::vector<Point> points;
+  std::vector<DataflowRow> dataflows;  // Table 2
   std::vector<StudyRow> shapes;  // Fig. 13
   std::vector<StudyRow> slices;  // Fig. 14
   double sweep_seconds = 0;      // wall time of the sweep (points) alone

@@ -14,7 +14,7 @@ namespace meshslice::train {
 
 int emulate_training(AppContext& context, const Settings& s) {
   require(s.machine != nullptr, "train.emulate_only needs an emulated machine: set hardware = "
-          "tpuv4 (or a machine file)");
+          "tpuv4-sim (or a machine file)");
   // The MPI job: one rank per pipeline stage (sim::NullExecutor checks it).
   const Torus stages(MPI_COMM_WORLD, MeshShape{1, context.size, 1, 1});
   const double tokens = static_cast<double>(s.model.tokens()) * s.mesh.dp;

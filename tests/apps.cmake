@@ -28,7 +28,7 @@ set(GEMM_DECK ${PROJECT_SOURCE_DIR}/inputs/bench/gemm.yaml)
 set(SMALL_GEMM --set gemm.M=256,512 --set gemm.N=192,384 --set gemm.K=128,256 --set gemm.repetitions=1)
 meshslice_app_test(bench_gemm_1x2 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-gemm-1x2 12 yes
-  ${MPI2} ${BENCH} ${GEMM_DECK} ${SMALL_GEMM} --set gemm.hardware=tpuv4)
+  ${MPI2} ${BENCH} ${GEMM_DECK} ${SMALL_GEMM} --set gemm.hardware=tpuv4-sim)
 meshslice_app_test(bench_gemm_2x1 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-gemm-2x1 12 no
   ${MPI2} ${BENCH} ${GEMM_DECK} ${SMALL_GEMM} --set mesh.rows=2)
@@ -58,18 +58,18 @@ meshslice_app_test(train_pipeline_dp_pp 8 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_
 # Hardware mode with pipeline stages: the emulated chips wait for each other's emulated work.
 meshslice_app_test(train_hardware_pipeline 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4-pp
   10 ${MPI4} ${TRAIN} --set mesh.pp=2 --set pipeline.microbatches=4 --set train.steps=10
-  --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
+  --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4-sim)
 # The data-free emulation of a GPT-3-sized step on 256 chips (dp 2 x pp 2 x 8x8): one rank per
 # stage, nothing run for real.
 meshslice_app_test(train_emulate_only_gpt3 2 ${MPI2} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml
-  --set hardware=tpuv4 --set train.emulate_only=true --set mesh.dp=2 --set mesh.pp=2
+  --set hardware=tpuv4-sim --set train.emulate_only=true --set mesh.dp=2 --set mesh.pp=2
   --set model.blocks=8 --set model.sequences=32 --set pipeline.microbatches=4 --set train.steps=2
   --out ${CMAKE_CURRENT_BINARY_DIR}/train-emulate-only)
 set_tests_properties(train_emulate_only_gpt3 PROPERTIES PASS_REGULAR_EXPRESSION
-  "step 2/2  \\| TPUv4 [0-9.]+ ms, comm exposed [0-9]+%, [0-9]+ tokens/s")
+  "step 2/2  \\| TPUv4-sim [0-9.]+ ms, comm exposed [0-9]+%, [0-9]+ tokens/s")
 meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4 10
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
-  --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4)
+  --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4-sim)
 
 # meshslice-tune: the GPT-3 deck's tables, emulator check and files, its plan run by the
 # data-free emulation of meshslice-train; the joint planner likewise; and the laptop tune deck's
@@ -80,20 +80,20 @@ meshslice_app_test(tune_help 1 ${TUNE} --help)
 set_tests_properties(tune_help PROPERTIES PASS_REGULAR_EXPRESSION "search\\.gemm_rate")
 meshslice_app_test(tune_gpt3_plan_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-gpt3
   ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --
-  ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4
+  ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4-sim
   --set train.emulate_only=true --set model.sequences=128 --set train.steps=2
   --out ${CMAKE_CURRENT_BINARY_DIR}/tune-gpt3/train)
 set_tests_properties(tune_gpt3_plan_emulated PROPERTIES PASS_REGULAR_EXPRESSION
-  "the choice is [0-9.]+% slower.*step 2/2  \\| TPUv4 [0-9.]+ ms.*PASS")
+  "the choice is [0-9.]+% slower.*step 2/2  \\| TPUv4-sim [0-9.]+ ms.*PASS")
 # The joint planner for GPT-3's 96 blocks on 256 chips; its plan's step emulated without data.
 meshslice_app_test(tune_planner_gpt3_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-planner
   ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set mode=plan --
   ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} @PP@ ${MESHSLICE_MPIEXEC_FLAGS}
-  ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4
+  ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4-sim
   --set train.emulate_only=true --set model.blocks=96 --set train.steps=2
   --out ${CMAKE_CURRENT_BINARY_DIR}/tune-planner/train)
 set_tests_properties(tune_planner_gpt3_emulated PROPERTIES PASS_REGULAR_EXPRESSION
-  "configurations fit. rejected: .*memory.*best: dp.*step 2/2  \\| TPUv4 [0-9.]+ ms.*PASS")
+  "configurations fit. rejected: .*memory.*best: dp.*step 2/2  \\| TPUv4-sim [0-9.]+ ms.*PASS")
 # Calibration of this machine (short), and the tuner and the emulator on its description.
 meshslice_app_test(tune_calibrate 2 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_calibrate.sh
   ${CMAKE_CURRENT_BINARY_DIR}/tune-calibrate ${TUNE} $<TARGET_FILE:meshslice-sim> ${MPI2})

@@ -12,7 +12,9 @@ CommCost IciModel::ring_collective(const LinkParams& link, int chips, double sha
   c.steps = chips - 1;
   c.launch = link.launch_s;
   c.sync = c.steps * link.sync_s;
-  c.transfer = c.steps * shard_bytes / (p_.ring_directions * link.bandwidth);
+  // The bandwidth is the collective's measured whole-ring rate (both link directions together
+  // where the ring uses both): counted once, not multiplied by ring_directions.
+  c.transfer = c.steps * shard_bytes / link.bandwidth;
   c.hbm_bytes = c.steps * hbm_per_step * shard_bytes;
   return c;
 }
@@ -43,15 +45,17 @@ CommCost IciModel::pipelined(const LinkParams& link, int chips, double bytes,
                              double hbm_factor) const {
   CommCost c;
   if (chips <= 1) return c;
-  // Each direction streams its share of the buffer to the chips on its side of the root.
+  // Each direction streams its share of the buffer to the chips on its side of the root, at its
+  // share of the ring's rate.
   const int directions = p_.ring_directions;
   const int hops = (chips - 1 + directions - 1) / directions;
   const double share = bytes / directions;
-  const int d = pipeline_packets(hops, share, link);
+  const LinkParams one_way{link.launch_s, link.sync_s, link.bandwidth / directions};
+  const int d = pipeline_packets(hops, share, one_way);
   c.steps = hops + d;
   c.launch = link.launch_s;
   c.sync = c.steps * link.sync_s;
-  c.transfer = c.steps * share / d / link.bandwidth;
+  c.transfer = c.steps * share / d / one_way.bandwidth;
   c.hbm_bytes = hbm_factor * bytes;
   return c;
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -77,7 +78,7 @@ class Reader {
   void reject_unknown() const {
     for (const auto& [key, e] : map_)
       if (!e.used)
-        fail(key, e.line, "unknown key; valid keys are those of hardware/machines/tpuv4.yaml");
+        fail(key, e.line, "unknown key; valid keys are those of hardware/machines/tpuv4-sim.yaml");
   }
 
  private:
@@ -85,7 +86,7 @@ class Reader {
     auto it = map_.find(key);
     if (it == map_.end())
       throw MachineError(source_ + ": missing key '" + key +
-                         "'; every parameter of hardware/machines/tpuv4.yaml is required");
+                         "'; every parameter of hardware/machines/tpuv4-sim.yaml is required");
     it->second.used = true;
     return it->second;
   }
@@ -244,13 +245,20 @@ std::string machine_path(const std::string& name_or_path) {
     dirs.push_back(installed / "machines");
   dirs.push_back(MESHSLICE_MACHINES_DIR);
   std::string searched;
+  std::set<std::string> shipped;
   for (const auto& dir : dirs) {
     const std::string path = (dir / (name_or_path + ".yaml")).lexically_normal().string();
     if (std::ifstream(path)) return path;
     searched += (searched.empty() ? "" : ", ") + path;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".yaml") shipped.insert(entry.path().stem().string());
   }
+  std::string names;
+  for (const std::string& name : shipped) names += (names.empty() ? "" : ", ") + name;
   throw MachineError("no machine description named '" + name_or_path + "' (looked for " +
-                     searched + "); give a shipped name such as 'tpuv4' or a path to a .yaml file");
+                     searched + "); give a shipped name (" + names +
+                     ") or a path to a .yaml file");
 }
 
 }  // namespace meshslice::hw

@@ -344,9 +344,9 @@ void Transformer<Exec>::backward_data_to_standard(FcKind k, const Mat& dy, const
 template <class Exec>
 void Transformer<Exec>::norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h) {
   const double n = static_cast<double>(x.size());
-  ex_.compute("rmsnorm", LocalWork::streaming(n), [&] { row_sum_squares(space_, x, ss_); });
+  ex_.compute("rmsnorm", kernel_work::rmsnorm_sums(n), [&] { row_sum_squares(space_, x, ss_); });
   sum_small(Axis::col, ss_);  // over the hidden dimension
-  ex_.compute("rmsnorm", LocalWork::streaming(2 * n),
+  ex_.compute("rmsnorm", kernel_work::rmsnorm_apply(n),
               [&] { rmsnorm_apply(space_, x, ss_, gain, shape_.hidden, rinv, h); });
 }
 
@@ -357,13 +357,14 @@ void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& ga
   const double n = static_cast<double>(x.size());
   // Accumulating, this micro-batch's gain gradient is made aside and added.
   const Mat& dg = accumulate ? g_gain_ : dgain;
-  ex_.compute("rmsnorm_backward", LocalWork::streaming(2 * n),
+  ex_.compute("rmsnorm_backward", kernel_work::rmsnorm_backward_partials(n),
               [&] {
                 rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dg, gain_tiles_);
               });
   sum_small(Axis::col, dot_);  // over the hidden dimension
   sum_small(Axis::row, dg);  // over the tokens
-  ex_.compute("rmsnorm_backward", LocalWork::streaming(4 * n + (accumulate ? 3 * dg.size() : 0)),
+  ex_.compute("rmsnorm_backward",
+              kernel_work::rmsnorm_backward_apply(n, accumulate ? double(dg.size()) : 0),
               [&] {
                 rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
                 if (accumulate) add_into(space_, dgain, dg);
@@ -380,7 +381,7 @@ template <class Exec>
 void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta) {
   // A copy, then an add that reads both and writes the sum.
   const double n = static_cast<double>(out.size());
-  ex_.compute("residual", LocalWork::streaming(delta.size() ? 5 * n : 2 * n), [&] {
+  ex_.compute("residual", kernel_work::residual(n, delta.size() > 0), [&] {
     Kokkos::deep_copy(space_, out, x);
     if (delta.size()) add_into(space_, out, delta);
   });
@@ -455,7 +456,7 @@ void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat&
   norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
   fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
   produce_into(p1.output(), p2.input(), F, z_, s.ff2_in, [&](const Mat& z) {
-    ex_.compute("gelu", LocalWork::streaming(2.0 * z.size()),
+    ex_.compute("gelu", kernel_work::gelu(double(z.size())),
                 [&] { gelu_forward(space_, s.u, z); });
   });
   if (!out.size()) return;  // a recomputation: the backward pass needs nothing of FF2's output
@@ -538,7 +539,7 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
   produce_into(p2.input(), p1.output(), F, g_z_, g_u_, [&](const Mat& du) {
     fc_backward_data(FcKind::ff2, dy2, w(ParamKind::ff2), du);
   });
-  ex_.compute("gelu_backward", LocalWork::streaming(3.0 * g_u_.size()),
+  ex_.compute("gelu_backward", kernel_work::gelu_backward(double(g_u_.size())),
               [&] { gelu_backward(space_, s.u, g_u_); });
   fc_backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
   done(ParamKind::ff1);

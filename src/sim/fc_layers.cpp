@@ -35,9 +35,12 @@ std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention) 
   return chain;
 }
 
-std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens, AttentionLayout attention) {
+namespace {
+
+// The 12 GEMMs of a block whose layers take `flows`.
+std::vector<FcGemm> gemms_of(const LlmSpec& llm, std::size_t tokens,
+                             const std::vector<FcDataflow>& flows) {
   const auto layers = transformer_fc_layers(llm);
-  const auto flows = choose_dataflows(tokens, block_chain(llm, attention));
   std::vector<FcGemm> out;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto problems = fc_layer_gemms(flows[i].stationary, tokens, layers[i].in, layers[i].out);
@@ -47,6 +50,16 @@ std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens, Attentio
                      flows[i].transposed ? transposed(problems[pass]) : problems[pass]});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens, AttentionLayout attention) {
+  return gemms_of(llm, tokens, choose_dataflows(tokens, block_chain(llm, attention)));
+}
+
+std::vector<FcGemm> y_stationary_block_gemms(const LlmSpec& llm, std::size_t tokens) {
+  return gemms_of(llm, tokens, std::vector<FcDataflow>(transformer_fc_layers(llm).size()));
 }
 
 }  // namespace meshslice::sim

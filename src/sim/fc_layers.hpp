@@ -72,4 +72,8 @@ std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention);
 std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens,
                                 AttentionLayout attention = AttentionLayout::follows_qkv);
 
+// The same GEMMs without the dataflow optimization: every layer Y-stationary, nothing
+// transposed (the default the paper's Table 2 compares against).
+std::vector<FcGemm> y_stationary_block_gemms(const LlmSpec& llm, std::size_t tokens);
+
 }  // namespace meshslice::sim

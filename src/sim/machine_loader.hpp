@@ -1,5 +1,5 @@
 #pragma once
-// Loads a machine description for an app: a name under hardware/machines/ ("tpuv4") or a path.
+// Loads a machine description for an app: a name under hardware/machines/ ("tpuv4-sim") or a path.
 // A missing or malformed description is a UserError naming the problem (the apps' error policy).
 #include <string>
 

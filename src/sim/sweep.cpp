@@ -52,18 +52,25 @@ std::string no_mesh_reason(Algorithm algorithm, int chips, const SweepOptions& o
                 options.min_mesh_side);
 }
 
-std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algorithm algorithm,
-                                           const std::vector<FcGemm>& gemms, int rows, int cols,
-                                           const SweepOptions& options, std::string* why) {
+namespace {
+
+// Every GEMM on one mesh at an S from candidates(i) for GEMM i: the fastest of them, or with
+// `first_valid` the first one the algorithm takes and the chip's HBM holds.
+template <class Candidates>
+std::optional<Configuration> evaluate_gemms(const hw::MachineModel& machine, Algorithm algorithm,
+                                            const std::vector<FcGemm>& gemms, int rows, int cols,
+                                            const SweepOptions& options, Candidates&& candidates,
+                                            bool first_valid, std::string* why) {
   Configuration config;
   config.algorithm = algorithm;
   config.rows = rows;
   config.cols = cols;
   const double hbm = machine.machine.chip.hbm_capacity_bytes;
-  for (const FcGemm& gemm : gemms) {
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const FcGemm& gemm = gemms[i];
     std::optional<GemmResult> best;
     std::string reason;
-    for (int S : slice_candidates(algorithm, options)) {
+    for (int S : candidates(i)) {
       try {
         const EmulatedGemm r = emulate_gemm(machine, algorithm, gemm.problem, rows, cols,
                                             gemm_options(S, options));
@@ -73,6 +80,7 @@ std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algo
           continue;
         }
         if (!best || r.totals.seconds < best->totals.seconds) best = GemmResult{gemm, S, r.totals};
+        if (first_valid) break;
       } catch (const UserError& e) {
         // This S (or mesh) does not fit this GEMM: the algorithm said why; try the next.
         if (reason.empty()) reason = e.what();
@@ -87,6 +95,32 @@ std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algo
     config.gemms.push_back(std::move(*best));
   }
   return config;
+}
+
+}  // namespace
+
+std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algorithm algorithm,
+                                           const std::vector<FcGemm>& gemms, int rows, int cols,
+                                           const SweepOptions& options, std::string* why) {
+  const std::vector<int> candidates = slice_candidates(algorithm, options);
+  return evaluate_gemms(machine, algorithm, gemms, rows, cols, options,
+                        [&](std::size_t) { return candidates; }, false, why);
+}
+
+std::optional<Configuration> evaluate_at_slices(const hw::MachineModel& machine,
+                                                Algorithm algorithm,
+                                                const std::vector<FcGemm>& gemms, int rows,
+                                                int cols, const std::vector<int>& slices,
+                                                const SweepOptions& options, std::string* why) {
+  require(slices.size() == gemms.size(), "evaluate_at_slices: ", slices.size(), " S values for ",
+          gemms.size(), " GEMMs");
+  return evaluate_gemms(machine, algorithm, gemms, rows, cols, options,
+                        [&](std::size_t i) {
+                          std::vector<int> below;  // slices[i], then the smaller S, largest first
+                          for (int S = slices[i]; S >= 1; --S) below.push_back(S);
+                          return below;
+                        },
+                        true, why);
 }
 
 std::optional<Configuration> best_configuration(const hw::MachineModel& machine,

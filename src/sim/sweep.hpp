@@ -74,6 +74,16 @@ std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algo
                                            const std::vector<FcGemm>& gemms, int rows, int cols,
                                            const SweepOptions& options, std::string* why = nullptr);
 
+// `algorithm` on one mesh with GEMM i at S = slices[i], or where the algorithm does not take
+// that S there, at the largest S below it that it takes: the paper's Wang and SUMMA, whose loop
+// iteration counts are "the slice count of MeshSlice given by our LLM autotuner" (§4.2).
+std::optional<Configuration> evaluate_at_slices(const hw::MachineModel& machine,
+                                                Algorithm algorithm,
+                                                const std::vector<FcGemm>& gemms, int rows,
+                                                int cols, const std::vector<int>& slices,
+                                                const SweepOptions& options,
+                                                std::string* why = nullptr);
+
 // The best mesh shape for `algorithm` on `chips` chips; nullopt when none is valid, with the
 // reason in *why when given.
 std::optional<Configuration> best_configuration(const hw::MachineModel& machine,

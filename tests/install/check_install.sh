@@ -37,7 +37,7 @@ run_default_deck() {  # PREFIX: runs PREFIX/bin/meshslice-sim, checks where its 
   grep -q "deck $prefix/share/meshslice/inputs/sim/paper.yaml" "$log" ||
     { cat "$log"; fail "meshslice-sim in $prefix did not take its deck from the install prefix"; }
   grep -q '"kokkos": "' "$work/sim-out/version.json" || fail "no version.json beside the results"
-  grep -q "emulating TPUv4 ($prefix/share/meshslice/machines/tpuv4.yaml)" "$log" ||
+  grep -q "emulating TPUv4-sim ($prefix/share/meshslice/machines/tpuv4-sim.yaml)" "$log" ||
     { cat "$log"; fail "meshslice-sim in $prefix did not take its machine file from the prefix"; }
 }
 run_default_deck "$work/prefix"

@@ -102,7 +102,7 @@ TEST_P(ExecutorOps, PipelineStagesSendForwardAndBackward) {
 TEST(CombinedPipeline, AReceiveCompletesNoEarlierThanTheSendersEmulatedWork) {
   const int pp = torus().size(Axis::pp), stage = torus().coord(Axis::pp);
   if (pp < 2) GTEST_SKIP() << "no pipeline stages";
-  const hw::MachineModel machine(hw::load_machine(hw::machine_path("tpuv4")));
+  const hw::MachineModel machine(hw::load_machine(hw::machine_path("tpuv4-sim")));
   RealExecutor<double> real(torus(), CommOptions{});
   sim::CombinedExecutor<RealExecutor<double>> ex(real, machine);
   Matrix<double> buffer("buffer", 1, kLength);

@@ -22,7 +22,7 @@ namespace {
 using Emulated = sim::CombinedExecutor<RealExecutor<double>>;
 
 const hw::MachineModel& tpuv4() {
-  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
+  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4-sim")));
   return model;
 }
 

@@ -52,13 +52,13 @@ PY
 esac
 case "$*" in
 *hardware=*)
-  grep -q '| TPUv4 .* ms, comm exposed' <<<"$output" || fail "no emulated step in the progress lines"
-  grep -q 'emulated TPUv4 step: best' <<<"$output" || fail "no emulated summary line"
+  grep -q '| TPUv4-sim .* ms, comm exposed' <<<"$output" || fail "no emulated step in the progress lines"
+  grep -q 'emulated TPUv4-sim step: best' <<<"$output" || fail "no emulated summary line"
   python3 - "$out" "$*" <<'PY' || fail "emulated results incomplete"
 import csv, json, re, sys
 out, command = sys.argv[1], sys.argv[2]
 e = json.load(open(out + "/summary.json"))["emulated"]
-assert e["machine"] == "TPUv4", e
+assert e["machine"] == "TPUv4-sim", e
 assert 0 < e["best_step_seconds"] <= e["mean_step_seconds"], e
 assert 0 < e["flop_utilization"] < 1 and 0 <= e["mean_exposed_comm_fraction"] < 1, e
 rows = list(csv.DictReader(open(out + "/train.csv")))

@@ -16,7 +16,7 @@ static_assert(is_executor_v<sim::CombinedExecutor<RealExecutor<float>>>);
 static_assert(is_executor_v<sim::CombinedExecutor<RealExecutor<double>>>);
 
 const hw::MachineModel& tpuv4() {
-  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
+  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4-sim")));
   return model;
 }
 

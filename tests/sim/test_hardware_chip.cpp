@@ -8,7 +8,7 @@ namespace meshslice::hw {
 namespace {
 
 const Machine& tpuv4() {
-  static const Machine m = load_machine(machine_path("tpuv4"));
+  static const Machine m = load_machine(machine_path("tpuv4-sim"));
   return m;
 }
 

@@ -1,7 +1,8 @@
-// The ICI model against hand computations with the TPUv4 calibration
-// (hardware/machines/tpuv4.yaml): AG 13 us launch, 5 us sync, 27.5 / 79.8 GB/s; RdS 26 us,
-// 5 us, 37.5 / 63.2 GB/s; SendRecv 13 us, 50 us, 38.8 / 35.2 GB/s; collectives use both link
-// directions (x2), shifts one. The dp and pp links take dimension 1's calibration.
+// The ICI model against hand computations with the Google Cloud TPUv4 calibration
+// (hardware/machines/tpuv4-cloud.yaml): AG 13 us launch, 5 us sync, 27.5 / 79.8 GB/s; RdS 26 us,
+// 5 us, 37.5 / 63.2 GB/s; SendRecv 13 us, 50 us, 38.8 / 35.2 GB/s; rings used one way. The dp
+// and pp links take dimension 1's calibration. The simulated torus (tpuv4-sim.yaml: AG 60 GB/s,
+// 6 us, 100 us; rings used both ways) checks what the two directions change.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@ namespace meshslice::hw {
 namespace {
 
 const IciModel& ici() {
-  static const Machine m = load_machine(machine_path("tpuv4"));
+  static const Machine m = load_machine(machine_path("tpuv4-cloud"));
   static const IciModel model(m.ici);
   return model;
 }
@@ -20,32 +21,47 @@ const IciModel& ici() {
 constexpr double us = 1e-6;
 
 TEST(IciModel, AllGatherIsLaunchPlusStepsOfSyncAndShard) {
-  // P = 8 on dimension 1, 1 MB shards, half each way: 13 + 7 * (5 + 1e6 / (2 * 79.8e9) s).
+  // P = 8 on dimension 1, 1 MB shards at the ring's rate: 13 + 7 * (5 + 1e6 / 79.8e9 s).
   const CommCost c = ici().all_gather(Ring::dim1, 8, 1e6);
-  EXPECT_NEAR(c.total(), 13 * us + 7 * (5 * us + 1e6 / (2 * 79.8e9)), 1e-12);
+  EXPECT_NEAR(c.total(), 13 * us + 7 * (5 * us + 1e6 / 79.8e9), 1e-12);
   EXPECT_NEAR(c.launch, 13 * us, 1e-15);
   EXPECT_NEAR(c.sync, 35 * us, 1e-15);
-  EXPECT_NEAR(c.transfer, 7 * 1e6 / (2 * 79.8e9), 1e-15);
+  EXPECT_NEAR(c.transfer, 7 * 1e6 / 79.8e9, 1e-15);
   EXPECT_EQ(c.steps, 7);
   EXPECT_DOUBLE_EQ(c.hbm_bytes, 2 * 7 * 1e6);
 }
 
 TEST(IciModel, ReduceScatterUsesItsOwnCalibration) {
   const CommCost c = ici().reduce_scatter(Ring::dim0, 4, 2e6);
-  EXPECT_NEAR(c.total(), 26 * us + 3 * (5 * us + 2e6 / (2 * 37.5e9)), 1e-12);
+  EXPECT_NEAR(c.total(), 26 * us + 3 * (5 * us + 2e6 / 37.5e9), 1e-12);
 }
 
-TEST(IciModel, AUnidirectionalRingHasTheFormulaOfThePaper) {
-  Machine m = load_machine(machine_path("tpuv4"));
+// The all-gather and reduce-scatter rates are whole-ring rates: a ring that uses both
+// directions does not count them again (the bandwidth was counted twice before issue 11). A
+// broadcast splits over the directions: half the buffer each way, over half the hops, each at
+// half the ring's rate.
+TEST(IciModel, TwoDirectionsSplitABroadcastButNotAnAllGather) {
+  Machine m = load_machine(machine_path("tpuv4-sim"));
+  ASSERT_EQ(m.ici.ring_directions, 2);
+  const IciModel both(m.ici);
   m.ici.ring_directions = 1;
   const IciModel one_way(m.ici);
-  EXPECT_NEAR(one_way.all_gather(Ring::dim1, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / 79.8e9),
+  EXPECT_NEAR(both.all_gather(Ring::dim1, 8, 1e6).total(), 100 * us + 7 * (6 * us + 1e6 / 60e9),
               1e-12);
-  // Broadcast: P + D - 1 stages (paper §2.3.3).
-  const LinkParams& ag = m.ici.link(CommKind::all_gather, Ring::dim0);
-  const int d = IciModel::pipeline_packets(15, 4e6, ag);
+  EXPECT_DOUBLE_EQ(both.all_gather(Ring::dim1, 8, 1e6).total(),
+                   one_way.all_gather(Ring::dim1, 8, 1e6).total());
+  // P = 16, 4 MB: each direction streams 2 MB along ceil(15 / 2) = 8 hops at 30 GB/s.
+  const LinkParams direction{100 * us, 6 * us, 30e9};
+  const int d = IciModel::pipeline_packets(8, 2e6, direction);
+  EXPECT_NEAR(both.broadcast(Ring::dim0, 16, 4e6).total(),
+              100 * us + (8 + d) * (6 * us + 2e6 / d / 30e9), 1e-12);
+  // One way: P + D - 1 stages (paper §2.3.3) at the whole rate.
+  const LinkParams ring = m.ici.link(CommKind::all_gather, Ring::dim0);
+  const int d1 = IciModel::pipeline_packets(15, 4e6, ring);
   EXPECT_NEAR(one_way.broadcast(Ring::dim0, 16, 4e6).total(),
-              13 * us + (16 + d - 1) * (5 * us + 4e6 / d / 27.5e9), 1e-12);
+              100 * us + (16 + d1 - 1) * (6 * us + 4e6 / d1 / 60e9), 1e-12);
+  EXPECT_LT(both.broadcast(Ring::dim0, 16, 4e6).total(),
+            one_way.broadcast(Ring::dim0, 16, 4e6).total());
 }
 
 TEST(IciModel, ARingOfOneChipCostsNothing) {
@@ -79,26 +95,26 @@ TEST(IciModel, AllToAllIsPairwiseExchangeRounds) {
 }
 
 TEST(IciModel, BroadcastPipelinesTheOptimalPacketCount) {
-  // P = 16, 4 MB on dimension 0: each direction streams 2 MB along ceil(15 / 2) = 8 hops;
-  // x = 2e6 / 27.5e9 s; D* = sqrt(8 x / 5 us) = 10.8, and D = 11 is the better neighbour.
-  const double x = 2e6 / 27.5e9;
+  // P = 16, 4 MB on dimension 0, one way: 15 hops; x = 4e6 / 27.5e9 s; D* = sqrt(15 x / 5 us)
+  // = 20.9, and D = 21 is the better neighbour.
+  const double x = 4e6 / 27.5e9;
   const LinkParams& ag = ici().params().link(CommKind::all_gather, Ring::dim0);
-  const int d = IciModel::pipeline_packets(8, 2e6, ag);
-  EXPECT_EQ(d, 11);
+  const int d = IciModel::pipeline_packets(15, 4e6, ag);
+  EXPECT_EQ(d, 21);
   const CommCost c = ici().broadcast(Ring::dim0, 16, 4e6);
-  EXPECT_NEAR(c.total(), 13 * us + (8 + 11) * (5 * us + x / 11), 1e-12);
-  EXPECT_EQ(c.steps, 19);
+  EXPECT_NEAR(c.total(), 13 * us + (15 + 21) * (5 * us + x / 21), 1e-12);
+  EXPECT_EQ(c.steps, 36);
   // No other packet count is faster.
   for (int D = 1; D <= 400; ++D)
-    EXPECT_GE(13 * us + (8 + D) * (5 * us + x / D) + 1e-15, c.total()) << "D=" << D;
+    EXPECT_GE(13 * us + (15 + D) * (5 * us + x / D) + 1e-15, c.total()) << "D=" << D;
 }
 
 TEST(IciModel, ReduceUsesTheReduceScatterCalibration) {
-  // P = 8: each direction streams 0.5 MB along 4 hops.
+  // P = 8, one way: 1 MB streamed along 7 hops.
   const LinkParams& rds = ici().params().link(CommKind::reduce_scatter, Ring::dim1);
-  const int d = IciModel::pipeline_packets(4, 0.5e6, rds);
+  const int d = IciModel::pipeline_packets(7, 1e6, rds);
   EXPECT_NEAR(ici().reduce(Ring::dim1, 8, 1e6).total(),
-              26 * us + (4 + d) * (5 * us + 0.5e6 / d / 63.2e9), 1e-12);
+              26 * us + (7 + d) * (5 * us + 1e6 / d / 63.2e9), 1e-12);
 }
 
 TEST(IciModel, OneDimensionalRingBehavesLikeTheConfiguredDimension) {
@@ -131,18 +147,18 @@ TEST(IciModel, AllReduceIsAReduceScatterThenAnAllGatherOfItsShards) {
   EXPECT_EQ(c.transfer, rs.transfer + ag.transfer);
   EXPECT_EQ(c.hbm_bytes, rs.hbm_bytes + ag.hbm_bytes);
   EXPECT_EQ(c.steps, 14);
-  // By hand: RdS 26 us + 7 (5 us + 1e6 / (2 * 63.2e9)), AG 13 us + 7 (5 us + 1e6 / (2 * 79.8e9)).
+  // By hand: RdS 26 us + 7 (5 us + 1e6 / 63.2e9), AG 13 us + 7 (5 us + 1e6 / 79.8e9).
   EXPECT_NEAR(c.launch, 39 * us, 1e-15);
   EXPECT_NEAR(c.sync, 70 * us, 1e-15);
-  EXPECT_NEAR(c.transfer, 7 * 1e6 / (2 * 63.2e9) + 7 * 1e6 / (2 * 79.8e9), 1e-15);
-  EXPECT_NEAR(c.total(), 39 * us + 70 * us + 7e6 / 126.4e9 + 7e6 / 159.6e9, 1e-12);
+  EXPECT_NEAR(c.transfer, 7 * 1e6 / 63.2e9 + 7 * 1e6 / 79.8e9, 1e-15);
+  EXPECT_NEAR(c.total(), 39 * us + 70 * us + 7e6 / 63.2e9 + 7e6 / 79.8e9, 1e-12);
   EXPECT_DOUBLE_EQ(c.hbm_bytes, 7 * 3e6 + 7 * 2e6);  // RdS reads 2, writes 1; AG reads 1, writes 1
   // The same on the pp ring and on a mesh dimension, whose links it goes through.
   EXPECT_DOUBLE_EQ(ici().all_reduce(Ring::dim0, 4, 4e6).total(),
                    ici().reduce_scatter(Ring::dim0, 4, 1e6).total() +
                        ici().all_gather(Ring::dim0, 4, 1e6).total());
   EXPECT_NEAR(ici().all_reduce(Ring::pp, 2, 2e6).total(),
-              39 * us + 10 * us + 1e6 / 126.4e9 + 1e6 / 159.6e9, 1e-12);
+              39 * us + 10 * us + 1e6 / 63.2e9 + 1e6 / 79.8e9, 1e-12);
 }
 
 TEST(IciModel, AllReduceOnOneChipCostsNothing) {
@@ -174,20 +190,20 @@ TEST(IciModel, SendRecvIsOneHopOnThePipelineLink) {
 
 TEST(IciModel, DpAndPpRingsRunEveryOperationOnTheirOwnLinks) {
   // With the shipped calibration they behave like dimension 1 ...
-  EXPECT_NEAR(ici().all_gather(Ring::dp, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / (2 * 79.8e9)),
+  EXPECT_NEAR(ici().all_gather(Ring::dp, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / 79.8e9),
               1e-12);
   EXPECT_NEAR(ici().reduce_scatter(Ring::pp, 4, 2e6).total(),
-              26 * us + 3 * (5 * us + 2e6 / (2 * 63.2e9)), 1e-12);
+              26 * us + 3 * (5 * us + 2e6 / 63.2e9), 1e-12);
   EXPECT_EQ(ici().broadcast(Ring::dp, 16, 4e6).total(), ici().broadcast(Ring::dim1, 16, 4e6).total());
   EXPECT_EQ(ici().reduce(Ring::pp, 8, 1e6).total(), ici().reduce(Ring::dim1, 8, 1e6).total());
   EXPECT_NEAR(ici().shift(Ring::pp, 8, 3, 1e6).total(), 13 * us + 3 * (50 * us + 1e6 / 35.2e9),
               1e-12);
   // ... but read their own link sets: change them and only they change.
-  Machine m = load_machine(machine_path("tpuv4"));
+  Machine m = load_machine(machine_path("tpuv4-cloud"));
   m.ici.kinds[static_cast<int>(CommKind::all_gather)][IciParams::dp_links].bandwidth = 10e9;
   m.ici.kinds[static_cast<int>(CommKind::send_recv)][IciParams::pp_links].sync_s = 1 * us;
   const IciModel changed(m.ici);
-  EXPECT_NEAR(changed.all_gather(Ring::dp, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / 20e9),
+  EXPECT_NEAR(changed.all_gather(Ring::dp, 8, 1e6).total(), 13 * us + 7 * (5 * us + 1e6 / 10e9),
               1e-12);
   EXPECT_NEAR(changed.send_recv(Ring::pp, 1e6).total(), 14 * us + 1e6 / 35.2e9, 1e-12);
   EXPECT_EQ(changed.all_gather(Ring::pp, 8, 1e6).total(), ici().all_gather(Ring::dim1, 8, 1e6).total());

@@ -10,7 +10,7 @@ namespace meshslice::hw {
 namespace {
 
 std::string tpuv4_text() {
-  std::ifstream in(machine_path("tpuv4"));
+  std::ifstream in(machine_path("tpuv4-cloud"));
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -32,9 +32,9 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text.replace(at, from.size(), to);
 }
 
-TEST(Machine, ShippedTpuv4HasThePapersParameters) {
-  const Machine m = load_machine(machine_path("tpuv4"));
-  EXPECT_EQ(m.name, "TPUv4");
+TEST(Machine, ShippedCloudTpuv4HasTheMeasuredParameters) {
+  const Machine m = load_machine(machine_path("tpuv4-cloud"));
+  EXPECT_EQ(m.name, "TPUv4-cloud");
   EXPECT_EQ(m.chip.tensor_cores, 2);
   EXPECT_EQ(m.chip.mxus_per_core, 4);
   EXPECT_DOUBLE_EQ(m.chip.utilization_peak_flops, 272e12);
@@ -48,8 +48,29 @@ TEST(Machine, ShippedTpuv4HasThePapersParameters) {
   EXPECT_DOUBLE_EQ(m.ici.link(CommKind::reduce_scatter, Ring::dim0).launch_s, 26e-6);
   EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim0).sync_s, 50e-6);
   EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim1).bandwidth, 35.2e9);
-  EXPECT_EQ(m.ici.ring_directions, 2);
+  EXPECT_EQ(m.ici.ring_directions, 1);  // Cloud slices use one direction of each link
   EXPECT_TRUE(m.ici.nic_hbm_contention);
+}
+
+TEST(Machine, ShippedSimulatedTorusHasTheAuthorsSimulationConstants) {
+  const Machine m = load_machine(machine_path("tpuv4-sim"));
+  EXPECT_EQ(m.name, "TPUv4-sim");
+  for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv})
+    for (Ring ring : {Ring::dim0, Ring::dim1, Ring::dp, Ring::pp}) {
+      EXPECT_DOUBLE_EQ(m.ici.link(kind, ring).launch_s, 100e-6);
+      EXPECT_DOUBLE_EQ(m.ici.link(kind, ring).sync_s, 6e-6);
+    }
+  for (Ring ring : {Ring::dim0, Ring::dim1, Ring::dp, Ring::pp}) {  // a symmetric torus
+    EXPECT_DOUBLE_EQ(m.ici.link(CommKind::all_gather, ring).bandwidth, 60e9);
+    EXPECT_DOUBLE_EQ(m.ici.link(CommKind::reduce_scatter, ring).bandwidth, 50e9);
+  }
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim0).bandwidth, 38.801e9);
+  EXPECT_DOUBLE_EQ(m.ici.link(CommKind::send_recv, Ring::dim1).bandwidth, 35.224e9);
+  EXPECT_EQ(m.ici.ring_directions, 2);
+  // The same chip as the Cloud description.
+  const Machine cloud = load_machine(machine_path("tpuv4-cloud"));
+  EXPECT_EQ(machine_yaml(Machine{"", "", m.chip, {}}, ""),
+            machine_yaml(Machine{"", "", cloud.chip, {}}, ""));
 }
 
 // `text` with the first `from` after the first `anchor` replaced by `to`.
@@ -63,7 +84,7 @@ std::string replaced_after(std::string text, const std::string& anchor, const st
 }
 
 TEST(Machine, ShippedTpuv4DpAndPpLinksTakeDimensionOnesCalibration) {
-  const Machine m = load_machine(machine_path("tpuv4"));
+  const Machine m = load_machine(machine_path("tpuv4-cloud"));
   for (Ring ring : {Ring::dp, Ring::pp}) {
     const LinkParams& ag = m.ici.link(CommKind::all_gather, ring);
     EXPECT_DOUBLE_EQ(ag.launch_s, 13e-6);
@@ -106,7 +127,7 @@ TEST(Machine, MissingDpOrPpKeyIsNamed) {
   EXPECT_NE(err.find("missing key 'ici.dp_links.all_gather.sync_us'"), std::string::npos) << err;
   // A description written before the dp/pp links existed.
   const std::string text = tpuv4_text();
-  const auto from = text.find("  dp_links:"), to = text.find("  # The simulated torus");
+  const auto from = text.find("  dp_links:"), to = text.find("  # Cloud slices use one direction");
   ASSERT_NE(from, std::string::npos);
   ASSERT_NE(to, std::string::npos);
   err = error_of(text.substr(0, from) + text.substr(to));

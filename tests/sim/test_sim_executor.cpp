@@ -15,14 +15,14 @@ namespace meshslice::sim {
 namespace {
 
 const hw::MachineModel& tpuv4() {
-  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
+  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4-sim")));
   return model;
 }
 
 // The same machine with NIC/HBM contention off, for exact hand computations.
 const hw::MachineModel& tpuv4_quiet() {
   static const hw::MachineModel model = [] {
-    hw::Machine m = hw::load_machine(hw::machine_path("tpuv4"));
+    hw::Machine m = hw::load_machine(hw::machine_path("tpuv4-sim"));
     m.ici.nic_hbm_contention = false;
     return hw::MachineModel(m);
   }();

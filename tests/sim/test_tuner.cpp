@@ -22,7 +22,7 @@ namespace meshslice::tune {
 namespace {
 
 const hw::MachineModel& tpuv4() {
-  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4")));
+  static const hw::MachineModel model(hw::load_machine(hw::machine_path("tpuv4-sim")));
   return model;
 }
 

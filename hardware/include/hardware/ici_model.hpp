@@ -3,26 +3,30 @@
 // four full-duplex links, and every row and column of the mesh is a ring (plus the data- and
 // pipeline-parallel rings, on links of their own). Each direction of a ring carries one
 // operation at a time (the caller, sim::SimExecutor, serializes them: a shift occupies the
-// direction it travels, a ring collective both); the rings proceed in parallel. Each cost is split the way the MeshSlice paper's Fig. 10 breaks
-// communication down: launch, synchronization and transfer. With d = ring_directions (2 on the
-// TPUv4 torus) and a link direction's bandwidth bw for the operation's kind and dimension:
+// direction it travels, a ring collective both); the rings proceed in parallel. Each cost is
+// split the way the MeshSlice paper's Fig. 10 breaks communication down: launch,
+// synchronization and transfer. The bandwidths are those of the machine description:
+// bw_ring for an all-gather or reduce-scatter is the collective's measured rate on the whole
+// ring (a step moves a shard in shard_bytes / bw_ring, over both link directions where the
+// ring uses both: the MeshSlice authors' cost model, "bidirectional", counted once), and
+// bw_link for a SendRecv is one link direction's rate. d = ring_directions (2 on a torus of
+// full-duplex links, 1 on a ring used one way).
 //
 //  * AllGather / ReduceScatter on a ring of P chips (paper §3.2.2, Fig. 3 right): P-1 steps,
-//    each moving every chip's shard to a neighbour -- half of it each way round when d = 2 --
-//    and synchronizing neighbours:
-//        t_launch + (P-1) * (t_sync + shard_bytes / (d bw))
-//  * Broadcast / reduce (SUMMA, paper §2.3.3, Fig. 3 left): the buffer (half of it each way
-//    when d = 2) is streamed in D packets along a path of L = ceil((P-1)/d) hops, i.e. over
-//    L + D pipeline stages (P + D - 1 for d = 1, as the paper writes it), each a
-//    synchronization plus one packet time:
-//        t_launch + (L + D) * (t_sync + bytes / (d D bw))
+//    each moving every chip's shard to a neighbour and synchronizing neighbours:
+//        t_launch + (P-1) * (t_sync + shard_bytes / bw_ring)
+//  * Broadcast / reduce (SUMMA, paper §2.3.3, Fig. 3 left): the buffer is split over the d
+//    directions, each streaming its share at bw_ring / d in D packets along a path of
+//    L = ceil((P-1)/d) hops, i.e. over L + D pipeline stages (P + D - 1 for d = 1, as the paper
+//    writes it), each a synchronization plus one packet time:
+//        t_launch + (L + D) * (t_sync + bytes / (D bw_ring))
 //    with the all-gather (broadcast) or reduce-scatter (reduce) parameters. D is the packet
 //    count that minimizes this time, as a tuned library would pick it, so SUMMA's
 //    synchronization cost is not overstated.
-//  * SendRecv shift (Cannon, Wang): every chip of the ring sends its buffer d chips along, all
-//    of it one way: h = min(d mod P, P - d mod P) hops the shorter way round, and since every
+//  * SendRecv shift (Cannon, Wang): every chip of the ring sends its buffer s chips along, all
+//    of it one way: h = min(s mod P, P - s mod P) hops the shorter way round, and since every
 //    chip sends at once each link carries h buffers:
-//        t_launch + h * (t_sync + bytes / bw)
+//        t_launch + h * (t_sync + bytes / bw_link)
 //  * AllReduce (dp gradient sync): bandwidth-optimal ring all-reduce of a buffer of B bytes,
 //    a reduce-scatter of shards B/P followed by an all-gather of them -- the sum of those two
 //    costs, 2 (P-1) steps.
@@ -32,7 +36,7 @@
 //    those P-1 shift costs.
 //  * SendRecv (pp stage link): one point-to-point transfer of B bytes to the neighbouring chip,
 //    one hop, one direction, with the send_recv parameters:
-//        t_launch + t_sync + bytes / bw
+//        t_launch + t_sync + bytes / bw_link
 //
 // The rings are those of hw::Ring: the two mesh dimensions, the 1D ring (which takes one mesh
 // dimension's calibration), and the data- and pipeline-parallel rings on their own links

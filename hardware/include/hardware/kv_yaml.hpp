@@ -29,7 +29,7 @@ struct KvEntry {
 // Dotted key -> entry. Sections (keys without a value) are not entries themselves.
 using KvMap = std::map<std::string, KvEntry>;
 
-// Parses `text`; `source` names it in error messages ("tpuv4.yaml:12: ...").
+// Parses `text`; `source` names it in error messages ("tpuv4-sim.yaml:12: ...").
 KvMap parse_kv_yaml(const std::string& text, const std::string& source);
 
 // The items of a flow list "[a, b, c]" (trimmed); a scalar is a one-item list.

@@ -1,7 +1,7 @@
 #pragma once
 // A machine description: the parameters of one accelerator chip and of the inter-chip
 // interconnect (ICI) of a 2D torus of such chips, in SI units. Loaded from a file such as
-// hardware/machines/tpuv4.yaml, where every value is documented with its source.
+// hardware/machines/tpuv4-sim.yaml, where every value is documented with its source.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -41,11 +41,13 @@ enum class CommKind { all_gather = 0, reduce_scatter = 1, send_recv = 2 };
 const char* comm_kind_name(CommKind kind);  // "all_gather", "reduce_scatter", "send_recv"
 
 // One kind of operation on the rings of one link set (a mesh dimension, or the dp/pp links):
-// cost = launch + steps * (sync + bytes / (directions * bandwidth)).
+// cost = launch + steps * (sync + bytes / bandwidth) (hw::IciModel).
 struct LinkParams {
   double launch_s = 0;   // per operation
   double sync_s = 0;     // per step (every step synchronizes neighbouring chips)
-  double bandwidth = 0;  // bytes/s of one link direction for this kind of operation
+  // bytes/s: for all-gather and reduce-scatter the collective's rate on the whole ring (a shard
+  // per step, over every direction the ring uses); for send_recv one link direction's rate.
+  double bandwidth = 0;
 };
 
 // Which ring an operation runs on: the rings along mesh dimension 0 (a mesh column; the
@@ -60,8 +62,9 @@ struct IciParams {
   enum LinkSet { mesh_dim0 = 0, mesh_dim1 = 1, dp_links = 2, pp_links = 3, link_sets = 4 };
 
   std::array<std::array<LinkParams, link_sets>, 3> kinds{};  // [CommKind][LinkSet]
-  // Link directions a ring collective streams over at once: 2 on full-duplex torus links (half
-  // of every shard travels each way round), 1 on a unidirectional ring.
+  // Link directions a ring uses at once: 2 on full-duplex torus links, 1 on a ring used one
+  // way. A broadcast or reduce splits its buffer over them (each at its share of the ring's
+  // rate, over half the hops); the all-gather and reduce-scatter rates already include them.
   int ring_directions = 2;
   int ring1d_like_dim = 1;         // the 1D ring's links behave like this mesh dimension's
   bool nic_hbm_contention = false;  // the NIC's HBM traffic slows HBM-bound GEMM phases
@@ -98,7 +101,7 @@ Machine load_machine(const std::string& path);
 // The description's text, which parse_machine reads back to the same values (up to 9
 // significant digits); `comment` heads it as # lines (where the values came from).
 std::string machine_yaml(const Machine& machine, const std::string& comment);
-// A shipped machine by name ("tpuv4" -> hardware/machines/tpuv4.yaml of the source tree this
+// A shipped machine by name ("tpuv4-sim" -> hardware/machines/tpuv4-sim.yaml of the source tree this
 // library was built from), or any path (contains '/' or ends in .yaml) as given.
 std::string machine_path(const std::string& name_or_path);
 

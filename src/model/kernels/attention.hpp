@@ -21,66 +21,12 @@
 #include "core/fast_exp.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
-#include "gemm/caller_work.hpp"
+#include "gemm/block_work.hpp"
 
 namespace meshslice {
 
 template <class T>
 using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;  // [pair][row][col]
-
-struct AttentionShape {
-  std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
-  std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
-
-  // Rows per causal block: eight blocks (56% of the dense work) of at least 32 rows, so each
-  // GEMM stays large enough for BLAS to run near its peak.
-  std::size_t block_rows() const { return std::min(len, std::max<std::size_t>(32, (len + 7) / 8)); }
-  std::size_t blocks() const { return (len + block_rows() - 1) / block_rows(); }
-  std::size_t block_end(std::size_t i) const { return std::min(len, (i + 1) * block_rows()); }
-  // Offset of block i's first probability within its pair (blocks before i are all full).
-  KOKKOS_INLINE_FUNCTION static std::size_t block_offset(std::size_t b, std::size_t i) {
-    return b * b * i * (i + 1) / 2;
-  }
-  std::size_t pair_elements() const {
-    const std::size_t last = blocks() - 1;
-    return block_offset(block_rows(), last) + (len - last * block_rows()) * len;
-  }
-  std::size_t saved_elements() const { return pairs() * pair_elements(); }
-
-  // What LocalAttention's passes cost (gemm/caller_work.hpp): their block GEMMs, and the
-  // elements their packing, softmax and unpacking kernels read and write.
-  LocalWork forward_work() const {
-    LocalWork w;
-    for (std::size_t i = 0; i < blocks(); ++i) {
-      const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
-      w.gemms.push_back({pairs(), rows, keys, dim});  // scores = q k^T
-      w.gemms.push_back({pairs(), rows, dim, keys});  // o = p v
-    }
-    // Pack q, k, v; the softmax over p in place; unpack o.
-    w.elements = 6 * shard_elements() + 2.0 * saved_elements() + 2 * shard_elements();
-    return w;
-  }
-  LocalWork backward_work() const {
-    LocalWork w;
-    for (std::size_t i = blocks(); i-- > 0;) {
-      const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
-      const bool add = i + 1 < blocks();  // key rows gather from every later query block
-      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dv (+)= p^T do
-      w.gemms.push_back({pairs(), rows, keys, dim});        // ds = do v^T
-      w.gemms.push_back({pairs(), rows, dim, keys});        // dq = ds k
-      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dk (+)= ds^T q
-    }
-    // Pack q, k, v and da; the softmax gradient (reads p, ds, da and a, writes ds); unpack dq,
-    // dk, dv.
-    w.elements = 8 * shard_elements() + 3.0 * saved_elements() + 2 * shard_elements() +
-                 6 * shard_elements();
-    return w;
-  }
-
- private:
-  // Elements of one chip's attention output shard (a third of its q, k, v).
-  double shard_elements() const { return static_cast<double>(seqs * len * heads * dim); }
-};
 
 template <class T>
 class LocalAttention {

@@ -1,0 +1,34 @@
+#include "gemm/block_work.hpp"
+
+namespace meshslice {
+
+namespace {
+
+void add(LocalWork& to, const LocalWork& work) {
+  to.gemms.insert(to.gemms.end(), work.gemms.begin(), work.gemms.end());
+  to.elements += work.elements;
+}
+
+}  // namespace
+
+BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
+                            double ffn) {
+  using namespace kernel_work;
+  const double n = tokens * hidden;
+  BlockWork w;
+  for (int norm = 0; norm < 2; ++norm) {
+    add(w.forward, rmsnorm_sums(n));
+    add(w.forward, rmsnorm_apply(n));
+    add(w.forward, residual(n, true));
+    add(w.backward, rmsnorm_backward_partials(n));
+    add(w.backward, rmsnorm_backward_apply(n));
+    add(w.backward, residual(n, false));
+  }
+  add(w.forward, attention.forward_work());
+  add(w.forward, gelu(ffn));
+  add(w.backward, attention.backward_work());
+  add(w.backward, gelu_backward(ffn));
+  return w;
+}
+
+}  // namespace meshslice

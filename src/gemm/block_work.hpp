@@ -1,0 +1,104 @@
+#pragma once
+// What the non-GEMM-library work of a transformer block costs on one chip, as LocalWork
+// (gemm/caller_work.hpp): the training driver's kernels report these figures to its executor
+// (model/transformer_impl.hpp), and the emulator's end-to-end time of a block adds them to the
+// FC GEMMs (sim/non_fc_work.hpp), so both count the same work.
+//
+// Attention (model/kernels/attention.hpp) runs on a chip's `seqs` whole sequences of `len`
+// tokens and `heads` whole heads of `dim`, with no communication. Causal rows: query row block
+// I (rows [I b, I b + b)) only sees keys [0, end_I), end_I = min(len, (I + 1) b), so each
+// (sequence, head) pair's products are GEMMs on row block I against the first end_I keys, about
+// half the dense work; the probabilities p are kept per pair as those row blocks.
+#include <Kokkos_Macros.hpp>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "gemm/caller_work.hpp"
+
+namespace meshslice {
+
+struct AttentionShape {
+  std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
+  std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
+
+  // Rows per causal block: eight blocks (56% of the dense work) of at least 32 rows, so each
+  // GEMM stays large enough for BLAS to run near its peak.
+  std::size_t block_rows() const { return std::min(len, std::max<std::size_t>(32, (len + 7) / 8)); }
+  std::size_t blocks() const { return (len + block_rows() - 1) / block_rows(); }
+  std::size_t block_end(std::size_t i) const { return std::min(len, (i + 1) * block_rows()); }
+  // Offset of block i's first probability within its pair (blocks before i are all full).
+  KOKKOS_INLINE_FUNCTION static std::size_t block_offset(std::size_t b, std::size_t i) {
+    return b * b * i * (i + 1) / 2;
+  }
+  std::size_t pair_elements() const {
+    const std::size_t last = blocks() - 1;
+    return block_offset(block_rows(), last) + (len - last * block_rows()) * len;
+  }
+  std::size_t saved_elements() const { return pairs() * pair_elements(); }
+
+  // What LocalAttention's passes cost (gemm/caller_work.hpp): their block GEMMs, and the
+  // elements their packing, softmax and unpacking kernels read and write.
+  LocalWork forward_work() const {
+    LocalWork w;
+    for (std::size_t i = 0; i < blocks(); ++i) {
+      const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
+      w.gemms.push_back({pairs(), rows, keys, dim});  // scores = q k^T
+      w.gemms.push_back({pairs(), rows, dim, keys});  // o = p v
+    }
+    // Pack q, k, v; the softmax over p in place; unpack o.
+    w.elements = 6 * shard_elements() + 2.0 * saved_elements() + 2 * shard_elements();
+    return w;
+  }
+  LocalWork backward_work() const {
+    LocalWork w;
+    for (std::size_t i = blocks(); i-- > 0;) {
+      const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
+      const bool add = i + 1 < blocks();  // key rows gather from every later query block
+      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dv (+)= p^T do
+      w.gemms.push_back({pairs(), rows, keys, dim});        // ds = do v^T
+      w.gemms.push_back({pairs(), rows, dim, keys});        // dq = ds k
+      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dk (+)= ds^T q
+    }
+    // Pack q, k, v and da; the softmax gradient (reads p, ds, da and a, writes ds); unpack dq,
+    // dk, dv.
+    w.elements = 8 * shard_elements() + 3.0 * saved_elements() + 2 * shard_elements() +
+                 6 * shard_elements();
+    return w;
+  }
+
+ private:
+  // Elements of one chip's attention output shard (a third of its q, k, v).
+  double shard_elements() const { return static_cast<double>(seqs * len * heads * dim); }
+};
+
+// The element-wise kernels of a block (model/kernels), as the elements each reads plus writes
+// for a shard of n elements.
+namespace kernel_work {
+inline LocalWork rmsnorm_sums(double n) { return LocalWork::streaming(n); }  // reads x
+inline LocalWork rmsnorm_apply(double n) { return LocalWork::streaming(2 * n); }  // x -> h
+// Reads dh and x; the row dot products and the gain's partial gradient are small.
+inline LocalWork rmsnorm_backward_partials(double n) { return LocalWork::streaming(2 * n); }
+// Reads dh, x (and rinv, gain: small), writes dx; adds a gain gradient of `gain` elements into
+// the accumulated one when accumulating micro-batches.
+inline LocalWork rmsnorm_backward_apply(double n, double gain = 0) {
+  return LocalWork::streaming(4 * n + 3 * gain);
+}
+// out = x (a copy: reads and writes n), then out += delta (reads both, writes the sum).
+inline LocalWork residual(double n, bool add) { return LocalWork::streaming(add ? 5 * n : 2 * n); }
+inline LocalWork gelu(double n) { return LocalWork::streaming(2 * n); }           // z -> u
+inline LocalWork gelu_backward(double n) { return LocalWork::streaming(3 * n); }  // du, z -> dz
+}  // namespace kernel_work
+
+// One block's step on a chip, outside its FC GEMMs: per pass, the kernels model/transformer
+// runs (forward: two RMSNorms, attention, GeLU, two residual adds; backward: GeLU's and
+// attention's gradients, the residual paths' copies, two RMSNorm gradients). `tokens` and
+// `hidden` are the chip's shard of the residual stream (tokens x hidden), `ffn` its elements of
+// the feed-forward's hidden activations.
+struct BlockWork {
+  LocalWork forward, backward;
+};
+BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
+                            double ffn);
+
+}  // namespace meshslice

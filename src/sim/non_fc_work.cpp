@@ -1,0 +1,31 @@
+#include "sim/non_fc_work.hpp"
+
+#include "core/errors.hpp"
+#include "gemm/block_work.hpp"
+#include "sim/sim_executor.hpp"
+
+namespace meshslice::sim {
+
+NonFcTime non_fc_time(const hw::MachineModel& machine, const LlmSpec& llm, std::size_t tokens,
+                      std::size_t sequence, int rows, int cols) {
+  NonFcTime t;
+  const std::size_t sequences = tokens / sequence, heads = static_cast<std::size_t>(llm.heads);
+  if (sequences % rows || heads % cols) {
+    t.why_not = concat(sequences, " sequences over ", rows, " rows or ", heads, " heads over ",
+                       cols, " columns do not split whole");
+    return t;
+  }
+  const AttentionShape attention{sequences / rows, sequence, heads / cols, llm.hidden / heads};
+  const double chip_tokens = static_cast<double>(attention.seqs * sequence);
+  const double chip_hidden = static_cast<double>(llm.hidden / cols);
+  const BlockWork work =
+      block_non_fc_work(attention, chip_tokens, chip_hidden, 4 * chip_hidden * chip_tokens);
+  SimExecutor chip(machine, rows, cols);
+  chip.local_work("non_fc_forward", work.forward);
+  chip.local_work("non_fc_backward", work.backward);
+  t.seconds = chip.now();
+  t.flops = work.forward.flops() + work.backward.flops();
+  return t;
+}
+
+}  // namespace meshslice::sim
