@@ -4,42 +4,58 @@
 // partial GEMM of the data already at hand; the collective of the other direction stays a plain,
 // non-overlapped collective (the prologue or epilogue of the paper's timeline).
 //
-// Which direction is decomposed: always the all-gather that feeds the GEMM.
+// Which direction is decomposed: the col ring's collective in every dataflow, as in the MeshSlice
+// authors' code (hwnam831/meshslice, TensorParallel.py: Wang_OS, Wang_LS).
 //   OS  C = A B:    A circulates on the col ring (Pc steps); B is all-gathered on the row ring
 //                   before the loop.
-//   LS  C = A B^T:  B circulates on the row ring (Pr steps); the M/Pr x N partial product is
-//                   reduce-scattered on the col ring after the loop.
+//   LS  C = A B^T:  B is all-gathered on the row ring before the loop; the reduce-scatter of the
+//                   M/Pr x N partial product on the col ring is decomposed into running sums
+//                   that circulate (Pc steps), the authors' Wang_LS.
 //   RS  C = A^T B:  A circulates on the col ring (Pc steps); the M x N/Pc partial product is
 //                   reduce-scattered on the row ring after the loop.
-// Why the all-gather: a decomposed all-gather is pure data movement (the blocks travel unchanged)
-// and every step's GEMM reads only data that has already arrived, so the shift of step t+1 runs
-// under the GEMM of step t. A decomposed reduce-scatter instead passes a running sum around the
-// ring, and each step must add its partial product to the sum it has just received; with GEMM as
-// the only arithmetic the executor offers, that GEMM would have to wait for the incoming sum,
-// serialising exactly what should overlap. In OS, where both collectives are all-gathers, the col
-// ring's A is decomposed: A carries M, the token dimension of a transformer FC layer, which is
-// normally the larger operand and so the traffic most worth hiding (and RS decomposes the same
-// ring).
+// The col ring's collective is the one that carries M, the token dimension of a transformer FC
+// layer (A's M/Pr x K/Pc blocks in OS and RS, C's M/Pr x N/Pc partial sums in LS), normally the
+// largest in training, so its traffic is the one most worth hiding. Not always in LS, whose row
+// ring moves the weights' N/Pr x K/Pc blocks, the larger when K > M (the paper deck's strong
+// scaling at 256 chips, where Wang LS takes up to 1.5x as long as with B's all-gather
+// decomposed instead); LS follows the authors all the same, as the baseline they compared with.
+//
+// Decomposed all-gather (OS, RS: `circulate`): pure data movement, the blocks travel unchanged and
+// every step's GEMM reads only data that has already arrived, so the shift of step it+1 runs
+// under the GEMM of step it.
+// Decomposed reduce-scatter (LS: `circulate_sums`): a running sum of each output block travels
+// round the ring and every chip it visits adds its partial product. The GEMM of iteration it
+// writes a fresh buffer (beta 0) and so needs nothing from the wire: it runs while the running
+// sum of iteration it-1 travels; then the chip waits for that sum, adds it (an unslice with
+// beta 1) and sends the total on. Only the add sits between the arrival and the next shift, and
+// the last sums land on the chips that own them, which write them into C with beta.
 //
 // S is the loop iteration count after Wang's loop unrolling (the paper's §5 sets it to MeshSlice's
 // S): it must divide the ring size R, and every iteration multiplies a window of g = R/S blocks in
-// one GEMM. The window that starts on chip r holds the blocks of chips r, r-S, ..., r-(g-1)S; it
-// is assembled once by g-1 concurrent shifts (the non-overlapped prologue of unrolling), after
-// which the whole window moves one hop per iteration, so iteration `it` on chip r works on blocks
-// (r - it - mS) mod R, m < g, and the S windows cover every block exactly once.
-// Two-way: as Wang et al. and the authors' code do (x_lo up, x_hi down), each block travels as
-// two halves, the first half forward round the ring and the second backward, with a GEMM per
-// half-window: every shift carries half the bytes and the ring's two link directions work at
-// once. A block whose extent is odd cannot be halved and travels whole, one way.
-//   S = R: classic Wang, one block per step, no prologue.
-//   S = 1: nothing is left to overlap, and the decomposed direction is a plain all-gather: Wang is
-//          then exactly the Collective 2D GEMM, as MeshSlice is at S = 1.
+// one GEMM.
+//   All-gather: the window that starts on chip r holds the blocks of chips r, r-S, ..., r-(g-1)S;
+//   it is assembled once by g-1 concurrent shifts (the non-overlapped prologue of unrolling),
+//   after which the whole window moves one hop per iteration, so iteration `it` on chip r works
+//   on blocks (r - it - mS) mod R, m < g, and the S windows cover every block exactly once.
+//   Reduce-scatter, its mirror image: the window of running sums that ends on chip r holds the
+//   blocks of chips r, r+S, ..., r+(g-1)S; it starts S-1 hops before r, so iteration `it` on chip
+//   r works on the window that ends on r' = r + S-1-it, and after the loop position m holds the
+//   sum over S consecutive chips of block r + mS. An epilogue of g-1 concurrent shifts sends
+//   each position m to its owner, which adds the g pieces it then holds into C.
+// Two-way: as Wang et al. and the authors' code do (x_lo up, x_hi down; y_lo up, y_hi down),
+// each block travels as two halves, the first half forward round the ring as above and the
+// second backward (the same formulas with the signs of it, S-1-it and mS flipped), with a GEMM
+// per half-window: every shift carries half the bytes and the ring's two link directions work
+// at once. A block whose extent is odd cannot be halved and travels whole, one way.
+//   S = R: classic Wang, one block per step, no prologue or epilogue.
+//   S = 1: nothing is left to overlap, and the decomposed collective is a plain all-gather or
+//          reduce-scatter: Wang is then exactly the Collective 2D GEMM, as MeshSlice is at S = 1.
 // The block size B of MeshSlice's slicing means nothing here and is ignored.
 //
-// The window's blocks are not in global order, so the matching rows of the other operand (OS) or
-// the matching blocks of the partial product (LS, RS) are gathered/scattered with slice/unslice
-// copies of whole blocks: local HBM traffic of about one operand per GEMM, done while the next
-// shift is in flight.
+// The window's blocks are not in global order, so the matching rows of the other operand (OS,
+// LS) or the matching blocks of the partial product (RS) are gathered/scattered with
+// slice/unslice copies of whole blocks: local HBM traffic of about one operand per GEMM, done
+// while the next shift is in flight.
 #include <array>
 #include <vector>
 
@@ -58,6 +74,10 @@ namespace wang_detail {
 // and the authors' code: x_lo up, x_hi down), which halves every shift and uses both directions
 // of the ring's links at once: whenever there is a loop (S > 1) and the block splits in two.
 inline bool two_way(int S, std::size_t extent) { return S > 1 && extent % 2 == 0; }
+
+// The extent along the circulated dimension of one piece of a block of extent e (a window holds
+// g of them).
+inline std::size_t piece_extent(int S, std::size_t e) { return two_way(S, e) ? e / 2 : e; }
 
 // A window of circulated data: at position m along the circulated dimension, piece blocks[m] of
 // the operand cut into `parts` pieces of `extent` (blocks, or half-blocks when two-way).
@@ -109,8 +129,44 @@ void scatter_blocks(Exec& ex, const typename Exec::Mat& from, const typename Exe
   }
 }
 
-// One circulating stream: `local` (a block, or half of one) travelling `way` (+1 or -1) round
-// the ring, one window of g pieces per iteration.
+// What the decomposed all-gather and reduce-scatter share: the ring (R chips, this one at r),
+// the unrolled loop (S iterations over windows of g = R/S pieces), whether the blocks travel as
+// two halves, and the shapes of a piece and of a window, for blocks of `extent` along `dim` and
+// `across` along the other dimension.
+struct RingLoop {
+  int R = 1, r = 0, g = 1, halves = 1;
+  std::size_t pe = 0;  // a piece's extent along dim (a block, or half of one)
+  std::size_t piece_rows = 0, piece_cols = 0, win_rows = 0, win_cols = 0;
+
+  template <class Exec>
+  RingLoop(Exec& ex, Axis axis, MatrixDim dim, std::size_t extent, std::size_t across, int S)
+      : R(ex.size(axis)), r(ex.coord(axis)), g(R / S), halves(two_way(S, extent) ? 2 : 1),
+        pe(piece_extent(S, extent)) {
+    const bool by_cols = dim == MatrixDim::cols;
+    piece_rows = by_cols ? across : pe;
+    piece_cols = by_cols ? pe : across;
+    win_rows = by_cols ? across : g * pe;
+    win_cols = by_cols ? g * pe : across;
+  }
+
+  // The stream carrying half h travels forward (h = 0) or backward (h = 1) round the ring.
+  static int way(int h) { return h == 0 ? 1 : -1; }
+  int ring_rank(int x) const { return (x % R + R) % R; }
+
+  // The window over `data` whose position m holds half h of block (base + stride m) mod R (block
+  // b being ring rank b's share; half h of it piece halves b + h of halves R).
+  template <class Mat>
+  Window<Mat> window(const Mat& data, int base, int stride, int h) const {
+    Window<Mat> w{data, std::vector<int>(g), R * halves, pe};
+    for (int m = 0; m < g; ++m) w.blocks[m] = halves * ring_rank(base + stride * m) + h;
+    return w;
+  }
+};
+
+// One circulating stream, travelling `way` (+1 or -1) round the ring, one window of g pieces
+// per iteration: in circulate, `local` (a block, or half of one), `current` being the window at
+// hand and `spare` the receive buffers; in circulate_sums, running sums, `current` being the
+// receive buffer and `spare` the buffers the partial products are written into.
 template <class Exec>
 struct Stream {
   using Mat = typename Exec::Mat;
@@ -130,59 +186,52 @@ template <class Exec, class Step>
 void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim dim, int S,
                Step&& step) {
   using Mat = typename Exec::Mat;
-  const int R = ex.size(axis), r = ex.coord(axis), g = R / S;
   const bool by_cols = dim == MatrixDim::cols;
-  const std::size_t e = by_cols ? local.extent(1) : local.extent(0);
+  const RingLoop L(ex, axis, dim, local.extent(by_cols ? 1 : 0), local.extent(by_cols ? 0 : 1),
+                   S);
+  const int g = L.g, halves = L.halves;
 
   if (S == 1) {  // a single window of every block: the plain all-gather, in ring order
-    const Mat all = ex.alloc(by_cols ? local.extent(0) : R * e, by_cols ? R * e : local.extent(1),
-                             "wang_gathered");
+    const Mat all = ex.alloc(L.win_rows, L.win_cols, "wang_gathered");
     ex.wait(ex.start_all_gather(axis, local, all, dim));
-    Window<Mat> w{all, std::vector<int>(R), R, e};
-    for (int m = 0; m < R; ++m) w.blocks[m] = m;
-    step(0, w);
+    step(0, L.window(all, 0, 1, 0));
     return;
   }
 
-  const int halves = two_way(S, e) ? 2 : 1;
-  const std::size_t pe = e / halves;  // a piece's extent along dim
-  const std::size_t piece_rows = by_cols ? local.extent(0) : pe;
-  const std::size_t piece_cols = by_cols ? pe : local.extent(1);
-  const std::size_t win_rows = by_cols ? piece_rows : g * pe;
-  const std::size_t win_cols = by_cols ? g * pe : piece_cols;
   std::array<Stream<Exec>, 2> streams;
   for (int h = 0; h < halves; ++h) {
     Stream<Exec>& st = streams[h];
-    st.way = h == 0 ? 1 : -1;
+    st.way = RingLoop::way(h);
     st.half = h;
     Mat own = local;
     if (halves == 2) {
-      own = ex.alloc(piece_rows, piece_cols, "wang_half");
-      ex.slice(local, own, dim, block_of(2, h, pe));
+      own = ex.alloc(L.piece_rows, L.piece_cols, "wang_half");
+      ex.slice(local, own, dim, block_of(2, h, L.pe));
     }
     // Prologue of the unrolled loop: window position m <- the piece of ring rank r - way m S.
     Mat first = own;
     if (g > 1) {
-      first = ex.alloc(win_rows, win_cols, "wang_window");
+      first = ex.alloc(L.win_rows, L.win_cols, "wang_window");
       std::vector<Mat> pieces(g);
       std::vector<typename Exec::OpId> ops(g);
       for (int m = 1; m < g; ++m) {
-        pieces[m] = ex.alloc(piece_rows, piece_cols, "wang_prologue_piece");
+        pieces[m] = ex.alloc(L.piece_rows, L.piece_cols, "wang_prologue_piece");
         ops[m] = ex.start_shift(axis, own, pieces[m], st.way * m * S);
       }
-      ex.unslice(own, first, dim, block_of(g, 0, pe));
+      ex.unslice(own, first, dim, block_of(g, 0, L.pe));
       for (int m = 1; m < g; ++m) {
         ex.wait(ops[m]);
-        ex.unslice(pieces[m], first, dim, block_of(g, m, pe));
+        ex.unslice(pieces[m], first, dim, block_of(g, m, L.pe));
       }
     }
     // Iteration it receives into spare[it % 2]. The window read at it is `first` (it = 0) or
     // spare[(it-1) % 2], never the receive buffer; `first` is reused as spare[1] once the shift
     // and step of iteration 0 are done with it, unless it is the caller's `local`.
     st.current = first;
-    st.spare[0] = ex.alloc(win_rows, win_cols, "wang_window");
+    st.spare[0] = ex.alloc(L.win_rows, L.win_cols, "wang_window");
     if (S > 2)
-      st.spare[1] = (g > 1 || halves == 2) ? first : ex.alloc(win_rows, win_cols, "wang_window");
+      st.spare[1] =
+          (g > 1 || halves == 2) ? first : ex.alloc(L.win_rows, L.win_cols, "wang_window");
   }
   for (int it = 0; it < S; ++it) {
     const bool shifting = it + 1 < S;
@@ -192,11 +241,8 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
     }
     for (int h = 0; h < halves; ++h) {
       const Stream<Exec>& st = streams[h];
-      const int origin = ((r - st.way * it) % R + R) % R;  // the chip this window started on
-      Window<Mat> w{st.current, std::vector<int>(g), R * halves, pe};
-      for (int m = 0; m < g; ++m)
-        w.blocks[m] = halves * (((origin - st.way * m * S) % R + R) % R) + st.half;
-      step(it, w);
+      // The window that started on chip r - way it: position m came from r - way (it + m S).
+      step(it, L.window(st.current, L.r - st.way * it, -st.way * S, st.half));
     }
     if (!shifting) continue;
     for (int h = 0; h < halves; ++h) {
@@ -206,9 +252,107 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
   }
 }
 
-// The extent along the circulated dimension of one piece of a block of extent e (a window holds
-// g of them).
-inline std::size_t piece_extent(int S, std::size_t e) { return two_way(S, e) ? e / 2 : e; }
+// The decomposed reduce-scatter into `out` along `dim` on `axis` (the authors' Wang_LS):
+// out = the ring's sum of every chip's partial product of out's blocks + beta out. Calls
+// step(it, window) for it = 0..S-1 and each stream -- the blocks, or their two halves whose
+// running sums travel opposite ways -- and step must write into window.data (beta 0) this chip's
+// partial product of piece window.blocks[m] at position m along `dim` (block b being ring rank
+// b's shard of out; half h of block b being piece 2b + h of 2R). While step `it` runs, the
+// running sums of it-1 are in flight; then each stream adds the sums it receives to the partial
+// products and sends them on. Step writes into spare[it % 2], the shift of it-1 reads the other
+// one and writes `current`, which is read only after it has arrived.
+template <class Exec, class Step>
+void circulate_sums(Exec& ex, Axis axis, const typename Exec::Mat& out, MatrixDim dim, int S,
+                    double beta, Step&& step) {
+  using Mat = typename Exec::Mat;
+  const bool by_cols = dim == MatrixDim::cols;
+  const RingLoop L(ex, axis, dim, out.extent(by_cols ? 1 : 0), out.extent(by_cols ? 0 : 1), S);
+  const int g = L.g, halves = L.halves;
+
+  if (S == 1) {  // a single window of every block: the plain reduce-scatter, in ring order
+    const Mat partial = ex.alloc(L.win_rows, L.win_cols, "wang_c_partial");
+    step(0, L.window(partial, 0, 1, 0));
+    ex.wait(ex.start_partial_reduce_scatter(axis, partial, out, dim, {1, 0, 1}, beta));
+    return;
+  }
+
+  std::array<Stream<Exec>, 2> streams;
+  for (int h = 0; h < halves; ++h) {
+    Stream<Exec>& st = streams[h];
+    st.way = RingLoop::way(h);
+    st.half = h;
+    st.current = ex.alloc(L.win_rows, L.win_cols, "wang_sum_received");
+    for (Mat& sum : st.spare) sum = ex.alloc(L.win_rows, L.win_cols, "wang_sum");
+  }
+  // x = received + x over a whole window: the blocked slicing with one slice of one block.
+  const SliceSpec whole = block_of(1, 0, g * L.pe);
+  for (int it = 0; it < S; ++it) {
+    // The window that ends on chip r + way (S-1-it): position m is block r' + way m S there.
+    for (int h = 0; h < halves; ++h) {
+      const Stream<Exec>& st = streams[h];
+      step(it, L.window(st.spare[it % 2], L.r + st.way * (S - 1 - it), st.way * S, st.half));
+    }
+    for (int h = 0; h < halves && it > 0; ++h) {
+      Stream<Exec>& st = streams[h];
+      ex.wait(st.op);
+      ex.unslice(st.current, st.spare[it % 2], dim, whole, 1.0);
+    }
+    for (int h = 0; h < halves && it + 1 < S; ++h) {  // both ways start together
+      Stream<Exec>& st = streams[h];
+      st.op = ex.start_shift(axis, st.spare[it % 2], st.current, st.way);
+    }
+  }
+  // Epilogue of the unrolled loop: position m, the sum over S chips of block r + way m S, goes
+  // to its owner by g-1 concurrent shifts; each chip adds its own position 0 and the g-1 pieces
+  // it receives into out. pieces[h][m] holds position m, received[h][m] what comes back.
+  std::array<std::vector<Mat>, 2> pieces, received;
+  std::array<std::vector<typename Exec::OpId>, 2> ops;
+  for (int h = 0; h < halves && g > 1; ++h) {
+    const Mat& sums = streams[h].spare[(S - 1) % 2];
+    pieces[h].resize(g);
+    received[h].resize(g);
+    ops[h].resize(g);
+    for (int m = 0; m < g; ++m) pieces[h][m] = ex.alloc(L.piece_rows, L.piece_cols, "wang_piece");
+    for (int m = 1; m < g; ++m) {
+      received[h][m] = ex.alloc(L.piece_rows, L.piece_cols, "wang_piece");
+      ex.slice(sums, pieces[h][m], dim, block_of(g, m, L.pe));
+      ops[h][m] = ex.start_shift(axis, pieces[h][m], received[h][m], streams[h].way * m * S);
+    }
+    ex.slice(sums, pieces[h][0], dim, block_of(g, 0, L.pe));
+  }
+  for (int h = 0; h < halves; ++h) {
+    const SliceSpec mine = block_of(halves, h, L.pe);  // this stream's half of out
+    ex.unslice(g > 1 ? pieces[h][0] : streams[h].spare[(S - 1) % 2], out, dim, mine, beta);
+    for (int m = 1; m < g; ++m) {
+      ex.wait(ops[h][m]);
+      ex.unslice(received[h][m], out, dim, mine, 1.0);
+    }
+  }
+}
+
+// The rows of `gathered` (R blocks of `block` rows, in ring order) that match a window's pieces,
+// in window order: `gathered` itself when the window is in order, else a copy in a buffer of its
+// own (OS: B's K rows for A's window; LS: B's N rows for C's window).
+template <class Exec>
+class MatchingRows {
+ public:
+  using Mat = typename Exec::Mat;
+  MatchingRows(Exec& ex, const Mat& gathered, int R, int S, std::size_t block)
+      : ex_(ex), gathered_(gathered) {
+    const std::size_t pe = piece_extent(S, block), g = R / S;
+    if (S > 1) window_ = ex.alloc(g * pe, gathered.extent(1), "wang_b_window");
+    if (S > 1 && g > 1) piece_ = ex.alloc(pe, gathered.extent(1), "wang_b_piece");
+  }
+  Mat operator()(const Window<Mat>& w) {
+    if (w.in_order()) return gathered_;
+    gather_blocks(ex_, gathered_, window_, piece_, MatrixDim::rows, w);
+    return window_;
+  }
+
+ private:
+  Exec& ex_;
+  Mat gathered_, window_, piece_;
+};
 
 }  // namespace wang_detail
 
@@ -218,51 +362,37 @@ void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int R = ex.mesh_cols(), S = o.slices, g = R / S;
-  const std::size_t kb = p.K / R, n_local = p.N / R, pe = wang_detail::piece_extent(S, kb);
-  const Mat b_gathered = ex.alloc(p.K, n_local, "wang_b_gathered");
+  const int R = ex.mesh_cols();
+  const Mat b_gathered = ex.alloc(p.K, p.N / R, "wang_b_gathered");
   const auto b_op = ex.start_all_gather(Axis::row, b, b_gathered, MatrixDim::rows);
-  Mat b_window, b_piece;
-  if (S > 1) b_window = ex.alloc(g * pe, n_local, "wang_b_window");
-  if (S > 1 && g > 1) b_piece = ex.alloc(pe, n_local, "wang_b_piece");
+  wang_detail::MatchingRows<Exec> b_rows(ex, b_gathered, R, o.slices, p.K / R);
   bool first = true;
-  wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, S,
+  wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, o.slices,
                          [&](int, const wang_detail::Window<Mat>& a_window) {
                            if (first) ex.wait(b_op);  // B's AG: the plain, exposed collective
-                           Mat b_rows = b_gathered;
-                           if (!a_window.in_order()) {
-                             wang_detail::gather_blocks(ex, b_gathered, b_window, b_piece,
-                                                        MatrixDim::rows, a_window);
-                             b_rows = b_window;
-                           }
-                           ex.gemm(k.alpha, a_window.data, false, b_rows, false,
+                           ex.gemm(k.alpha, a_window.data, false, b_rows(a_window), false,
                                    first ? k.beta : 1, c);
                            first = false;
                          });
 }
 
-// LS: partial (M/Pr x N) column blocks = A_ij * B-window^T; then C_ij = RdS_col(partial).
+// LS: C_ij = RdS_col(A_ij * AG_row(B_ij)^T) with the reduce-scatter decomposed: each window of
+// C's column blocks is A_ij (M/Pr x K/Pc) times the matching N rows of AG_row(B_ij), transposed.
 template <class Exec>
 void wang_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int R = ex.mesh_rows(), S = o.slices, g = R / S;
-  const std::size_t nb = p.N / R, m_local = p.M / R, pe = wang_detail::piece_extent(S, nb);
-  const Mat partial = ex.alloc(m_local, p.N, "wang_c_partial");
-  Mat out, piece;
-  if (S > 1) out = ex.alloc(m_local, g * pe, "wang_c_window");
-  if (S > 1 && g > 1) piece = ex.alloc(m_local, pe, "wang_c_piece");
-  wang_detail::circulate(ex, Axis::row, b, MatrixDim::rows, S,
-                         [&](int, const wang_detail::Window<Mat>& b_window) {
-                           if (b_window.in_order())
-                             return ex.gemm(k.alpha, a, false, b_window.data, true, 0, partial);
-                           ex.gemm(k.alpha, a, false, b_window.data, true, 0, out);
-                           wang_detail::scatter_blocks(ex, out, partial, piece, MatrixDim::cols,
-                                                       b_window);
-                         });
-  ex.wait(ex.start_partial_reduce_scatter(Axis::col, partial, c, MatrixDim::cols, {1, 0, 1},
-                                          k.beta));
+  const int R = ex.mesh_cols();
+  const Mat b_gathered = ex.alloc(p.N, p.K / R, "wang_b_gathered");
+  // B's AG: the plain, exposed collective; every window's GEMM reads it.
+  ex.wait(ex.start_all_gather(Axis::row, b, b_gathered, MatrixDim::rows));
+  wang_detail::MatchingRows<Exec> b_rows(ex, b_gathered, R, o.slices, p.N / R);
+  wang_detail::circulate_sums(ex, Axis::col, c, MatrixDim::cols, o.slices, k.beta,
+                              [&](int, const wang_detail::Window<Mat>& c_window) {
+                                ex.gemm(k.alpha, a, false, b_rows(c_window), true, 0,
+                                        c_window.data);
+                              });
 }
 
 // RS: partial (M x N/Pc) row blocks = A-window^T * B_ij; then C_ij = RdS_row(partial).
@@ -289,18 +419,18 @@ void wang_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                                           k.beta));
 }
 
-// Checks that S fits the decomposed ring and runs the dataflow's Wang GEMM.
+// Checks that S fits the decomposed ring (the col ring, in every dataflow) and runs the
+// dataflow's Wang GEMM.
 template <class Exec>
 void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
                const Scale& k) {
-  const bool row_ring = p.flow == Dataflow::LS;
-  const int ring = row_ring ? ex.mesh_rows() : ex.mesh_cols();
-  require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow),
-          " decomposes the all-gather of ",
-          row_ring ? "B along the row ring (Pr = " : "A along the col ring (Pc = ", ring,
-          " chips) into S loop iterations of ", ring, "/S shift steps each; S=", o.slices,
-          " must be >= 1 and divide ", ring, ". Choose S among the divisors of ", ring);
+  const int ring = ex.mesh_cols();
+  require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow), " decomposes ",
+          p.flow == Dataflow::LS ? "the reduce-scatter of C" : "the all-gather of A",
+          " along the col ring (Pc = ", ring, " chips) into S loop iterations of ", ring,
+          "/S shift steps each; S=", o.slices, " must be >= 1 and divide ", ring,
+          ". Choose S among the divisors of ", ring);
   switch (p.flow) {
     case Dataflow::OS: return wang_os(ex, p, a, b, c, o, k);
     case Dataflow::LS: return wang_ls(ex, p, a, b, c, o, k);

@@ -41,9 +41,9 @@ bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int
     case Algorithm::cannon:
       return rows == cols;  // square meshes only; S and B do not apply
     case Algorithm::wang:
-      // S loop iterations divide the ring whose all-gather is decomposed into shifts (the row
-      // ring of B in LS, the col ring of A in OS/RS); B is unused.
-      return s >= 1 && (p.flow == Dataflow::LS ? rows : cols) % s == 0;
+      // S loop iterations divide the col ring, whose collective is decomposed into shifts in
+      // every dataflow (A's all-gather in OS/RS, C's reduce-scatter in LS); B is unused.
+      return s >= 1 && cols % s == 0;
     case Algorithm::tp1d:
       // S*B divides the per-chip share (of P = rows*cols) of the gathered/scattered dimension:
       // M in OS/LS, K in RS.

@@ -42,16 +42,19 @@ class AllocationCounter {
   }
 };
 
-// The slice counts tried: 1 and the largest of {4, 3, 2} the algorithm accepts here.
+// The slice counts tried: 1, the largest of {4, 3, 2} the algorithm accepts here, and 2 too
+// when that is 4 (Wang on a 4-chip col ring: an unrolled loop of S = 2 windows of g = 2 blocks,
+// with its prologue or epilogue, besides classic Wang's S = 4).
 std::vector<GemmOptions> options_for(Algorithm algorithm, const GemmProblem& p) {
   std::vector<GemmOptions> out{{1, 1}};
   if (algorithm == Algorithm::collective || algorithm == Algorithm::cannon) return out;
   RealExecutor<double> ex(torus(), CommOptions{});
   for (int s : {4, 3, 2}) {
+    const bool wanted = out.size() == 1 || (out[1].slices == 4 && s == 2);
+    if (!wanted) continue;
     try {
       GemmPlan<RealExecutor<double>> plan(ex, algorithm, p, {s, 2});
       out.push_back({s, 2});
-      break;
     } catch (const UserError&) {
     }
   }

@@ -35,9 +35,8 @@ TEST(CombinedExecutor, RealResultsAndEmulatedTimesOfTheSameOps) {
     for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
       // Divisible by every mesh side up to 4 times S * B = 8 where MeshSlice slices.
       const GemmProblem p{flow, 288, 96, 192};
-      // Wang: classic, one shift step per iteration over its ring.
-      const int ring = flow == Dataflow::LS ? rows : cols;
-      const GemmOptions o{algorithm == Algorithm::wang ? ring : 2, 4};
+      // Wang: classic, one shift step per iteration over the col ring.
+      const GemmOptions o{algorithm == Algorithm::wang ? cols : 2, 4};
       const Matrix<double> a = shard(algorithm, p, 'A'), b = shard(algorithm, p, 'B');
       const Matrix<double> c_alone = shard(algorithm, p, 'C');
       const Matrix<double> c_combined("c_combined", c_alone.extent(0), c_alone.extent(1));

@@ -289,6 +289,52 @@ TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
             7);
 }
 
+// Wang LS (the authors' Wang_LS): B is all-gathered whole on the row ring first, then the col
+// ring's reduce-scatter is decomposed: running sums of half a C block per shift, one each way,
+// starting together, and no reduce-scatter left; an odd block's sums go whole, one way.
+TEST(SimAlgorithms, WangLsCirculatesHalfBlockSumsBothWaysOnTheColRing) {
+  const GemmProblem p{Dataflow::LS, 1024, 1024, 1024};  // C's col blocks: 1024 / 8 = 128 wide
+  std::vector<TraceEvent> events;
+  emulate_gemm(tpuv4(), Algorithm::wang, p, 2, 8, GemmOptions{8, 1}, &events);
+  auto named = [&](const char* name) {
+    std::vector<const TraceEvent*> out;
+    for (const TraceEvent& e : events)
+      if (e.name == name) out.push_back(&e);
+    return out;
+  };
+  const auto gathers = named("all_gather"), shifts = named("shift");
+  EXPECT_TRUE(named("reduce_scatter").empty());
+  EXPECT_TRUE(named("partial_reduce_scatter").empty());
+  ASSERT_EQ(gathers.size(), 1u);
+  EXPECT_EQ(gathers[0]->lane, TraceLane::row_links);
+  EXPECT_DOUBLE_EQ(gathers[0]->bytes, (2 - 1) * 1024.0 / 2 * 1024 / 8 * 2);  // B's N/Pr x K/Pc
+  ASSERT_EQ(shifts.size(), 2u * 7);  // S - 1 steps, two halves each
+  const double half_block = 1024.0 / 2 * 64 * 2;  // M/Pr rows x 64 columns, 2 bytes
+  for (std::size_t i = 0; i < shifts.size(); i += 2) {
+    EXPECT_GE(shifts[i]->start, gathers[0]->end) << i;
+    for (const TraceEvent* e : {shifts[i], shifts[i + 1]}) {
+      EXPECT_EQ(e->lane, TraceLane::col_links) << i;
+      EXPECT_DOUBLE_EQ(e->bytes, half_block) << i;
+    }
+    EXPECT_DOUBLE_EQ(shifts[i]->start, shifts[i + 1]->start) << i;  // both directions at once
+  }
+  // Blocks of 129 columns cannot be halved: their sums travel whole, one shift per step.
+  const GemmProblem odd{Dataflow::LS, 1024, 8 * 129, 1024};
+  events.clear();
+  emulate_gemm(tpuv4(), Algorithm::wang, odd, 2, 8, GemmOptions{8, 1}, &events);
+  EXPECT_EQ(named("shift").size(), 7u);
+}
+
+// At S = 1 nothing is decomposed: Wang is the Collective 2D GEMM, op for op.
+TEST(SimAlgorithms, WangWithOneIterationIsCollective) {
+  for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
+    const auto wang = emulate_gemm(tpuv4(), Algorithm::wang, problem(flow), 4, 8, {1, 8});
+    const auto co = emulate_gemm(tpuv4(), Algorithm::collective, problem(flow), 4, 8, {1, 8});
+    EXPECT_DOUBLE_EQ(wang.totals.seconds, co.totals.seconds) << dataflow_name(flow);
+    EXPECT_DOUBLE_EQ(wang.totals.memory_bytes, co.totals.memory_bytes) << dataflow_name(flow);
+  }
+}
+
 // Cannon's two streams travel opposite ways, each step shifting every stream's halves of A and
 // B together (the second stream's while the first one's GEMM runs).
 TEST(SimAlgorithms, CannonShiftsHalfBlocksBothWays) {
