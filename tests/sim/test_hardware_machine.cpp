@@ -208,12 +208,17 @@ TEST(Machine, MalformedTextIsRejectedWithItsLine) {
   EXPECT_NE(error_of("chip:\nname: x\n").find("section 'chip' is empty"), std::string::npos);
 }
 
-TEST(Machine, UnknownNameListsWhereItLooked) {
-  try {
-    machine_path("tpu99");
-    FAIL() << "no error";
-  } catch (const MachineError& e) {
-    EXPECT_NE(std::string(e.what()).find("tpu99"), std::string::npos);
+TEST(Machine, UnknownNameListsWhereItLookedAndTheShippedNames) {
+  // "tpuv4" was the shipped name before tpuv4-sim and tpuv4-cloud.
+  for (const char* name : {"tpu99", "tpuv4"}) {
+    try {
+      machine_path(name);
+      FAIL() << "no error for " << name;
+    } catch (const MachineError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::string("'") + name + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("laptop, tpuv4-cloud, tpuv4-sim"), std::string::npos) << what;
+    }
   }
   EXPECT_EQ(machine_path("some/dir/x.yaml"), "some/dir/x.yaml");
 }
