@@ -131,22 +131,36 @@ void scatter_blocks(Exec& ex, const typename Exec::Mat& from, const typename Exe
 
 // What the decomposed all-gather and reduce-scatter share: the ring (R chips, this one at r),
 // the unrolled loop (S iterations over windows of g = R/S pieces), whether the blocks travel as
-// two halves, and the shapes of a piece and of a window, for blocks of `extent` along `dim` and
-// `across` along the other dimension.
+// two halves, and the shapes of a piece and of a window, for blocks shaped like `block` (this
+// chip's block, cut along `dim`).
 struct RingLoop {
   int R = 1, r = 0, g = 1, halves = 1;
   std::size_t pe = 0;  // a piece's extent along dim (a block, or half of one)
   std::size_t piece_rows = 0, piece_cols = 0, win_rows = 0, win_cols = 0;
 
   template <class Exec>
-  RingLoop(Exec& ex, Axis axis, MatrixDim dim, std::size_t extent, std::size_t across, int S)
-      : R(ex.size(axis)), r(ex.coord(axis)), g(R / S), halves(two_way(S, extent) ? 2 : 1),
-        pe(piece_extent(S, extent)) {
+  RingLoop(Exec& ex, Axis axis, MatrixDim dim, const typename Exec::Mat& block, int S)
+      : R(ex.size(axis)), r(ex.coord(axis)), g(R / S) {
     const bool by_cols = dim == MatrixDim::cols;
+    const std::size_t extent = block.extent(by_cols ? 1 : 0);
+    const std::size_t across = block.extent(by_cols ? 0 : 1);
+    halves = two_way(S, extent) ? 2 : 1;
+    pe = piece_extent(S, extent);
     piece_rows = by_cols ? across : pe;
     piece_cols = by_cols ? pe : across;
     win_rows = by_cols ? across : g * pe;
     win_cols = by_cols ? g * pe : across;
+  }
+
+  // The streams of the loop, one per half, each knowing its way round the ring.
+  template <class Stream>
+  std::array<Stream, 2> streams() const {
+    std::array<Stream, 2> s;
+    for (int h = 0; h < halves; ++h) {
+      s[h].way = way(h);
+      s[h].half = h;
+    }
+    return s;
   }
 
   // The stream carrying half h travels forward (h = 0) or backward (h = 1) round the ring.
@@ -186,9 +200,7 @@ template <class Exec, class Step>
 void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim dim, int S,
                Step&& step) {
   using Mat = typename Exec::Mat;
-  const bool by_cols = dim == MatrixDim::cols;
-  const RingLoop L(ex, axis, dim, local.extent(by_cols ? 1 : 0), local.extent(by_cols ? 0 : 1),
-                   S);
+  const RingLoop L(ex, axis, dim, local, S);
   const int g = L.g, halves = L.halves;
 
   if (S == 1) {  // a single window of every block: the plain all-gather, in ring order
@@ -198,11 +210,9 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
     return;
   }
 
-  std::array<Stream<Exec>, 2> streams;
+  auto streams = L.streams<Stream<Exec>>();
   for (int h = 0; h < halves; ++h) {
     Stream<Exec>& st = streams[h];
-    st.way = RingLoop::way(h);
-    st.half = h;
     Mat own = local;
     if (halves == 2) {
       own = ex.alloc(L.piece_rows, L.piece_cols, "wang_half");
@@ -265,8 +275,7 @@ template <class Exec, class Step>
 void circulate_sums(Exec& ex, Axis axis, const typename Exec::Mat& out, MatrixDim dim, int S,
                     double beta, Step&& step) {
   using Mat = typename Exec::Mat;
-  const bool by_cols = dim == MatrixDim::cols;
-  const RingLoop L(ex, axis, dim, out.extent(by_cols ? 1 : 0), out.extent(by_cols ? 0 : 1), S);
+  const RingLoop L(ex, axis, dim, out, S);
   const int g = L.g, halves = L.halves;
 
   if (S == 1) {  // a single window of every block: the plain reduce-scatter, in ring order
@@ -276,13 +285,10 @@ void circulate_sums(Exec& ex, Axis axis, const typename Exec::Mat& out, MatrixDi
     return;
   }
 
-  std::array<Stream<Exec>, 2> streams;
+  auto streams = L.streams<Stream<Exec>>();
   for (int h = 0; h < halves; ++h) {
-    Stream<Exec>& st = streams[h];
-    st.way = RingLoop::way(h);
-    st.half = h;
-    st.current = ex.alloc(L.win_rows, L.win_cols, "wang_sum_received");
-    for (Mat& sum : st.spare) sum = ex.alloc(L.win_rows, L.win_cols, "wang_sum");
+    streams[h].current = ex.alloc(L.win_rows, L.win_cols, "wang_sum_received");
+    for (Mat& sum : streams[h].spare) sum = ex.alloc(L.win_rows, L.win_cols, "wang_sum");
   }
   // x = received + x over a whole window: the blocked slicing with one slice of one block.
   const SliceSpec whole = block_of(1, 0, g * L.pe);
