@@ -18,7 +18,8 @@ Teuchos::Array<T> array(std::vector<T> v) {
 
 void add_sim_parameters(Teuchos::ParameterList& valid) {
   valid.set("machine", std::string("tpuv4-sim"),
-            "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path to a .yaml");
+            "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a "
+            "path to a .yaml");
   valid.set("models", array<std::string>({"gpt3", "megatron-nlg"}),
             "LLMs whose transformer-block FC layers are trained: gpt3 (hidden 12288, 96 heads), "
             "megatron-nlg (hidden 20480, 128 heads)");

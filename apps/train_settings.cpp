@@ -20,8 +20,8 @@ Teuchos::ParameterList valid_parameters() {
   add_comm_parameters(valid);
   valid.set("hardware", "none",
             "hardware mode: also time every op of each step on this emulated machine, a name "
-            "under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path; printed beside the measured step; "
-            "none = off");
+            "under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path; printed beside the "
+            "measured step; none = off");
   auto& model = valid.sublist("model", false, "The transformer (L pre-norm blocks, no biases).");
   model.set("hidden", 64, "hidden size H (heads x head_dim)");
   model.set("heads", 4, "attention heads; divisible by mesh.cols (each column keeps whole heads)");

@@ -18,7 +18,8 @@ Teuchos::ParameterList valid_parameters() {
              "checkpointing and ZeRO-1 under the memory per chip; calibrate: time this MPI "
              "machine's collectives and GEMMs and write OUT/machine.yaml (every rank takes part)");
   valid.set("machine", std::string("tpuv4-sim"),
-            "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path to a .yaml");
+            "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a "
+            "path to a .yaml");
   valid.set("chips", 256, "chips of the tensor-parallel mesh (rows x cols)");
   auto& model = valid.sublist("model", false, "The transformer whose FC layers are tuned.");
   set_choice(model, "name", "gpt3", {"gpt3", "megatron-nlg", "custom"},

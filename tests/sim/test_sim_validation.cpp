@@ -286,7 +286,8 @@ TEST(Sweep, AlgorithmsRunAtAnotherAlgorithmsSlices) {
   const auto gemms = block_gemms(gpt3(), 128 * 2048);
   std::vector<int> asked(gemms.size(), 6);  // Wang takes divisors of its ring: 6 -> 4 on 32x8
   asked[0] = 8;
-  const auto wang = evaluate_at_slices(tpuv4(), Algorithm::wang, gemms, 32, 8, asked, SweepOptions{});
+  const auto wang =
+      evaluate_at_slices(tpuv4(), Algorithm::wang, gemms, 32, 8, asked, SweepOptions{});
   ASSERT_TRUE(wang.has_value());
   for (std::size_t i = 0; i < gemms.size(); ++i) {
     EXPECT_LE(wang->gemms[i].slices, asked[i]) << gemms[i].label();

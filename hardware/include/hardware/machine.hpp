@@ -101,8 +101,8 @@ Machine load_machine(const std::string& path);
 // The description's text, which parse_machine reads back to the same values (up to 9
 // significant digits); `comment` heads it as # lines (where the values came from).
 std::string machine_yaml(const Machine& machine, const std::string& comment);
-// A shipped machine by name ("tpuv4-sim" -> hardware/machines/tpuv4-sim.yaml of the source tree this
-// library was built from), or any path (contains '/' or ends in .yaml) as given.
+// A shipped machine by name ("tpuv4-sim" -> hardware/machines/tpuv4-sim.yaml of the source tree
+// this library was built from), or any path (contains '/' or ends in .yaml) as given.
 std::string machine_path(const std::string& name_or_path);
 
 }  // namespace meshslice::hw
