@@ -206,7 +206,10 @@ void write_traces(const SimResults& results, const SimSettings& s, const hw::Mac
                "-", algorithm_name(p.algorithm), "-", mesh_of(c->rows, c->cols), ".json");
     std::string json = trace.chrome_events_json(0);
     if (json.size() >= 2) json.resize(json.size() - 2);  // drop the last ",\n"
-    write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n" + json + "\n]}\n");
+    // otherData: trace viewers show it as the trace's metadata.
+    write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"machine\":\"" +
+                                machine.machine.name + "\"},\"traceEvents\":[\n" + json +
+                                "\n]}\n");
     log_info("trace: ", path);
   }
 }

@@ -26,6 +26,15 @@ gemm_rows=$(($(wc -l <"$out/sim_gemms.csv") - 1))
 [ "$gemm_rows" -eq $((12 * expected_rows)) ] ||
   { echo "FAIL: $gemm_rows rows in sim_gemms.csv, want $((12 * expected_rows))"; exit 1; }
 echo "$log" | grep -q "sweep: .* s (one core)" || { echo "FAIL: no timing line"; exit 1; }
+# Every output names the machine: the CSVs' machine column (above), the traces' metadata.
+for trace in "$out"/trace-*.json; do
+  [ -e "$trace" ] || continue
+  grep -q '"otherData":{"machine":"[^"]' "$trace" || { echo "FAIL: $trace names no machine"; exit 1; }
+done
+# Table 2: all-Y-stationary and tuned dataflows, a row each per model.
+[ "$(awk -F, 'NR > 1 && $3 == "y_stationary"' "$out/sim_dataflow.csv" | wc -l)" -ge 1 ] &&
+  [ "$(awk -F, 'NR > 1 && $3 == "tuned"' "$out/sim_dataflow.csv" | wc -l)" -ge 1 ] ||
+  { echo "FAIL: sim_dataflow.csv lacks its rows"; exit 1; }
 if command -v gnuplot >/dev/null; then
   for fig in fig09_weak_scaling fig10_comm_breakdown fig11_gemms; do
     test -s "$out/$fig.png" || { echo "FAIL: no $fig.png"; exit 1; }
