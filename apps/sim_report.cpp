@@ -15,10 +15,13 @@ namespace meshslice::simapp {
 
 namespace {
 
-// The per-GEMM slice counts of a configuration, in block order: "4;8;12;...".
+// The per-GEMM slice counts of a configuration, in block order: "4;8;12;...", with an r after
+// those where Wang decomposed the row ring.
 std::string slices_of(const sim::Configuration& c) {
   std::string s;
-  for (const auto& g : c.gemms) s += (s.empty() ? "" : ";") + std::to_string(g.slices);
+  for (const auto& g : c.gemms)
+    s += (s.empty() ? "" : ";") + std::to_string(g.slices) +
+         (g.wang_ring == WangRing::row ? "r" : "");
   return s;
 }
 
@@ -42,19 +45,33 @@ void print_end_to_end(const SimResults& results, const SimSettings& s, const Poi
   std::printf("\n");
 }
 
-// Wang and SUMMA as the paper runs them: on MeshSlice's mesh at MeshSlice's S.
-void print_at_meshslice_s(const SimResults& results, const SimSettings& s, const Point& ms,
-                          const hw::Machine& machine) {
+// One more configuration of an algorithm against MeshSlice's best, FC and end to end.
+void print_against_meshslice(const char* what, const sim::Configuration& c, const Point& ms,
+                             const hw::Machine& machine) {
+  std::printf("%s on %s: %.1f%%, MeshSlice speedup %+.1f%% FC, %+.1f%% end-to-end\n", what,
+              mesh_of(c.rows, c.cols).c_str(), c.flop_utilization(machine) * 100,
+              (c.totals.seconds / ms.best_config()->totals.seconds - 1) * 100,
+              ((c.totals.seconds + ms.non_fc.seconds) / ms.end_to_end_seconds() - 1) * 100);
+}
+
+// Wang and SUMMA as the paper runs them (on MeshSlice's mesh at MeshSlice's S), and Wang with
+// the ring it decomposes chosen per GEMM.
+void print_variants(const SimResults& results, const SimSettings& s, const Point& ms,
+                    const hw::Machine& machine) {
   for (Algorithm a : s.algorithms) {
     const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
-    if (!p || !p->at_meshslice_s) continue;
-    const sim::Configuration& c = *p->at_meshslice_s;
-    std::printf("%s at MeshSlice's S on %s (paper sec. 4.2): %.1f%%, MeshSlice speedup %+.1f%% "
-                "FC, %+.1f%% end-to-end\n",
-                algorithm_name(a), mesh_of(c.rows, c.cols).c_str(),
-                c.flop_utilization(machine) * 100,
-                (c.totals.seconds / ms.best_config()->totals.seconds - 1) * 100,
-                ((c.totals.seconds + ms.non_fc.seconds) / ms.end_to_end_seconds() - 1) * 100);
+    if (p && p->at_meshslice_s)
+      print_against_meshslice(
+          concat(algorithm_name(a), " at MeshSlice's S (paper sec. 4.2)").c_str(),
+          *p->at_meshslice_s, ms, machine);
+    if (p && p->either_ring) {
+      int row = 0;
+      for (const auto& g : p->either_ring->gemms) row += g.wang_ring == WangRing::row;
+      print_against_meshslice(concat(algorithm_name(a), " decomposing the col or the row ring (",
+                                     row, " of ", p->either_ring->gemms.size(), " GEMMs row)")
+                                  .c_str(),
+                              *p->either_ring, ms, machine);
+    }
   }
 }
 
@@ -118,7 +135,7 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
       }
       std::printf("\n");
       print_end_to_end(results, s, *ms);
-      print_at_meshslice_s(results, s, *ms, machine);
+      print_variants(results, s, *ms, machine);
     }
   print_dataflow_study(results, machine);
   std::fflush(stdout);
@@ -129,31 +146,35 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
   CsvWriter sim(out_dir + "/sim.csv",
                 {"model", "scaling", "chips", "algorithm", "rows", "cols", "S", "seconds",
                  "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s", "local_s",
-                 "exposed_s", "tokens", "best", "slices_from", "non_fc_s", "machine"});
+                 "exposed_s", "tokens", "best", "variant", "non_fc_s", "machine"});
   CsvWriter gemms(out_dir + "/sim_gemms.csv",
                   {"model", "scaling", "chips", "algorithm", "rows", "cols", "layer", "pass",
-                   "stationary", "transposed", "dataflow", "M", "N", "K", "S", "seconds",
-                   "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s", "machine"});
-  auto sim_row = [&](const Point& p, const sim::Configuration& c, bool best, const char* from) {
+                   "stationary", "transposed", "dataflow", "M", "N", "K", "S", "wang_ring",
+                   "seconds", "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s",
+                   "machine"});
+  auto sim_row = [&](const Point& p, const sim::Configuration& c, bool best, const char* variant) {
     const sim::SimTotals& t = c.totals;
     sim.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
             c.rows, c.cols, slices_of(c), t.seconds, c.flop_utilization(machine), t.compute,
-            t.launch, t.transfer, t.sync, t.local, t.exposed(), p.tokens, best ? 1 : 0, from,
+            t.launch, t.transfer, t.sync, t.local, t.exposed(), p.tokens, best ? 1 : 0, variant,
             p.non_fc.seconds, machine.name);
   };
   for (const Point& p : results.points) {
-    if (p.at_meshslice_s) sim_row(p, *p.at_meshslice_s, false, "meshslice");
+    if (p.at_meshslice_s) sim_row(p, *p.at_meshslice_s, false, "meshslice_s");
+    if (p.either_ring) sim_row(p, *p.either_ring, false, "either_ring");
     for (std::size_t i = 0; i < p.meshes.size(); ++i) {
       const bool best = static_cast<int>(i) == p.best;
       if (!best && !s.all_meshes) continue;
       const sim::Configuration& c = p.meshes[i];
-      sim_row(p, c, best, "own");
+      sim_row(p, c, best, "own_s");
       if (!best) continue;
       for (const auto& g : c.gemms)
         gemms.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
                   c.rows, c.cols, g.gemm.layer, g.gemm.pass, sim::stationary_name(g.gemm.stationary),
                   g.gemm.transposed ? 1 : 0, dataflow_name(g.gemm.problem.flow), g.gemm.problem.M,
-                  g.gemm.problem.N, g.gemm.problem.K, g.slices, g.totals.seconds,
+                  g.gemm.problem.N, g.gemm.problem.K, g.slices,
+                  p.algorithm == Algorithm::wang ? wang_ring_name(g.wang_ring) : "-",
+                  g.totals.seconds,
                   sim::flop_utilization(g, p.chips, machine), g.totals.compute, g.totals.launch,
                   g.totals.transfer, g.totals.sync, machine.name);
     }
@@ -192,7 +213,7 @@ void write_traces(const SimResults& results, const SimSettings& s, const hw::Mac
     for (const auto& g : c->gemms) {
       std::vector<TraceEvent> events;
       sim::emulate_gemm(machine, p.algorithm, g.gemm.problem, c->rows, c->cols,
-                        sim::gemm_options(g.slices, s.sweep), &events);
+                        sim::gemm_options(g.slices, s.sweep, g.wang_ring), &events);
       for (TraceEvent e : events) {
         e.name = g.gemm.label() + " " + e.name;
         e.start += offset;

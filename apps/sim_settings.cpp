@@ -37,6 +37,10 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
             "slice counts S to try per GEMM (MeshSlice; SUMMA and Wang iterations; 1D TP and "
             "FSDP slices); each GEMM takes its best");
   valid.set("block", 8, "block size B of the blocked slicing (TPUs read 128x8 tiles)");
+  valid.set("wang_rings", array<std::string>({"col"}),
+            "the rings whose collective Wang may decompose, each GEMM taking the faster: col (the "
+            "MeshSlice authors' code, the paper's comparison) or col,row; the tables also report "
+            "Wang with both");
   valid.set("min_mesh_side", 2, "2D algorithms try meshes with at least this many rows and cols");
   valid.set("sequence", 2048, "tokens per sequence");
   valid.set("weak_batch_per_chip", 0.5, "weak scaling: sequences per chip (paper: chips / 2)");
@@ -87,6 +91,13 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
   s.all_meshes = get_param<std::string>(deck, "mesh_shapes") == "all";
   s.sweep.slices = get_ints(deck, "slices");
   for (int S : s.sweep.slices) require(S >= 1, "slices entries must be >= 1, got ", S);
+  s.sweep.wang_rings.clear();
+  for (const auto& name : get_strings(deck, "wang_rings")) {
+    require(name == "col" || name == "row", "unknown entry '", name,
+            "' in wang_rings; valid: col, row");
+    s.sweep.wang_rings.push_back(name == "col" ? WangRing::col : WangRing::row);
+  }
+  require(!s.sweep.wang_rings.empty(), "wang_rings is empty; give col, row or both");
   s.sweep.block = get_param<int>(deck, "block");
   require(s.sweep.block >= 1, "block must be >= 1, got ", s.sweep.block);
   s.sweep.min_mesh_side = get_param<int>(deck, "min_mesh_side");

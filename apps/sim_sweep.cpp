@@ -100,7 +100,8 @@ void dataflow_study(const hw::MachineModel& machine, const SimSettings& s, SimRe
 }
 
 // What the sweep adds to each workload's points once MeshSlice's best mesh is known: the
-// non-FC time on that mesh, and Wang and SUMMA at MeshSlice's per-GEMM S there.
+// non-FC time on that mesh, Wang and SUMMA at MeshSlice's per-GEMM S there, and Wang with the
+// ring it decomposes chosen per GEMM.
 void add_meshslice_references(const hw::MachineModel& machine, const SimSettings& s,
                               SimResults& results) {
   for (const Point& ms : results.points) {
@@ -117,6 +118,11 @@ void add_meshslice_references(const hw::MachineModel& machine, const SimSettings
       if (p.algorithm == Algorithm::wang || p.algorithm == Algorithm::summa)
         p.at_meshslice_s = sim::evaluate_at_slices(machine, p.algorithm, gemms, mesh.rows,
                                                    mesh.cols, slices, s.sweep);
+      if (p.algorithm == Algorithm::wang) {
+        sim::SweepOptions both = s.sweep;
+        both.wang_rings = {WangRing::col, WangRing::row};
+        p.either_ring = sim::best_configuration(machine, p.algorithm, gemms, p.chips, both);
+      }
     }
   }
 }

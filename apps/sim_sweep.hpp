@@ -28,6 +28,8 @@ struct Point {
   // Wang and SUMMA on MeshSlice's best mesh with each GEMM's loop count at MeshSlice's S, as the
   // paper runs them (§4.2; sim::evaluate_at_slices); beside their own best S above.
   std::optional<sim::Configuration> at_meshslice_s;
+  // Wang with the ring it decomposes chosen per GEMM (col or row), at its best mesh and S.
+  std::optional<sim::Configuration> either_ring;
   const sim::Configuration* best_config() const { return best < 0 ? nullptr : &meshes[best]; }
   double end_to_end_seconds() const { return best_config()->totals.seconds + non_fc.seconds; }
 };

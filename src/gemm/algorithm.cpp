@@ -27,6 +27,8 @@ Split split_1d(Algorithm algorithm, Dataflow flow, char matrix) {
 }
 }  // namespace
 
+const char* wang_ring_name(WangRing ring) { return ring == WangRing::col ? "col" : "row"; }
+
 const char* algorithm_name(Algorithm algorithm) {
   for (const auto& n : kNames)
     if (n.algorithm == algorithm) return n.name;

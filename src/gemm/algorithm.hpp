@@ -24,9 +24,17 @@ const char* algorithm_name(Algorithm algorithm);  // "meshslice", ..., "1dtp", "
 Algorithm parse_algorithm(const std::string& name);
 const std::vector<Algorithm>& all_algorithms();
 
+// The collective Wang decomposes into shifts (the other one stays whole): the col ring's in
+// every dataflow, as the MeshSlice authors' code does (A's all-gather in OS and RS, C's
+// reduce-scatter in LS), or the row ring's (B's all-gather in OS and LS, C's reduce-scatter in
+// RS).
+enum class WangRing { col, row };
+const char* wang_ring_name(WangRing ring);  // "col", "row"
+
 struct GemmOptions {
   int slices = 1;  // S: MeshSlice sub-shards, SUMMA iterations, Wang's shift steps grouping
   int block = 1;   // B of the blocked slicing (paper Alg. 2)
+  WangRing wang_ring = WangRing::col;  // Wang only
 };
 
 // The scalars of C = alpha op(A) op(B) + beta C, given per run (a plan is for any of them).

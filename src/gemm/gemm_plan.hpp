@@ -66,7 +66,9 @@ class GemmPlan {
     // A single slice has no blocks to interleave: B only matters for S > 1. Collective is
     // MeshSlice with one slice.
     const int slices = algorithm == Algorithm::collective ? 1 : options.slices;
-    options_ = GemmOptions{slices, slices == 1 ? 1 : options.block};
+    options_ = options;
+    options_.slices = slices;
+    options_.block = slices == 1 ? 1 : options.block;
     workspace_.rehearse();
     auto shape = [&](char matrix) {
       const ShardRegion r = shard_region(algorithm, problem, matrix, ex.mesh_rows(),

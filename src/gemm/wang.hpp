@@ -4,8 +4,9 @@
 // partial GEMM of the data already at hand; the collective of the other direction stays a plain,
 // non-overlapped collective (the prologue or epilogue of the paper's timeline).
 //
-// Which direction is decomposed: the col ring's collective in every dataflow, as in the MeshSlice
-// authors' code (hwnam831/meshslice, TensorParallel.py: Wang_OS, Wang_LS).
+// Which direction is decomposed (GemmOptions::wang_ring): by default the col ring's collective
+// in every dataflow, as in the MeshSlice authors' code (hwnam831/meshslice, TensorParallel.py:
+// Wang_OS, Wang_LS, and Wang_RS's branch in use):
 //   OS  C = A B:    A circulates on the col ring (Pc steps); B is all-gathered on the row ring
 //                   before the loop.
 //   LS  C = A B^T:  B is all-gathered on the row ring before the loop; the reduce-scatter of the
@@ -13,17 +14,23 @@
 //                   that circulate (Pc steps), the authors' Wang_LS.
 //   RS  C = A^T B:  A circulates on the col ring (Pc steps); the M x N/Pc partial product is
 //                   reduce-scattered on the row ring after the loop.
-// The col ring's collective is the one that carries M, the token dimension of a transformer FC
-// layer (A's M/Pr x K/Pc blocks in OS and RS, C's M/Pr x N/Pc partial sums in LS), normally the
-// largest in training, so its traffic is the one most worth hiding. Not always in LS, whose row
-// ring moves the weights' N/Pr x K/Pc blocks, the larger when K > M (the paper deck's strong
-// scaling at 256 chips, where Wang LS takes up to 1.5x as long as with B's all-gather
-// decomposed instead); LS follows the authors all the same, as the baseline they compared with.
+// The col ring's collective carries M, the token dimension of a transformer FC layer, normally
+// the largest in training, so its traffic is usually the one most worth hiding. Not always: the
+// row ring's can be the larger (LS with K > M, RS with a large M x N/Pc partial product), and
+// Wang et al.'s decomposition applies to either direction (the authors' Wang_RS has both
+// branches). WangRing::row decomposes the row ring's instead, the col ring's staying whole:
+//   OS  B circulates on the row ring (Pr steps); A is all-gathered on the col ring first.
+//   LS  B circulates on the row ring; the partial product is reduce-scattered on the col ring
+//       after the loop.
+//   RS  A is all-gathered on the col ring first; the reduce-scatter of the M x N/Pc partial
+//       product on the row ring is decomposed into running sums (Pr steps).
+// The emulator's sweep runs the authors' choice, and reports Wang with the ring chosen per GEMM
+// beside it.
 //
-// Decomposed all-gather (OS, RS: `circulate`): pure data movement, the blocks travel unchanged and
+// Decomposed all-gather (`circulate`): pure data movement, the blocks travel unchanged and
 // every step's GEMM reads only data that has already arrived, so the shift of step it+1 runs
 // under the GEMM of step it.
-// Decomposed reduce-scatter (LS: `circulate_sums`): a running sum of each output block travels
+// Decomposed reduce-scatter (`circulate_sums`): a running sum of each output block travels
 // round the ring and every chip it visits adds its partial product. The GEMM of iteration it
 // writes a fresh buffer (beta 0) and so needs nothing from the wire: it runs while the running
 // sum of iteration it-1 travels; then the chip waits for that sum, adds it (an unslice with
@@ -336,111 +343,171 @@ void circulate_sums(Exec& ex, Axis axis, const typename Exec::Mat& out, MatrixDi
   }
 }
 
-// The rows of `gathered` (R blocks of `block` rows, in ring order) that match a window's pieces,
-// in window order: `gathered` itself when the window is in order, else a copy in a buffer of its
-// own (OS: B's K rows for A's window; LS: B's N rows for C's window).
+// The blocks of `gathered` (R blocks of `block` along `dim`, in ring order) that match a
+// window's pieces, in window order: `gathered` itself when the window is in order, else a copy
+// in a buffer of its own (col ring: B's K rows for A's window in OS, B's N rows for C's window
+// in LS; row ring: A's K columns for B's window in OS, A's M columns for C's window in RS).
 template <class Exec>
-class MatchingRows {
+class MatchingBlocks {
  public:
   using Mat = typename Exec::Mat;
-  MatchingRows(Exec& ex, const Mat& gathered, int R, int S, std::size_t block)
-      : ex_(ex), gathered_(gathered) {
+  MatchingBlocks(Exec& ex, const Mat& gathered, MatrixDim dim, int R, int S, std::size_t block)
+      : ex_(ex), gathered_(gathered), dim_(dim) {
     const std::size_t pe = piece_extent(S, block), g = R / S;
-    if (S > 1) window_ = ex.alloc(g * pe, gathered.extent(1), "wang_b_window");
-    if (S > 1 && g > 1) piece_ = ex.alloc(pe, gathered.extent(1), "wang_b_piece");
+    const bool rows = dim == MatrixDim::rows;
+    const std::size_t across = gathered.extent(rows ? 1 : 0);
+    auto shaped = [&](std::size_t along, const char* label) {
+      return rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
+    };
+    if (S > 1) window_ = shaped(g * pe, "wang_matching_window");
+    if (S > 1 && g > 1) piece_ = shaped(pe, "wang_matching_piece");
   }
   Mat operator()(const Window<Mat>& w) {
     if (w.in_order()) return gathered_;
-    gather_blocks(ex_, gathered_, window_, piece_, MatrixDim::rows, w);
+    gather_blocks(ex_, gathered_, window_, piece_, dim_, w);
     return window_;
   }
 
  private:
   Exec& ex_;
   Mat gathered_, window_, piece_;
+  MatrixDim dim_;
 };
+
+// The decomposed all-gather of `moving` (along `dim` on `axis`) feeding a partial product that
+// the other ring, `other`, reduce-scatters whole after the loop (RS on the col ring, LS on the
+// row ring): product(window, out) writes a window's product, whose blocks go to their places
+// along `partial_dim` of the partial_rows x partial_cols partial product; then
+// C = RdS(partial) + beta C.
+template <class Exec, class Product>
+void circulate_into_partial(Exec& ex, Axis axis, const typename Exec::Mat& moving, MatrixDim dim,
+                            int S, const typename Exec::Mat& c, Axis other, MatrixDim partial_dim,
+                            std::size_t partial_rows, std::size_t partial_cols, double beta,
+                            Product&& product) {
+  using Mat = typename Exec::Mat;
+  const int R = ex.size(axis), g = R / S;
+  const bool rows = partial_dim == MatrixDim::rows;
+  const std::size_t across = rows ? partial_cols : partial_rows;
+  const std::size_t pe = piece_extent(S, (rows ? partial_rows : partial_cols) / R);
+  auto shaped = [&](std::size_t along, const char* label) {
+    return rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
+  };
+  const Mat partial = ex.alloc(partial_rows, partial_cols, "wang_c_partial");
+  Mat out, piece;
+  if (S > 1) out = shaped(g * pe, "wang_c_window");
+  if (S > 1 && g > 1) piece = shaped(pe, "wang_c_piece");
+  circulate(ex, axis, moving, dim, S, [&](int, const Window<Mat>& w) {
+    if (w.in_order()) return product(w.data, partial);
+    product(w.data, out);
+    scatter_blocks(ex, out, partial, piece, partial_dim, w);
+  });
+  ex.wait(ex.start_partial_reduce_scatter(other, partial, c, partial_dim, {1, 0, 1}, beta));
+}
 
 }  // namespace wang_detail
 
-// OS: C_ij = sum over windows of A-window (M/Pr x g K/Pc) * the matching K rows of AG_row(B_ij).
+// Below, `ring` is the ring Wang decomposes (GemmOptions::wang_ring) and `other` the one whose
+// collective stays whole.
+
+// OS: the ring's operand circulates (A's K/Pc column blocks on the col ring, B's K/Pr row blocks
+// on the row ring) while the other is all-gathered whole on the other ring before the loop; each
+// window multiplies the matching K blocks of the gathered operand.
 template <class Exec>
 void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int R = ex.mesh_cols();
-  const Mat b_gathered = ex.alloc(p.K, p.N / R, "wang_b_gathered");
-  const auto b_op = ex.start_all_gather(Axis::row, b, b_gathered, MatrixDim::rows);
-  wang_detail::MatchingRows<Exec> b_rows(ex, b_gathered, R, o.slices, p.K / R);
+  const bool row = o.wang_ring == WangRing::row;
+  const Axis ring = row ? Axis::row : Axis::col, other = row ? Axis::col : Axis::row;
+  const MatrixDim moving_k = row ? MatrixDim::rows : MatrixDim::cols;  // K in the moving operand
+  const MatrixDim gathered_k = row ? MatrixDim::cols : MatrixDim::rows;
+  const int R = ex.size(ring);
+  const Mat gathered = row ? ex.alloc(p.M / ex.mesh_rows(), p.K, "wang_a_gathered")
+                           : ex.alloc(p.K, p.N / ex.mesh_cols(), "wang_b_gathered");
+  const auto gather = ex.start_all_gather(other, row ? a : b, gathered, gathered_k);
+  wang_detail::MatchingBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R);
   bool first = true;
-  wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, o.slices,
-                         [&](int, const wang_detail::Window<Mat>& a_window) {
-                           if (first) ex.wait(b_op);  // B's AG: the plain, exposed collective
-                           ex.gemm(k.alpha, a_window.data, false, b_rows(a_window), false,
-                                   first ? k.beta : 1, c);
+  wang_detail::circulate(ex, ring, row ? b : a, moving_k, o.slices,
+                         [&](int, const wang_detail::Window<Mat>& w) {
+                           if (first) ex.wait(gather);  // the plain, exposed collective
+                           const Mat matched = matching(w);
+                           ex.gemm(k.alpha, row ? matched : w.data, false,
+                                   row ? w.data : matched, false, first ? k.beta : 1, c);
                            first = false;
                          });
 }
 
-// LS: C_ij = RdS_col(A_ij * AG_row(B_ij)^T) with the reduce-scatter decomposed: each window of
-// C's column blocks is A_ij (M/Pr x K/Pc) times the matching N rows of AG_row(B_ij), transposed.
+// The reduce-scatter of C decomposed (LS on the col ring, the authors' Wang_LS; RS on the row
+// ring): the operand that does not carry C's blocks is all-gathered whole on the other ring first
+// (B's N rows in LS, A's M columns in RS), and each window of C's blocks is the product of the
+// other operand and the matching blocks of the gathered one.
 template <class Exec>
-void wang_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
-             const Scale& k) {
+void wang_decomposed_reduce_scatter(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+                                    const typename Exec::Mat& b, const typename Exec::Mat& c,
+                                    const GemmOptions& o, const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int R = ex.mesh_cols();
-  const Mat b_gathered = ex.alloc(p.N, p.K / R, "wang_b_gathered");
-  // B's AG: the plain, exposed collective; every window's GEMM reads it.
-  ex.wait(ex.start_all_gather(Axis::row, b, b_gathered, MatrixDim::rows));
-  wang_detail::MatchingRows<Exec> b_rows(ex, b_gathered, R, o.slices, p.N / R);
-  wang_detail::circulate_sums(ex, Axis::col, c, MatrixDim::cols, o.slices, k.beta,
-                              [&](int, const wang_detail::Window<Mat>& c_window) {
-                                ex.gemm(k.alpha, a, false, b_rows(c_window), true, 0,
-                                        c_window.data);
+  const bool row = o.wang_ring == WangRing::row;  // RS
+  const Axis ring = row ? Axis::row : Axis::col, other = row ? Axis::col : Axis::row;
+  const MatrixDim gathered_dim = row ? MatrixDim::cols : MatrixDim::rows;
+  const int R = ex.size(ring);
+  const Mat gathered = row ? ex.alloc(p.K / ex.mesh_rows(), p.M, "wang_a_gathered")
+                           : ex.alloc(p.N, p.K / ex.mesh_cols(), "wang_b_gathered");
+  // The plain, exposed collective; every window's GEMM reads it.
+  ex.wait(ex.start_all_gather(other, row ? a : b, gathered, gathered_dim));
+  wang_detail::MatchingBlocks<Exec> matching(ex, gathered, gathered_dim, R, o.slices,
+                                             (row ? p.M : p.N) / R);
+  wang_detail::circulate_sums(ex, ring, c, row ? MatrixDim::rows : MatrixDim::cols, o.slices,
+                              k.beta, [&](int, const wang_detail::Window<Mat>& w) {
+                                const Mat matched = matching(w);
+                                if (row)
+                                  return ex.gemm(k.alpha, matched, true, b, false, 0, w.data);
+                                ex.gemm(k.alpha, a, false, matched, true, 0, w.data);
                               });
 }
 
-// RS: partial (M x N/Pc) row blocks = A-window^T * B_ij; then C_ij = RdS_row(partial).
+// The all-gather of the ring's operand decomposed and the reduce-scatter of C left whole on the
+// other ring, after the loop (RS on the col ring: A's column blocks circulate, the M x N/Pc
+// partial product's row blocks are reduce-scattered; LS on the row ring: B's row blocks
+// circulate, the M/Pr x N partial product's column blocks are reduce-scattered).
 template <class Exec>
-void wang_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-             const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
-             const Scale& k) {
+void wang_exposed_reduce_scatter(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
+                                 const typename Exec::Mat& b, const typename Exec::Mat& c,
+                                 const GemmOptions& o, const Scale& k) {
   using Mat = typename Exec::Mat;
-  const int R = ex.mesh_cols(), S = o.slices, g = R / S;
-  const std::size_t mb = p.M / R, n_local = p.N / R, pe = wang_detail::piece_extent(S, mb);
-  const Mat partial = ex.alloc(p.M, n_local, "wang_c_partial");
-  Mat out, piece;
-  if (S > 1) out = ex.alloc(g * pe, n_local, "wang_c_window");
-  if (S > 1 && g > 1) piece = ex.alloc(pe, n_local, "wang_c_piece");
-  wang_detail::circulate(ex, Axis::col, a, MatrixDim::cols, S,
-                         [&](int, const wang_detail::Window<Mat>& a_window) {
-                           if (a_window.in_order())
-                             return ex.gemm(k.alpha, a_window.data, true, b, false, 0, partial);
-                           ex.gemm(k.alpha, a_window.data, true, b, false, 0, out);
-                           wang_detail::scatter_blocks(ex, out, partial, piece, MatrixDim::rows,
-                                                       a_window);
-                         });
-  ex.wait(ex.start_partial_reduce_scatter(Axis::row, partial, c, MatrixDim::rows, {1, 0, 1},
-                                          k.beta));
+  if (o.wang_ring == WangRing::row)  // LS
+    return wang_detail::circulate_into_partial(
+        ex, Axis::row, b, MatrixDim::rows, o.slices, c, Axis::col, MatrixDim::cols,
+        p.M / ex.mesh_rows(), p.N, k.beta, [&](const Mat& b_window, const Mat& out) {
+          ex.gemm(k.alpha, a, false, b_window, true, 0, out);
+        });
+  wang_detail::circulate_into_partial(  // RS
+      ex, Axis::col, a, MatrixDim::cols, o.slices, c, Axis::row, MatrixDim::rows, p.M,
+      p.N / ex.mesh_cols(), k.beta, [&](const Mat& a_window, const Mat& out) {
+        ex.gemm(k.alpha, a_window, true, b, false, 0, out);
+      });
 }
 
-// Checks that S fits the decomposed ring (the col ring, in every dataflow) and runs the
-// dataflow's Wang GEMM.
+// Checks that S fits the decomposed ring and runs the dataflow's Wang GEMM.
 template <class Exec>
 void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
                const Scale& k) {
-  const int ring = ex.mesh_cols();
+  const bool row = o.wang_ring == WangRing::row;
+  const int ring = row ? ex.mesh_rows() : ex.mesh_cols();
+  const bool sums = p.flow == (row ? Dataflow::RS : Dataflow::LS);
   require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow), " decomposes ",
-          p.flow == Dataflow::LS ? "the reduce-scatter of C" : "the all-gather of A",
-          " along the col ring (Pc = ", ring, " chips) into S loop iterations of ", ring,
-          "/S shift steps each; S=", o.slices, " must be >= 1 and divide ", ring,
-          ". Choose S among the divisors of ", ring);
+          sums ? "the reduce-scatter of C" : row ? "the all-gather of B" : "the all-gather of A",
+          " along the ", wang_ring_name(o.wang_ring), " ring (", row ? "Pr" : "Pc", " = ", ring,
+          " chips) into S loop iterations of ", ring, "/S shift steps each; S=", o.slices,
+          " must be >= 1 and divide ", ring, ". Choose S among the divisors of ", ring);
   switch (p.flow) {
     case Dataflow::OS: return wang_os(ex, p, a, b, c, o, k);
-    case Dataflow::LS: return wang_ls(ex, p, a, b, c, o, k);
-    case Dataflow::RS: return wang_rs(ex, p, a, b, c, o, k);
+    case Dataflow::LS:
+      return row ? wang_exposed_reduce_scatter(ex, p, a, b, c, o, k)
+                 : wang_decomposed_reduce_scatter(ex, p, a, b, c, o, k);
+    case Dataflow::RS:
+      return row ? wang_decomposed_reduce_scatter(ex, p, a, b, c, o, k)
+                 : wang_exposed_reduce_scatter(ex, p, a, b, c, o, k);
   }
 }
 

@@ -19,8 +19,8 @@ double flop_utilization(const GemmResult& r, int chips, const hw::Machine& machi
   return flop_utilization(r.gemm.flops(), chips, r.totals.seconds, machine);
 }
 
-GemmOptions gemm_options(int slices, const SweepOptions& options) {
-  return GemmOptions{slices, slices == 1 ? 1 : options.block};
+GemmOptions gemm_options(int slices, const SweepOptions& options, WangRing wang_ring) {
+  return GemmOptions{slices, slices == 1 ? 1 : options.block, wang_ring};
 }
 
 std::vector<int> slice_candidates(Algorithm algorithm, const SweepOptions& options) {
@@ -54,13 +54,13 @@ std::string no_mesh_reason(Algorithm algorithm, int chips, const SweepOptions& o
 
 namespace {
 
-// Every GEMM on one mesh at an S from candidates(i) for GEMM i: the fastest of them, or with
-// `first_valid` the first one the algorithm takes and the chip's HBM holds.
+// Every GEMM on one mesh at the options candidates(i) gives for GEMM i: the fastest of them, or
+// with `first_valid` the first one the algorithm takes and the chip's HBM holds.
 template <class Candidates>
 std::optional<Configuration> evaluate_gemms(const hw::MachineModel& machine, Algorithm algorithm,
                                             const std::vector<FcGemm>& gemms, int rows, int cols,
-                                            const SweepOptions& options, Candidates&& candidates,
-                                            bool first_valid, std::string* why) {
+                                            Candidates&& candidates, bool first_valid,
+                                            std::string* why) {
   Configuration config;
   config.algorithm = algorithm;
   config.rows = rows;
@@ -70,16 +70,16 @@ std::optional<Configuration> evaluate_gemms(const hw::MachineModel& machine, Alg
     const FcGemm& gemm = gemms[i];
     std::optional<GemmResult> best;
     std::string reason;
-    for (int S : candidates(i)) {
+    for (const GemmOptions& o : candidates(i)) {
       try {
-        const EmulatedGemm r = emulate_gemm(machine, algorithm, gemm.problem, rows, cols,
-                                            gemm_options(S, options));
+        const EmulatedGemm r = emulate_gemm(machine, algorithm, gemm.problem, rows, cols, o);
         if (r.totals.memory_bytes > hbm) {
           reason = concat("needs ", r.totals.memory_bytes / (1 << 30), " GiB per chip, more than "
                           "the chip's ", hbm / (1 << 30), " GiB of HBM");
           continue;
         }
-        if (!best || r.totals.seconds < best->totals.seconds) best = GemmResult{gemm, S, r.totals};
+        if (!best || r.totals.seconds < best->totals.seconds)
+          best = GemmResult{gemm, o.slices, r.totals, o.wang_ring};
         if (first_valid) break;
       } catch (const UserError& e) {
         // This S (or mesh) does not fit this GEMM: the algorithm said why; try the next.
@@ -102,8 +102,12 @@ std::optional<Configuration> evaluate_gemms(const hw::MachineModel& machine, Alg
 std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algorithm algorithm,
                                            const std::vector<FcGemm>& gemms, int rows, int cols,
                                            const SweepOptions& options, std::string* why) {
-  const std::vector<int> candidates = slice_candidates(algorithm, options);
-  return evaluate_gemms(machine, algorithm, gemms, rows, cols, options,
+  std::vector<GemmOptions> candidates;
+  const std::vector<WangRing> col_only = {WangRing::col};
+  for (WangRing ring : algorithm == Algorithm::wang ? options.wang_rings : col_only)
+    for (int S : slice_candidates(algorithm, options))
+      candidates.push_back(gemm_options(S, options, ring));
+  return evaluate_gemms(machine, algorithm, gemms, rows, cols,
                         [&](std::size_t) { return candidates; }, false, why);
 }
 
@@ -114,10 +118,12 @@ std::optional<Configuration> evaluate_at_slices(const hw::MachineModel& machine,
                                                 const SweepOptions& options, std::string* why) {
   require(slices.size() == gemms.size(), "evaluate_at_slices: ", slices.size(), " S values for ",
           gemms.size(), " GEMMs");
-  return evaluate_gemms(machine, algorithm, gemms, rows, cols, options,
+  return evaluate_gemms(machine, algorithm, gemms, rows, cols,
                         [&](std::size_t i) {
-                          std::vector<int> below;  // slices[i], then the smaller S, largest first
-                          for (int S = slices[i]; S >= 1; --S) below.push_back(S);
+                          // slices[i], then the smaller S, largest first
+                          std::vector<GemmOptions> below;
+                          for (int S = slices[i]; S >= 1; --S)
+                            below.push_back(gemm_options(S, options));
                           return below;
                         },
                         true, why);

@@ -25,12 +25,16 @@ struct SweepOptions {
   int block = 8;          // B of the blocked slicing: TPUs read 128x8 tiles (paper §3.1.2)
   int min_mesh_side = 2;  // 2D algorithms on meshes with at least this many rows and columns
   int rows = 0;           // only meshes with this many rows (0: any)
+  // The rings Wang may decompose (gemm/wang.hpp), each GEMM taking the faster: the col ring
+  // alone, as the MeshSlice authors' code and the paper's comparison, or both.
+  std::vector<WangRing> wang_rings = {WangRing::col};
 };
 
 struct GemmResult {
   FcGemm gemm;
   int slices = 1;
   SimTotals totals;  // of the representative chip
+  WangRing wang_ring = WangRing::col;  // the ring Wang decomposed
 };
 
 struct Configuration {
@@ -54,7 +58,8 @@ double flop_utilization(const GemmResult& r, int chips, const hw::Machine& machi
 
 // The options of one run at S slices. One slice cuts nothing, so its block size is 1: a shard
 // need not split into B-blocks to be gathered whole.
-GemmOptions gemm_options(int slices, const SweepOptions& options);
+GemmOptions gemm_options(int slices, const SweepOptions& options,
+                         WangRing wang_ring = WangRing::col);
 
 // The S values worth trying for `algorithm` (see the header comment).
 std::vector<int> slice_candidates(Algorithm algorithm, const SweepOptions& options);

@@ -28,7 +28,7 @@ std::size_t sliced_extent(const GemmProblem& p) {
 // from the algorithms' definitions, independently of the code under test. With S = 1 nothing
 // is sliced, so the block size never matters.
 bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int cols, int s,
-                        int b) {
+                        int b, WangRing ring) {
   const std::size_t extent = sliced_extent(p);
   switch (algorithm) {
     case Algorithm::meshslice:
@@ -41,9 +41,10 @@ bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int
     case Algorithm::cannon:
       return rows == cols;  // square meshes only; S and B do not apply
     case Algorithm::wang:
-      // S loop iterations divide the col ring, whose collective is decomposed into shifts in
-      // every dataflow (A's all-gather in OS/RS, C's reduce-scatter in LS); B is unused.
-      return s >= 1 && cols % s == 0;
+      // S loop iterations divide the ring whose collective is decomposed into shifts (the col
+      // ring: A's all-gather in OS/RS, C's reduce-scatter in LS; the row ring: B's all-gather in
+      // OS/LS, C's reduce-scatter in RS); B is unused.
+      return s >= 1 && (ring == WangRing::col ? cols : rows) % s == 0;
     case Algorithm::tp1d:
       // S*B divides the per-chip share (of P = rows*cols) of the gathered/scattered dimension:
       // M in OS/LS, K in RS.
@@ -82,6 +83,9 @@ void check_algorithm(Algorithm algorithm) {
     for (CollectiveImpl impl : {CollectiveImpl::native, CollectiveImpl::ring})
       for (int slices : slice_counts(algorithm))
         for (int block : {1, 2}) {
+          // B means nothing to Wang: its second pass decomposes the other ring instead.
+          const WangRing ring =
+              algorithm == Algorithm::wang && block == 2 ? WangRing::row : WangRing::col;
           CommOptions comm;
           comm.impl = impl;
           RealExecutor<T> ex(torus(), comm, /*gemm_chunks=*/3);
@@ -89,15 +93,17 @@ void check_algorithm(Algorithm algorithm) {
           auto b_shard = shard_of<T>(b, my_region(algorithm, p, 'B'));
           auto c_shard = make_matrix<T>(c_region.rows, c_region.cols,
                                         [](std::size_t, std::size_t) { return 12345.0; });
-          const std::string what = concat(algorithm_name(algorithm), " ", p.str(), " S=", slices,
-                                          " B=", block, " impl=", impl_name(impl));
-          if (!expected_supported(algorithm, p, rows, cols, slices, block)) {
-            EXPECT_THROW(run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, {slices, block}),
+          const std::string what =
+              concat(algorithm_name(algorithm), " ", p.str(), " S=", slices, " B=", block,
+                     " ring=", wang_ring_name(ring), " impl=", impl_name(impl));
+          const GemmOptions options{slices, block, ring};
+          if (!expected_supported(algorithm, p, rows, cols, slices, block, ring)) {
+            EXPECT_THROW(run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, options),
                          UserError)
                 << what;
             continue;
           }
-          run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, {slices, block});
+          run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, options);
           ++ran;
           auto got = to_host(c_shard);
           double worst = 0;

@@ -43,19 +43,25 @@ class AllocationCounter {
 };
 
 // The slice counts tried: 1, the largest of {4, 3, 2} the algorithm accepts here, and 2 too
-// when that is 4 (Wang on a 4-chip col ring: an unrolled loop of S = 2 windows of g = 2 blocks,
-// with its prologue or epilogue, besides classic Wang's S = 4).
+// when that is 4 (Wang on a 4-chip ring: an unrolled loop of S = 2 windows of g = 2 blocks,
+// with its prologue or epilogue, besides classic Wang's S = 4). Wang decomposes either ring.
 std::vector<GemmOptions> options_for(Algorithm algorithm, const GemmProblem& p) {
   std::vector<GemmOptions> out{{1, 1}};
   if (algorithm == Algorithm::collective || algorithm == Algorithm::cannon) return out;
   RealExecutor<double> ex(torus(), CommOptions{});
-  for (int s : {4, 3, 2}) {
-    const bool wanted = out.size() == 1 || (out[1].slices == 4 && s == 2);
-    if (!wanted) continue;
-    try {
-      GemmPlan<RealExecutor<double>> plan(ex, algorithm, p, {s, 2});
-      out.push_back({s, 2});
-    } catch (const UserError&) {
+  const std::vector<WangRing> rings =
+      algorithm == Algorithm::wang ? std::vector<WangRing>{WangRing::col, WangRing::row}
+                                   : std::vector<WangRing>{WangRing::col};
+  for (WangRing ring : rings) {
+    const std::size_t first = out.size();
+    for (int s : {4, 3, 2}) {
+      const bool wanted = out.size() == first || (out[first].slices == 4 && s == 2);
+      if (!wanted) continue;
+      try {
+        GemmPlan<RealExecutor<double>> plan(ex, algorithm, p, {s, 2, ring});
+        out.push_back({s, 2, ring});
+      } catch (const UserError&) {
+      }
     }
   }
   return out;
@@ -68,7 +74,7 @@ bool runs_here(Algorithm algorithm) {
 std::string describe(Algorithm algorithm, const GemmProblem& p, const GemmOptions& o,
                      CollectiveImpl impl) {
   return concat(algorithm_name(algorithm), " ", p.str(), " S=", o.slices, " B=", o.block,
-                " impl=", impl_name(impl));
+                " ring=", wang_ring_name(o.wang_ring), " impl=", impl_name(impl));
 }
 
 TEST(GemmPlan, RunsAllocateNothingAfterPlanCreation) {

@@ -325,6 +325,35 @@ TEST(SimAlgorithms, WangLsCirculatesHalfBlockSumsBothWaysOnTheColRing) {
   EXPECT_EQ(named("shift").size(), 7u);
 }
 
+// Wang decomposing the row ring instead: in RS, A is all-gathered whole on the col ring first,
+// then the row ring's reduce-scatter travels as half-block running sums both ways; in OS, B's
+// row blocks circulate after A's col all-gather has started.
+TEST(SimAlgorithms, WangOnTheRowRingDecomposesItsCollective) {
+  for (Dataflow flow : {Dataflow::RS, Dataflow::OS}) {
+    const GemmProblem p{flow, 1024, 1024, 1024};
+    std::vector<TraceEvent> events;
+    emulate_gemm(tpuv4(), Algorithm::wang, p, 8, 2, GemmOptions{8, 1, WangRing::row}, &events);
+    std::size_t gathers = 0, shifts = 0;
+    for (const TraceEvent& e : events) {
+      EXPECT_NE(e.name, "partial_reduce_scatter") << dataflow_name(flow);
+      if (e.name == "all_gather") {
+        ++gathers;
+        EXPECT_EQ(e.lane, TraceLane::col_links) << dataflow_name(flow);
+      }
+      if (e.name == "shift") {
+        ++shifts;
+        EXPECT_EQ(e.lane, TraceLane::row_links) << dataflow_name(flow);
+      }
+    }
+    EXPECT_EQ(gathers, 1u) << dataflow_name(flow);
+    EXPECT_EQ(shifts, 2u * 7) << dataflow_name(flow);  // S - 1 steps, two halves each
+  }
+  // S must divide the row ring now.
+  EXPECT_THROW(emulate_gemm(tpuv4(), Algorithm::wang, problem(Dataflow::RS), 4, 8,
+                            GemmOptions{8, 1, WangRing::row}),
+               UserError);
+}
+
 // At S = 1 nothing is decomposed: Wang is the Collective 2D GEMM, op for op.
 TEST(SimAlgorithms, WangWithOneIterationIsCollective) {
   for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
