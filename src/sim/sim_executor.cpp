@@ -58,8 +58,9 @@ int SimExecutor::size(Axis axis) const {
   return 1;
 }
 
-int SimExecutor::engine_of(Axis axis, int direction) {
-  return 1 + 2 * static_cast<int>(axis) + direction;  // Axis: dp, pp, row, col, tp
+int SimExecutor::engine_of(Axis axis, int direction) const {
+  const int way = machine_.machine.ici.ring_directions == 1 ? 0 : direction;
+  return 1 + 2 * static_cast<int>(axis) + way;  // Axis: dp, pp, row, col, tp
 }
 
 SimExecutor::Travel SimExecutor::shift_travel(int chips, int displacement) {

@@ -13,7 +13,9 @@
 //   dp, pp links     data-parallel collectives and pipeline-stage sends (the machine's dp/pp
 //                    links)
 // each ring with one engine per direction of travel (the paper's simulator has one NIC
-// controller per ICI link): a shift, send or receive occupies the direction its data travels
+// controller per ICI link; a machine whose rings are used one way, ici.ring_directions 1, has
+// one engine per ring, which opposite shifts share): a shift, send or receive occupies the
+// direction its data travels
 // (a shift the shorter way round; what goes to or comes from the next chip travels forward), and
 // a ring collective, which streams both ways, occupies both. Besides the engines, the issuing
 // thread has its clock. An operation starts when the thread issues it, its engines are free (a
@@ -163,8 +165,9 @@ class SimExecutor {
   };
 
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
-  // The engine of `axis`'s ring for travel forward (0) or backward (1).
-  static int engine_of(Axis axis, int direction);
+  // The engine of `axis`'s ring for travel forward (0) or backward (1); on a machine whose rings
+  // are used one way (ici.ring_directions 1), both travel on the forward one.
+  int engine_of(Axis axis, int direction) const;
   // The direction a shift of `displacement` on a ring of `chips` takes: the shorter way round.
   static Travel shift_travel(int chips, int displacement);
   hw::Ring ring_of(Axis axis) const;

@@ -289,6 +289,23 @@ TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
             7);
 }
 
+// On a machine whose rings are used one way (ring_directions 1, e.g. tpuv4-cloud), the two
+// halves share the ring's one direction: the second shift starts when the first ends.
+TEST(SimAlgorithms, OppositeShiftsShareARingUsedOneWay) {
+  hw::Machine one_way = tpuv4().machine;
+  one_way.ici.ring_directions = 1;
+  const hw::MachineModel machine(one_way);
+  std::vector<TraceEvent> events;
+  emulate_gemm(machine, Algorithm::wang, GemmProblem{Dataflow::OS, 1024, 1024, 1024}, 2, 8,
+               GemmOptions{8, 1}, &events);
+  std::vector<const TraceEvent*> shifts;
+  for (const TraceEvent& e : events)
+    if (e.name == "shift") shifts.push_back(&e);
+  ASSERT_EQ(shifts.size(), 2u * 7);
+  for (std::size_t i = 0; i < shifts.size(); i += 2)
+    EXPECT_GE(shifts[i + 1]->start, shifts[i]->end) << i;
+}
+
 // Wang LS (the authors' Wang_LS): B is all-gathered whole on the row ring first, then the col
 // ring's reduce-scatter is decomposed: running sums of half a C block per shift, one each way,
 // starting together, and no reduce-scatter left; an odd block's sums go whole, one way.

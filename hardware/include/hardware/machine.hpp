@@ -65,6 +65,8 @@ struct IciParams {
   // Link directions a ring uses at once: 2 on full-duplex torus links, 1 on a ring used one
   // way. A broadcast or reduce splits its buffer over them (each at its share of the ring's
   // rate, over half the hops); the all-gather and reduce-scatter rates already include them.
+  // With 1, shifts going opposite ways (Wang's and Cannon's half-blocks) share the one
+  // direction (sim::SimExecutor).
   int ring_directions = 2;
   int ring1d_like_dim = 1;         // the 1D ring's links behave like this mesh dimension's
   bool nic_hbm_contention = false;  // the NIC's HBM traffic slows HBM-bound GEMM phases
