@@ -27,6 +27,11 @@ std::string slices_of(const sim::Configuration& c) {
 
 std::string mesh_of(int rows, int cols) { return concat(rows, "x", cols); }
 
+// How much longer `seconds` is than `reference`, in %: the speed-up of what took `reference`.
+double speedup_percent(double seconds, double reference) {
+  return (seconds / reference - 1) * 100;
+}
+
 // MeshSlice's speed-ups with the block's non-FC work added to every algorithm's FC time.
 void print_end_to_end(const SimResults& results, const SimSettings& s, const Point& ms) {
   if (!ms.non_fc.valid()) {
@@ -40,7 +45,7 @@ void print_end_to_end(const SimResults& results, const SimSettings& s, const Poi
     const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
     if (a == Algorithm::meshslice || !p || !p->best_config()) continue;
     std::printf(" %s %+.1f%%", algorithm_name(a),
-                (p->end_to_end_seconds() / ms.end_to_end_seconds() - 1) * 100);
+                speedup_percent(p->end_to_end_seconds(), ms.end_to_end_seconds()));
   }
   std::printf("\n");
 }
@@ -50,8 +55,8 @@ void print_against_meshslice(const char* what, const sim::Configuration& c, cons
                              const hw::Machine& machine) {
   std::printf("%s on %s: %.1f%%, MeshSlice speedup %+.1f%% FC, %+.1f%% end-to-end\n", what,
               mesh_of(c.rows, c.cols).c_str(), c.flop_utilization(machine) * 100,
-              (c.totals.seconds / ms.best_config()->totals.seconds - 1) * 100,
-              ((c.totals.seconds + ms.non_fc.seconds) / ms.end_to_end_seconds() - 1) * 100);
+              speedup_percent(c.totals.seconds, ms.best_config()->totals.seconds),
+              speedup_percent(c.totals.seconds + ms.non_fc.seconds, ms.end_to_end_seconds()));
 }
 
 // Wang and SUMMA as the paper runs them (on MeshSlice's mesh at MeshSlice's S), and Wang with
@@ -87,7 +92,7 @@ void print_dataflow_study(const SimResults& results, const hw::Machine& machine)
                 mesh_of(r.y_stationary.rows, r.y_stationary.cols).c_str(),
                 r.tuned.flop_utilization(machine) * 100,
                 mesh_of(r.tuned.rows, r.tuned.cols).c_str(),
-                (r.y_stationary.totals.seconds / r.tuned.totals.seconds - 1) * 100);
+                speedup_percent(r.y_stationary.totals.seconds, r.tuned.totals.seconds));
 }
 
 }  // namespace
@@ -131,7 +136,8 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
         const Point* p = find_point(results, llm, scaling, largest, a);
         if (a == Algorithm::meshslice || !p || !p->best_config()) continue;
         std::printf(" %s %+.1f%%", algorithm_name(a),
-                    (p->best_config()->totals.seconds / ms->best_config()->totals.seconds - 1) * 100);
+                    speedup_percent(p->best_config()->totals.seconds,
+                                    ms->best_config()->totals.seconds));
       }
       std::printf("\n");
       print_end_to_end(results, s, *ms);

@@ -167,11 +167,7 @@ void print_calibration(const tune::Calibration& c, const hw::MachineModel& machi
       if (e.what == what) return e;
     return tune::FitError{what};
   };
-  const std::pair<hw::CommKind, const char*> kinds[] = {
-      {hw::CommKind::all_gather, "all_gather"},
-      {hw::CommKind::reduce_scatter, "reduce_scatter"},
-      {hw::CommKind::send_recv, "shift"}};
-  for (const auto& [kind, op] : kinds) {
+  for (const auto& [kind, op] : tune::calibrated_kinds()) {
     const hw::LinkParams& l = machine.machine.ici.link(kind, hw::Ring::dim1);
     const tune::FitError e = error_of(op);
     std::printf("%-15s %12.2f %12.2f %12.3f %8zu %9.1f%% %9.1f%%\n", op, l.launch_s * 1e6,

@@ -47,6 +47,13 @@ std::string describe_sources(const std::string& deck_path, const CommandLine& li
   return text;
 }
 
+// One assignment a shorthand stands for, with its {} replaced by `value`.
+std::string expanded(std::string assignment, const std::string& value) {
+  const auto at = assignment.find("{}");
+  if (at != std::string::npos) assignment.replace(at, 2, value);
+  return assignment;
+}
+
 // The --set assignments with each shorthand NAME=VALUE replaced by what it stands for.
 std::vector<std::string> expand_shorthands(const std::vector<std::string>& overrides,
                                            const std::vector<AppSpec::Shorthand>& shorthands) {
@@ -63,11 +70,8 @@ std::vector<std::string> expand_shorthands(const std::vector<std::string>& overr
       continue;
     }
     const std::string value = assignment.substr(equals + 1);
-    for (std::string expanded : shorthand->expands_to) {
-      const auto at = expanded.find("{}");
-      if (at != std::string::npos) expanded.replace(at, 2, value);
-      out.push_back(expanded);
-    }
+    for (const std::string& stands_for : shorthand->expands_to)
+      out.push_back(expanded(stands_for, value));
   }
   return out;
 }
@@ -83,11 +87,8 @@ bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::s
     if (!spec.shorthands.empty()) std::cout << "\nShorthands:\n";
     for (const auto& shorthand : spec.shorthands) {
       std::cout << "  --set " << shorthand.name << "=VALUE  means";
-      for (std::string assignment : shorthand.expands_to) {
-        const auto at = assignment.find("{}");
-        if (at != std::string::npos) assignment.replace(at, 2, "VALUE");
-        std::cout << " --set " << assignment;
-      }
+      for (const std::string& stands_for : shorthand.expands_to)
+        std::cout << " --set " << expanded(stands_for, "VALUE");
       std::cout << "\n";
     }
     return false;

@@ -343,6 +343,13 @@ void circulate_sums(Exec& ex, Axis axis, const typename Exec::Mat& out, MatrixDi
   }
 }
 
+// A buffer `along` long along `dim` and `across` wide the other way.
+template <class Exec>
+typename Exec::Mat alloc_along(Exec& ex, MatrixDim dim, std::size_t along, std::size_t across,
+                               const char* label) {
+  return dim == MatrixDim::rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
+}
+
 // The blocks of `gathered` (R blocks of `block` along `dim`, in ring order) that match a
 // window's pieces, in window order: `gathered` itself when the window is in order, else a copy
 // in a buffer of its own (col ring: B's K rows for A's window in OS, B's N rows for C's window
@@ -354,13 +361,9 @@ class MatchingBlocks {
   MatchingBlocks(Exec& ex, const Mat& gathered, MatrixDim dim, int R, int S, std::size_t block)
       : ex_(ex), gathered_(gathered), dim_(dim) {
     const std::size_t pe = piece_extent(S, block), g = R / S;
-    const bool rows = dim == MatrixDim::rows;
-    const std::size_t across = gathered.extent(rows ? 1 : 0);
-    auto shaped = [&](std::size_t along, const char* label) {
-      return rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
-    };
-    if (S > 1) window_ = shaped(g * pe, "wang_matching_window");
-    if (S > 1 && g > 1) piece_ = shaped(pe, "wang_matching_piece");
+    const std::size_t across = gathered.extent(dim == MatrixDim::rows ? 1 : 0);
+    if (S > 1) window_ = alloc_along(ex, dim, g * pe, across, "wang_matching_window");
+    if (S > 1 && g > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_matching_piece");
   }
   Mat operator()(const Window<Mat>& w) {
     if (w.in_order()) return gathered_;
@@ -389,13 +392,10 @@ void circulate_into_partial(Exec& ex, Axis axis, const typename Exec::Mat& movin
   const bool rows = partial_dim == MatrixDim::rows;
   const std::size_t across = rows ? partial_cols : partial_rows;
   const std::size_t pe = piece_extent(S, (rows ? partial_rows : partial_cols) / R);
-  auto shaped = [&](std::size_t along, const char* label) {
-    return rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
-  };
   const Mat partial = ex.alloc(partial_rows, partial_cols, "wang_c_partial");
   Mat out, piece;
-  if (S > 1) out = shaped(g * pe, "wang_c_window");
-  if (S > 1 && g > 1) piece = shaped(pe, "wang_c_piece");
+  if (S > 1) out = alloc_along(ex, partial_dim, g * pe, across, "wang_c_window");
+  if (S > 1 && g > 1) piece = alloc_along(ex, partial_dim, pe, across, "wang_c_piece");
   circulate(ex, axis, moving, dim, S, [&](int, const Window<Mat>& w) {
     if (w.in_order()) return product(w.data, partial);
     product(w.data, out);

@@ -44,6 +44,14 @@ double slowest(double seconds) {
 
 }  // namespace
 
+const std::array<CalibratedKind, 3>& calibrated_kinds() {
+  static const std::array<CalibratedKind, 3> kinds = {
+      {{hw::CommKind::all_gather, "all_gather"},
+       {hw::CommKind::reduce_scatter, "reduce_scatter"},
+       {hw::CommKind::send_recv, "shift"}}};
+  return kinds;
+}
+
 Calibration calibrate(const CalibrationOptions& o) {
   Calibration c;
   MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
@@ -99,11 +107,7 @@ hw::Machine calibrated_machine(const Calibration& c, const std::string& name) {
       if (s.op == op) out.push_back(s);
     return out;
   };
-  const std::pair<hw::CommKind, const char*> kinds[] = {
-      {hw::CommKind::all_gather, "all_gather"},
-      {hw::CommKind::reduce_scatter, "reduce_scatter"},
-      {hw::CommKind::send_recv, "shift"}};
-  for (const auto& [kind, op] : kinds) {
+  for (const auto& [kind, op] : calibrated_kinds()) {
     const hw::LinkParams link = fit_link(samples(op));
     for (auto& set : m.ici.kinds[static_cast<int>(kind)]) set = link;
   }

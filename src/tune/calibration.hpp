@@ -35,6 +35,13 @@ struct Calibration {
   double memory_bytes = 0;           // per rank: the node's memory over its ranks
 };
 
+// The communication kinds a calibration fits, each with the timed op it is fitted to.
+struct CalibratedKind {
+  hw::CommKind kind;
+  const char* op;  // CommSample::op
+};
+const std::array<CalibratedKind, 3>& calibrated_kinds();  // all_gather, reduce_scatter, shift
+
 // Collective: every rank of MPI_COMM_WORLD calls it; every rank returns the same samples.
 Calibration calibrate(const CalibrationOptions& options);
 
