@@ -3,6 +3,7 @@
 // buffer touched before timing, so the timed calls allocate nothing and fault in no pages (first
 // touch, not the network, otherwise dominates large messages). Shared by meshslice-bench's
 // collectives mode and meshslice-tune's calibration.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,30 +23,31 @@ std::pair<std::size_t, std::size_t> shard_shape(std::size_t bytes, std::size_t e
 
 // The scratch `op` needs on a ring of p ranks for shards of n elements, as a plan sizes it.
 ScratchNeed collective_scratch_need(const std::string& op, int p, std::size_t n, MatrixDim dim,
-                                    const CommOptions& options);
+                                    const CommOptions& options, std::size_t element_bytes);
 
-// Median and minimum over `repetitions` (after `warmups`) of the slowest rank's time (over the
-// whole job: every ring times at once) for `op` on `ring` with a rows x cols shard per rank (the
-// whole buffer for broadcast, reduce and all_reduce); shift sends it `displacement` ranks along.
+// `op` on `ring` with a rows x cols shard per rank (the whole buffer for broadcast, reduce and
+// all_reduce), ready to run: its buffers allocated as the GEMM plans allocate them (huge-page
+// advice, then first touch) and owned by the returned function, which `ring` must outlive;
+// shift sends it `displacement` ranks along.
 template <class T>
-Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t rows,
-                       std::size_t cols, MatrixDim dim, const CommOptions& options, int warmups,
-                       int repetitions, int displacement = 1) {
+std::function<void()> prepared_collective(const std::string& op, const AxisComm& ring,
+                                          std::size_t rows, std::size_t cols, MatrixDim dim,
+                                          const CommOptions& options, int displacement = 1) {
   const int p = ring.size();
   const bool along_rows = dim == MatrixDim::rows;
-  // Allocated as the GEMM plans allocate (huge-page advice, then first touch below).
   const auto shard = huge_page_matrix<T>("shard", rows, cols);
   const auto stacked =
       huge_page_matrix<T>("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
   const auto other = huge_page_matrix<T>("other", rows, cols);
   const auto scratch = make_scratch<T, MemSpace>(
-      collective_scratch_need(op, p, rows * cols, dim, options), "timed_collective_scratch");
+      collective_scratch_need(op, p, rows * cols, dim, options, sizeof(T)),
+      "timed_collective_scratch");
   Kokkos::deep_copy(shard, T(1));
   Kokkos::deep_copy(stacked, T(1));
   Kokkos::deep_copy(other, T(0));
   Kokkos::deep_copy(scratch.device, T(0));
   Kokkos::deep_copy(scratch.host, T(0));
-  auto run = [&] {
+  return [=, &ring] {
     if (op == "all_gather") iall_gather(ring, shard, stacked, dim, options, scratch).wait();
     if (op == "reduce_scatter") ireduce_scatter(ring, stacked, shard, dim, options, scratch).wait();
     if (op == "all_reduce") iall_reduce(ring, shard, other, options, scratch).wait();
@@ -53,23 +55,37 @@ Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t 
     if (op == "reduce") ireduce(ring, shard, other, 0, options, scratch).wait();
     if (op == "shift") ishift(ring, shard, other, displacement, options, scratch).wait();
   };
-  return time_op(run, warmups, repetitions);  // every ring of the job at once, as in a GEMM
 }
 
-// The yardstick: a device-to-device copy of `elements` values, timed like the collectives. All
-// ranks copy at once, as they communicate at once, so they share the memory bandwidth as they do
-// then.
+// The yardstick: a device-to-device copy of `elements` values, ready to run like a collective.
+// All ranks copy at once, as they communicate at once, so they share the memory bandwidth as
+// they do then.
 template <class T>
-Timing time_memcpy(std::size_t elements, int warmups, int repetitions) {
+std::function<void()> prepared_memcpy(std::size_t elements) {
   const auto from = huge_page_buffer<T>("memcpy_from", elements);
   const auto to = huge_page_buffer<T>("memcpy_to", elements);
   Kokkos::deep_copy(from, T(1));
   Kokkos::deep_copy(to, T(0));
-  auto run = [&] {
+  return [=] {
     Kokkos::deep_copy(to, from);
     Kokkos::fence();
   };
-  return time_op(run, warmups, repetitions);
+}
+
+// Median and minimum over `repetitions` (after `warmups`) of the slowest rank's time (over the
+// whole job: every ring times at once, as in a GEMM) for prepared_collective(...).
+template <class T>
+Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t rows,
+                       std::size_t cols, MatrixDim dim, const CommOptions& options, int warmups,
+                       int repetitions, int displacement = 1) {
+  return time_op(prepared_collective<T>(op, ring, rows, cols, dim, options, displacement),
+                 warmups, repetitions);
+}
+
+// The same for prepared_memcpy(elements).
+template <class T>
+Timing time_memcpy(std::size_t elements, int warmups, int repetitions) {
+  return time_op(prepared_memcpy<T>(elements), warmups, repetitions);
 }
 
 }  // namespace meshslice

@@ -58,9 +58,20 @@ RingContext<T> ring_context(const AxisComm& ring) {
   return RingContext<T>{ring, ring.next_tag()};
 }
 
+// Elements in one packet of the ring's pipelined messages (CommOptions::packet_bytes).
+std::size_t packet_elements(const CommOptions& options, std::size_t element_bytes) {
+  return std::max<std::size_t>(1, options.packet_bytes / element_bytes);
+}
+
+// The ring reduce-scatter's receive buffer for chunks of up to n elements: one packet.
+std::size_t received_elements(std::size_t n, const CommOptions& options,
+                              std::size_t element_bytes) {
+  return std::min(n, packet_elements(options, element_bytes));
+}
+
 template <class T>
 std::vector<Chunk> packets_of(std::size_t n, const CommOptions& options) {
-  const std::size_t per_packet = std::max<std::size_t>(1, options.packet_bytes / sizeof(T));
+  const std::size_t per_packet = packet_elements(options, sizeof(T));
   const std::size_t count = std::max<std::size_t>(1, (n + per_packet - 1) / per_packet);
   return balanced_chunks(static_cast<int>(count), n);
 }
@@ -195,12 +206,13 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   } else {
     // The ring reads the blocks without modifying them: no working copy of the input.
     partial = carve.device(n, "reduce_scatter_partial");
-    received = carve.device(n, "reduce_scatter_received");
+    received = carve.device(received_elements(n, options, sizeof(T)), "reduce_scatter_received");
     const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
     const MpiBuffer<T, Space> mpi_received(received, staged, carve);
     append_ring_reduce_scatter_into(steps, ring_context<T>(ring), mpi.data(),
                                     equal_blocks(parts, n), mpi_partial.data(),
-                                    mpi_received.data(), result.data(), mpi.sum());
+                                    mpi_received.data(), result.data(), mpi.sum(),
+                                    packet_elements(options, sizeof(T)));
   }
   // The captured views keep the input (read in place by MPI), the output and the scratch alive.
   return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
@@ -223,13 +235,15 @@ Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
 }
 
 ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
-                                   const CommOptions& options, bool staged) {
-  const bool ring = options.impl == CollectiveImpl::ring;
+                                   const CommOptions& options, bool staged,
+                                   std::size_t element_bytes) {
+  const bool ring = options.impl == CollectiveImpl::ring && parts > 1;
   const std::size_t all = parts * n;
+  const std::size_t ring_buffers = ring ? n + received_elements(n, options, element_bytes) : 0;
   ScratchNeed need;
   if (dim == MatrixDim::cols && parts > 1) need.device += all;  // packed blocks
-  if (ring) need.device += 2 * n;                  // partial, received
-  if (staged) need.host += all + n + (ring ? 2 * n : 0);  // blocks, result, partial, received
+  need.device += ring_buffers;                                  // partial, received
+  if (staged) need.host += all + n + ring_buffers;              // blocks, result, ring's
   return need;
 }
 
@@ -256,9 +270,10 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
 }
 
 ScratchNeed partial_reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
-                                           const CommOptions& options, bool staged) {
+                                           const CommOptions& options, bool staged,
+                                           std::size_t element_bytes) {
   ScratchNeed need{n, 0};
-  need += reduce_scatter_scratch(parts, n, dim, options, staged);
+  need += reduce_scatter_scratch(parts, n, dim, options, staged, element_bytes);
   return need;
 }
 
@@ -295,13 +310,15 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
     const MpiBuffer<T, Space> mpi_in(flat(in), staged, carve);
     mpi_in.push_all();
     partial = carve.device(chunks.front().length, "all_reduce_partial");
-    received = carve.device(chunks.front().length, "all_reduce_received");
+    received = carve.device(received_elements(chunks.front().length, options, sizeof(T)),
+                            "all_reduce_received");
     const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
     const MpiBuffer<T, Space> mpi_received(received, staged, carve);
     const auto ctx = ring_context<T>(ring);
     append_ring_reduce_scatter_into(steps, ctx, mpi_in.data(), chunks, mpi_partial.data(),
                                     mpi_received.data(),
-                                    mpi.data() + chunks[ring.rank()].offset, mpi_in.sum());
+                                    mpi.data() + chunks[ring.rank()].offset, mpi_in.sum(),
+                                    packet_elements(options, sizeof(T)));
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
   return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
@@ -314,11 +331,13 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
 }
 
 ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options,
-                               bool staged) {
+                               bool staged, std::size_t element_bytes) {
   const bool ring = options.impl == CollectiveImpl::ring && parts > 1;
   const std::size_t chunk = (n + parts - 1) / parts;
-  ScratchNeed need{ring ? 2 * chunk : 0, 0};
-  if (staged) need.host = n + (ring ? n + 2 * chunk : 0);  // output, input, partial, received
+  const std::size_t ring_buffers =
+      ring ? chunk + received_elements(chunk, options, element_bytes) : 0;  // partial, received
+  ScratchNeed need{ring_buffers, 0};
+  if (staged) need.host = n + (ring ? n + ring_buffers : 0);  // output, input, ring's
   return need;
 }
 

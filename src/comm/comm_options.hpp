@@ -26,8 +26,10 @@ struct CommOptions {
   // When false and the data lives in memory the host cannot touch (CUDA/HIP without a
   // GPU-aware MPI), buffers are staged through host mirrors. Host memory is never staged.
   bool gpu_aware_mpi = false;
-  // Packet size of the pipelined ring broadcast/reduce (paper Fig. 3: D packets over P+D-1
-  // stages). Smaller packets shorten the pipeline fill, larger ones cut per-message overhead.
+  // Packet size of the ring's pipelined messages: the broadcast/reduce packets (paper Fig. 3: D
+  // packets over P+D-1 stages; smaller packets shorten the pipeline fill, larger ones cut
+  // per-message overhead), and the pieces the ring reduce-scatter sums as they arrive, which
+  // should fit in cache (comm/ring_schedules.hpp).
   std::size_t packet_bytes = std::size_t(1) << 20;
 };
 

@@ -13,7 +13,8 @@ void add_comm_parameters(Teuchos::ParameterList& valid) {
   comm.set("gpu_aware_mpi", defaults.gpu_aware_mpi,
            "pass device pointers to MPI; false stages GPU buffers through host memory");
   comm.set("packet_bytes", static_cast<int>(defaults.packet_bytes),
-           "packet size of the pipelined ring broadcast/reduce");
+           "packet size of the ring's pipelined messages: broadcast/reduce packets, and the "
+           "pieces the ring reduce-scatter sums as they arrive (keep them cache-sized)");
 }
 
 CommOptions comm_options_from(const Teuchos::ParameterList& deck) {

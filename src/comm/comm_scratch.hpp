@@ -98,15 +98,19 @@ class ScratchCarver {
 // What each collective of comm/collectives.hpp carves, for a ring of `parts` ranks and the
 // element counts named. Kept next to the carving order of collectives.cpp; a disagreement is
 // a logic_error from the carver, which every planned collective in the tests would hit.
-// `n`: elements of one rank's block (the gather's local shard, the scatter's output shard).
+// `n`: elements of one rank's block (the gather's local shard, the scatter's output shard);
+// `element_bytes`: the size of one (the ring reduce-scatter receives one packet at a time).
 ScratchNeed all_gather_scratch(int parts, std::size_t n, MatrixDim dim, bool staged);
 ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
-                                   const CommOptions& options, bool staged);
+                                   const CommOptions& options, bool staged,
+                                   std::size_t element_bytes);
 // `n`: elements of the sub-shard slice s writes.
 ScratchNeed partial_reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
-                                           const CommOptions& options, bool staged);
+                                           const CommOptions& options, bool staged,
+                                           std::size_t element_bytes);
 // `n`: elements of the whole buffer.
-ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options, bool staged);
+ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options, bool staged,
+                               std::size_t element_bytes);
 ScratchNeed broadcast_scratch(std::size_t n, bool staged);
 ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged);
 ScratchNeed shift_scratch(std::size_t n, bool staged);

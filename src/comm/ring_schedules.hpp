@@ -8,6 +8,7 @@
 // (P-1) x (t_sync + bytes/bw).
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -73,25 +74,42 @@ void append_ring_all_gather(std::vector<CommStep>& steps, const RingContext<T>& 
 // schedule is the textbook ring shifted by one so that rank r ends owning chunk r; the running
 // partial sums travel through `partial` (the longest chunk), so the input needs no working copy.
 // Step t sends the partial of chunk (r-t-1) -- at t = 0 the input's own chunk -- and receives
-// that of chunk (r-t-2) into `received`; once both are done,
-// that chunk's input plus what arrived is the next partial, and at the last step (chunk r) the
-// result. Reusing `partial` is safe: step t's send has completed before its `after` runs.
+// that of chunk (r-t-2); that chunk's input plus what arrived is the next partial, and at the
+// last step (chunk r) the result.
+// Each step moves its chunks in pieces of at most `piece` elements, and a received piece is
+// summed at once, while it is still in cache: received whole, a chunk would go to memory and be
+// read back for the sum, 5 bytes of memory traffic per byte received instead of 3 (measured on
+// a 2-rank node where MPI copies between processes: about 0.4 of a memcpy against 0.6). So
+// `received` holds one piece. Piece j of a step is sent before its sum overwrites the same
+// range of `partial` (its send has completed when its `after` runs), and the sender and the
+// receiver of a chunk cut it into the same pieces, which MPI matches in order.
 template <class T>
 void append_ring_reduce_scatter_into(std::vector<CommStep>& steps, const RingContext<T>& ctx,
                                      const T* input, const std::vector<Chunk>& chunks,
-                                     T* partial, T* received, T* out, const Sum<T>& sum) {
+                                     T* partial, T* received, T* out, const Sum<T>& sum,
+                                     std::size_t piece) {
   const int size = ctx.ring.size();
   const int rank = ctx.ring.rank();
+  auto pieces = [piece](std::size_t length) { return (length + piece - 1) / piece; };
   for (int t = 0; t + 1 < size; ++t) {
     const Chunk send = chunks[ring_mod(rank - t - 1, size)];
     const Chunk recv = chunks[ring_mod(rank - t - 2, size)];
     const T* from = t == 0 ? input + send.offset : partial;
     T* into = t + 2 == size ? out : partial;
-    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
-                       ctx.irecv(received, recv.length, ctx.ring.prev(), reqs);
-                       ctx.isend(from, send.length, ctx.ring.next(), reqs);
-                     },
-                     [=] { sum(into, input + recv.offset, received, recv.length); }});
+    const std::size_t count = std::max(pieces(send.length), pieces(recv.length));
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t at = j * piece;
+      const std::size_t send_length = at < send.length ? std::min(piece, send.length - at) : 0;
+      const std::size_t recv_length = at < recv.length ? std::min(piece, recv.length - at) : 0;
+      steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                         if (recv_length) ctx.irecv(received, recv_length, ctx.ring.prev(), reqs);
+                         if (send_length) ctx.isend(from + at, send_length, ctx.ring.next(), reqs);
+                       },
+                       [=] {
+                         if (recv_length)
+                           sum(into + at, input + recv.offset + at, received, recv_length);
+                       }});
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 namespace meshslice {
@@ -29,12 +30,26 @@ inline double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
+// Several operations timed interleaved: each repetition runs one of each in turn, so the drift
+// of a shared, noisy machine falls on all of them alike and the ratios between them compare runs
+// made moments apart, under the same cache and memory conditions.
+inline std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& ops,
+                                            int warmups, int repetitions,
+                                            MPI_Comm comm = MPI_COMM_WORLD) {
+  for (int i = 0; i < warmups; ++i)
+    for (const auto& op : ops) op();
+  std::vector<std::vector<double>> samples(ops.size());
+  for (int i = 0; i < repetitions; ++i)
+    for (std::size_t k = 0; k < ops.size(); ++k) samples[k].push_back(timed(comm, ops[k]));
+  std::vector<Timing> timings;
+  for (const auto& s : samples)
+    timings.push_back({median(s), *std::min_element(s.begin(), s.end())});
+  return timings;
+}
+
 template <class Op>
 Timing time_op(const Op& op, int warmups, int repetitions, MPI_Comm comm = MPI_COMM_WORLD) {
-  for (int i = 0; i < warmups; ++i) op();
-  std::vector<double> samples;
-  for (int i = 0; i < repetitions; ++i) samples.push_back(timed(comm, op));
-  return {median(samples), *std::min_element(samples.begin(), samples.end())};
+  return time_interleaved({op}, warmups, repetitions, comm).front();
 }
 
 }  // namespace meshslice

@@ -117,8 +117,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_reduce_scatter(
   return launch(
       "partial_reduce_scatter", axis, (ring.size() - 1) * bytes_of(shard) / slice.count,
       [&] {
-        return partial_reduce_scatter_scratch(ring.size(), n, dim, comm_,
-                                              staged_);
+        return partial_reduce_scatter_scratch(ring.size(), n, dim, comm_, staged_, sizeof(T));
       },
       [&](const CommScratch<T, MemSpace>& s) {
         return ipartial_reduce_scatter(ring, contribution, shard, dim, slice, comm_, beta, s);
@@ -176,8 +175,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce_scatter(Axis axis, 
   return launch(
       "reduce_scatter", axis, (ring.size() - 1) * bytes_of(out),
       [&] {
-        return reduce_scatter_scratch(ring.size(), out.size(), dim, comm_,
-                                      staged_);
+        return reduce_scatter_scratch(ring.size(), out.size(), dim, comm_, staged_, sizeof(T));
       },
       [&](const CommScratch<T, MemSpace>& s) {
         return ireduce_scatter(ring, in, out, dim, comm_, s);
@@ -192,7 +190,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_all_reduce(Axis axis, cons
   return launch(
       "all_reduce", axis, bytes,
       [&] {
-        return all_reduce_scratch(ring.size(), out.size(), comm_, staged_);
+        return all_reduce_scratch(ring.size(), out.size(), comm_, staged_, sizeof(T));
       },
       [&](const CommScratch<T, MemSpace>& s) { return iall_reduce(ring, in, out, comm_, s); });
 }
