@@ -76,7 +76,8 @@ Settings settings_from(const Teuchos::ParameterList& deck) {
 // "bus bandwidth"): (P-1) shards for AG/RdS, 2(P-1)/P buffers for AR, one buffer otherwise.
 double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
   if (ranks == 1) return 0;
-  if (op == "all_gather" || op == "reduce_scatter") return double(ranks - 1) * shard_bytes;
+  if (op == "all_gather" || op == "all_gather_in_place" || op == "reduce_scatter")
+    return double(ranks - 1) * shard_bytes;
   if (op == "all_reduce") return 2.0 * (ranks - 1) / ranks * shard_bytes;
   return double(shard_bytes);
 }
@@ -94,7 +95,9 @@ void add_collectives_parameters(Teuchos::ParameterList& valid) {
              "gather/scatter blocks of rows (contiguous) or of columns (repacked)");
   const auto& ops = timed_collectives();
   c.set("operations", Teuchos::Array<std::string>(ops.begin(), ops.end()),
-        "collectives to time: all_gather, reduce_scatter, all_reduce, broadcast, reduce, shift");
+        "collectives to time: all_gather, all_gather_in_place (this rank's shard already in its "
+        "block of the output, as MeshSlice's gathers produce it), reduce_scatter, all_reduce, "
+        "broadcast, reduce, shift");
   const std::vector<std::string> impls = {"native", "ring"};
   c.set("implementations", Teuchos::Array<std::string>(impls.begin(), impls.end()),
         "implementations to compare: native, ring");
@@ -175,7 +178,7 @@ int run_collectives(AppContext& context) {
       return gbs(op, bytes, impl) / memcpy_gbs[op][bytes];
     };
     const bool both = s.impls.size() == 2;
-    std::printf("\n%-15s %10s %13s %13s %10s %10s %11s %11s %13s %11s\n", "operation", "shard",
+    std::printf("\n%-19s %10s %13s %13s %10s %10s %11s %11s %13s %11s\n", "operation", "shard",
                 "native_us", "ring_us", "native_GB/s", "ring_GB/s", "ring/native", "memcpy_GB/s",
                 "native/memcpy", "ring/memcpy");
     for (const auto& op : s.operations)
@@ -183,7 +186,7 @@ int run_collectives(AppContext& context) {
         auto& row = times[op][bytes];
         auto us = [&](CollectiveImpl impl) { return row.count(impl) ? row[impl] * 1e6 : 0.0; };
         const double ratio = both ? row[CollectiveImpl::ring] / row[CollectiveImpl::native] : 0;
-        std::printf("%-15s %10s %13.1f %13.1f %10.2f %10.2f %11.2f %11.2f %13.2f %11.2f\n",
+        std::printf("%-19s %10s %13.1f %13.1f %10.2f %10.2f %11.2f %11.2f %13.2f %11.2f\n",
                     op.c_str(), size_name(bytes).c_str(), us(CollectiveImpl::native),
                     us(CollectiveImpl::ring), gbs(op, bytes, CollectiveImpl::native),
                     gbs(op, bytes, CollectiveImpl::ring), ratio, memcpy_gbs[op][bytes],

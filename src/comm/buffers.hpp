@@ -26,7 +26,7 @@ Buffer<T, Space> flat(const Matrix<T, Space>& m) {
   return Buffer<T, Space>(m.data(), m.size());
 }
 
-// dst[i] = a[i] + b[i] for raw pointers into memory of `Space` (dst may be a: dst += b).
+// dst[i] = a[i] + b[i] for raw pointers into memory of `Space` (dst may be a or b: dst += b).
 template <class Space, class T>
 void sum_in(T* dst, const T* a, const T* b, std::size_t count) {
   Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(dst, count);

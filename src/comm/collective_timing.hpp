@@ -15,7 +15,12 @@
 
 namespace meshslice {
 
-// The collectives it times: all_gather, reduce_scatter, all_reduce, broadcast, reduce, shift.
+// The collectives it times: all_gather, all_gather_in_place, reduce_scatter, all_reduce,
+// broadcast, reduce, shift. all_gather_in_place is the all-gather MeshSlice's GEMMs run
+// (iall_gather_produced): this rank's shard is produced straight into its block of the output,
+// and that producing is not timed, only the P-1 shards that cross the ring (with MPI_IN_PLACE's
+// meaning; nccl-tests reports its in-place all-gather the same way). all_gather copies its
+// separate input into the output as well, which on 2 ranks is one copy per shard received.
 const std::vector<std::string>& timed_collectives();
 
 // Shard shape for a message of `bytes` of `element`-byte values: rows of up to 1024 elements.
@@ -49,6 +54,10 @@ std::function<void()> prepared_collective(const std::string& op, const AxisComm&
   Kokkos::deep_copy(scratch.host, T(0));
   return [=, &ring] {
     if (op == "all_gather") iall_gather(ring, shard, stacked, dim, options, scratch).wait();
+    if (op == "all_gather_in_place")
+      iall_gather_produced<T, MemSpace>(
+          ring, rows, cols, [](const Matrix<T, MemSpace>&) {}, stacked, dim, options, scratch)
+          .wait();
     if (op == "reduce_scatter") ireduce_scatter(ring, stacked, shard, dim, options, scratch).wait();
     if (op == "all_reduce") iall_reduce(ring, shard, other, options, scratch).wait();
     if (op == "broadcast") ibroadcast(ring, shard, 0, options, scratch).wait();

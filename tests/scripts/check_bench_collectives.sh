@@ -15,8 +15,8 @@ test -f "$csv" || { echo "FAIL: no $csv"; exit 1; }
 head -1 "$csv" | grep -q '^operation,implementation,axis,ranks,dim,precision,bytes,seconds_median,seconds_min,link_gbs,memcpy_gbs,link_over_memcpy$' ||
   { echo "FAIL: unexpected header: $(head -1 "$csv")"; exit 1; }
 rows=$(($(wc -l <"$csv") - 1))
-# 6 operations x 2 implementations x 2 sizes (8 and 16 KiB) as the test asks.
-[ "$rows" -eq 24 ] || { echo "FAIL: $rows rows, want 24"; exit 1; }
+# 7 operations x 2 implementations x 2 sizes (8 and 16 KiB) as the test asks.
+[ "$rows" -eq 28 ] || { echo "FAIL: $rows rows, want 28"; exit 1; }
 awk -F, 'NR > 1 && !($8 > 0 && $9 > 0 && $9 <= $8) { bad = 1; print "FAIL: bad times in: " $0 } END { exit bad }' "$csv"
 # A plain number, so that "nan" or "inf" (which awk would compare as strings) fail too.
 awk -F, -v num='^[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?$' '
