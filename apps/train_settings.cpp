@@ -71,7 +71,9 @@ Teuchos::ParameterList valid_parameters() {
             "with hardware: emulate every op of the step without running anything (no data, no "
             "losses); one MPI rank per pipeline stage stands for its stage's chips, so the mesh "
             "may be far larger than the job (mpiexec -np <mesh.pp>)");
-  train.set("gemm_chunks", 8, "pieces a local GEMM is cut into to progress communication");
+  train.set("gemm_chunks", 8,
+            "pieces a local GEMM is cut into to progress communication (each at least 1024 "
+            "rows: every piece packs the other operand again)");
   train.set("trace_steps", Teuchos::Array<int>(),
             "steps to record in OUT/trace.json, a Chrome trace (open in Perfetto) with a process "
             "per rank and lanes compute, row, col, tp, dp links and phases; empty = no trace");

@@ -10,12 +10,6 @@
 
 namespace meshslice {
 
-namespace {
-// A chunk shorter than this starves the BLAS kernel; progress then gets fewer chances instead.
-constexpr std::size_t kMinChunkRows = 64;
-
-}  // namespace
-
 TraceLane lane_of(Axis axis) {
   switch (axis) {
     case Axis::row: return TraceLane::row_links;
@@ -313,7 +307,7 @@ void RealExecutor<T>::chunked_gemm(T alpha, const Mat& a, bool transpose_a, cons
   const bool split_k = transpose_a;
   const std::size_t extent = split_k ? a.extent(0) : c.extent(0);
   const std::size_t chunks = in_flight_.empty() ? 1 : static_cast<std::size_t>(gemm_chunks_);
-  const std::size_t step = std::max(kMinChunkRows, (extent + chunks - 1) / chunks);
+  const std::size_t step = std::max(min_chunk_rows_, (extent + chunks - 1) / chunks);
   if (split_k && transpose_b) {  // no contiguous split; never used by the algorithms
     blas_gemm(compute_, ta, tb, alpha, a, b, beta, c);
     return;

@@ -6,6 +6,7 @@
 // Communication overlaps computation for real: MPI progresses a non-blocking collective only
 // inside MPI calls, so gemm() runs the local product in row chunks and tests every in-flight
 // collective between chunks.
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -35,14 +36,26 @@ class RealExecutor {
   using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
   static constexpr bool holds_data = true;  // its matrices have memory (sim/null_executor.hpp)
 
-  // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication (1 turns
-  // the progress calls off; the local GEMM then runs as one BLAS call). `trace`, when given,
-  // records every op of this executor.
+  // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication while
+  // anything is in flight (1 turns the progress calls off; the local GEMM then runs as one BLAS
+  // call), each piece at least min_chunk_rows() rows. `trace`, when given, records every op of
+  // this executor.
   RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks = 8,
                Trace* trace = nullptr);
   ~RealExecutor();
   RealExecutor(const RealExecutor&) = delete;
   RealExecutor& operator=(const RealExecutor&) = delete;
+
+  // The fewest rows of C (or of K) a chunk of a GEMM gets; progress then gets fewer chances
+  // instead. Every chunk packs the whole other operand again, and on a CPU core packing moves
+  // about ten times fewer bytes per second than the multiply does flops, so a chunk of r rows
+  // costs about 20/r more than its share of one call (float; measured on this project's 2-core
+  // node: 8 chunks of 256 rows made MeshSlice's local GEMMs 9% slower at S = 8, and Collective,
+  // which never has anything in flight, paid none of it). 1024 rows keep that near 2%. Tests
+  // lower it to cut their small matrices into pieces.
+  static constexpr std::size_t kDefaultMinChunkRows = 1024;
+  std::size_t min_chunk_rows() const { return min_chunk_rows_; }
+  void set_min_chunk_rows(std::size_t rows) { min_chunk_rows_ = std::max<std::size_t>(1, rows); }
 
   int mesh_rows() const { return torus_.size(Axis::row); }
   int mesh_cols() const { return torus_.size(Axis::col); }
@@ -164,6 +177,7 @@ class RealExecutor {
   CommOptions comm_;
   bool staged_;  // MPI goes through host mirrors (device memory, MPI not GPU-aware)
   int gemm_chunks_;
+  std::size_t min_chunk_rows_ = kDefaultMinChunkRows;
   OpId next_op_ = 0;
   Trace* trace_;
   Workspace* workspace_ = nullptr;

@@ -134,6 +134,7 @@ TEST(ScopedCompletion, CallersAllReduceStaysInFlightThroughTheGemm) {
   constexpr int kGoTag = 4242;
   Trace trace;
   RealExecutor<double> ex(torus(), CommOptions{}, /*gemm_chunks=*/4, &trace);
+  ex.set_min_chunk_rows(1);  // the small shards are cut into chunks too
   const auto in = flat_of<double>(replica, kLength);
   Matrix<double> sum("sum", 1, kLength);
 

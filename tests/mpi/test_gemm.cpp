@@ -89,6 +89,7 @@ void check_algorithm(Algorithm algorithm) {
           CommOptions comm;
           comm.impl = impl;
           RealExecutor<T> ex(torus(), comm, /*gemm_chunks=*/3);
+          ex.set_min_chunk_rows(1);  // the small shards are cut into chunks too
           auto a_shard = shard_of<T>(a, my_region(algorithm, p, 'A'));
           auto b_shard = shard_of<T>(b, my_region(algorithm, p, 'B'));
           auto c_shard = make_matrix<T>(c_region.rows, c_region.cols,

@@ -87,6 +87,7 @@ TEST(GemmPlan, RunsAllocateNothingAfterPlanCreation) {
           CommOptions comm;
           comm.impl = impl;
           RealExecutor<float> ex(torus(), comm, /*gemm_chunks=*/3);
+          ex.set_min_chunk_rows(1);  // the small shards are cut into chunks too
           auto a = make_matrix<float>(my_region(algorithm, p, 'A').rows,
                                       my_region(algorithm, p, 'A').cols,
                                       [](std::size_t i, std::size_t j) { return i + j; });
@@ -158,6 +159,7 @@ void check_accumulation(Algorithm algorithm, double beta) {
         CommOptions comm;
         comm.impl = impl;
         RealExecutor<T> ex(torus(), comm, /*gemm_chunks=*/3);
+        ex.set_min_chunk_rows(1);  // the small shards are cut into chunks too
         auto a_shard = shard_of<T>(a, my_region(algorithm, p, 'A'));
         auto b_shard = shard_of<T>(b, my_region(algorithm, p, 'B'));
         // beta = 0 must not read C: a NaN there must not survive.
