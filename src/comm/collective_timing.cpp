@@ -26,7 +26,7 @@ ScratchNeed collective_scratch_need(const std::string& op, int p, std::size_t n,
     return reduce_scatter_scratch(p, n, dim, options, staged, element_bytes);
   if (op == "all_reduce") return all_reduce_scratch(p, n, options, staged, element_bytes);
   if (op == "broadcast") return broadcast_scratch(n, staged);
-  if (op == "reduce") return reduce_scratch(n, options, staged);
+  if (op == "reduce") return reduce_scratch(n, options, staged, element_bytes);
   return shift_scratch(n, staged);
 }
 

@@ -404,13 +404,14 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   const Buffer<T, Space> accumulator =
       is_root ? flat(out) : carve.device(n, "reduce_accumulator");
   copy_range(accumulator, 0, flat(in), 0, n, scratch.space);
-  const auto received = carve.device(n, "reduce_received");
+  const std::vector<Chunk> packets = packets_of<T>(n, options);
+  const auto received = carve.device(packets.front().length, "reduce_received");
   fence_kernels<Space>(scratch.space);
   const MpiBuffer<T, Space> mpi(accumulator, staged, carve);
   const MpiBuffer<T, Space> mpi_received(received, staged, carve);
   mpi.push_all();
-  append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets_of<T>(n, options),
-                     mpi_received.data(), mpi.sum(), root);
+  append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets, mpi_received.data(),
+                     mpi.sum(), root);
   return make_request(std::move(steps), [=, keep = out] {
     if (is_root) mpi.pull_all();
     (void)received;
@@ -418,9 +419,12 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   });
 }
 
-ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged) {
-  const bool ring = options.impl == CollectiveImpl::ring;
-  return {ring ? 2 * n : 0, staged ? 2 * n : 0};
+ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged,
+                           std::size_t element_bytes) {
+  if (options.impl == CollectiveImpl::native) return {0, staged ? 2 * n : 0};  // send, result
+  // The accumulator and one received packet (packets_of cuts at most packet_elements).
+  const std::size_t ring_buffers = n + received_elements(n, options, element_bytes);
+  return {ring_buffers, staged ? ring_buffers : 0};
 }
 
 namespace {

@@ -112,7 +112,8 @@ ScratchNeed partial_reduce_scatter_scratch(int parts, std::size_t n, MatrixDim d
 ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options, bool staged,
                                std::size_t element_bytes);
 ScratchNeed broadcast_scratch(std::size_t n, bool staged);
-ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged);
+ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged,
+                           std::size_t element_bytes);
 ScratchNeed shift_scratch(std::size_t n, bool staged);
 ScratchNeed point_to_point_scratch(std::size_t n, bool staged);
 

@@ -150,10 +150,11 @@ void append_ring_broadcast(std::vector<CommStep>& steps, const RingContext<T>& c
 
 // Pipelined chain reduction into `root`: partial sums flow root+1 -> root+2 -> ... -> root.
 // `accumulator` starts as this rank's contribution; at the root it ends as the total.
-// `scratch` has the size of the whole buffer (packet k lands at its own offset).
+// `received` holds one packet: packet k arrives there and is added at once, while still in
+// cache, before packet k+1 is posted to arrive in the same place.
 template <class T>
 void append_ring_reduce(std::vector<CommStep>& steps, const RingContext<T>& ctx, T* accumulator,
-                        const std::vector<Chunk>& packets, T* scratch, const Sum<T>& sum,
+                        const std::vector<Chunk>& packets, T* received, const Sum<T>& sum,
                         int root) {
   const int size = ctx.ring.size();
   const int position = ring_mod(ctx.ring.rank() - root - 1, size);  // root is last (size-1)
@@ -170,13 +171,12 @@ void append_ring_reduce(std::vector<CommStep>& steps, const RingContext<T>& ctx,
     const Chunk send = send_k ? packets[send_index] : Chunk{};
     steps.push_back(
         {[=](std::vector<MPI_Request>& reqs) {
-           if (recv_k) ctx.irecv(scratch + recv.offset, recv.length, ctx.ring.prev(), reqs);
+           if (recv_k) ctx.irecv(received, recv.length, ctx.ring.prev(), reqs);
            if (send_k) ctx.isend(accumulator + send.offset, send.length, ctx.ring.next(), reqs);
          },
          [=] {
            if (recv_k)
-             sum(accumulator + recv.offset, accumulator + recv.offset, scratch + recv.offset,
-                 recv.length);
+             sum(accumulator + recv.offset, accumulator + recv.offset, received, recv.length);
          }});
   }
 }

@@ -205,7 +205,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce(Axis axis, const Ma
                                                              const Mat& out, int root) {
   return launch(
       "reduce", axis, bytes_of(in),
-      [&] { return reduce_scratch(in.size(), comm_, staged_); },
+      [&] { return reduce_scratch(in.size(), comm_, staged_, sizeof(T)); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ireduce(torus_.axis(axis), in, out, root, comm_, s);
       });
