@@ -80,6 +80,38 @@ void print_variants(const SimResults& results, const SimSettings& s, const Point
   }
 }
 
+// Paper §5.1.4 / Fig. 11: MeshSlice's speed-up over every other algorithm GEMM by GEMM at the
+// largest chip count of weak scaling, averaged over the FC GEMMs of every model's block (each
+// algorithm at its best mesh, as in the tables). The paper averages its 16 distinct GEMMs.
+void print_per_gemm_average(const SimResults& results, const SimSettings& s) {
+  if (std::find(s.scalings.begin(), s.scalings.end(), sim::Scaling::weak) == s.scalings.end() ||
+      s.chips.empty())
+    return;
+  const int largest = *std::max_element(s.chips.begin(), s.chips.end());
+  std::printf("\nPer-GEMM MeshSlice speedup at %d chips, weak scaling, averaged over the FC GEMMs "
+              "of every model\n(paper Fig. 11 at 256 chips: collective +27.8%%, wang +19.1%%), "
+              "over (GEMMs):",
+              largest);
+  for (Algorithm a : s.algorithms) {
+    if (a == Algorithm::meshslice || !sim::evaluated(a, sim::Scaling::weak)) continue;
+    double sum = 0;
+    int count = 0;
+    for (const sim::LlmSpec* llm : s.models) {
+      const Point* ms = find_point(results, llm, sim::Scaling::weak, largest, Algorithm::meshslice);
+      const Point* p = find_point(results, llm, sim::Scaling::weak, largest, a);
+      if (!ms || !ms->best_config() || !p || !p->best_config()) continue;
+      for (const auto& mine : ms->best_config()->gemms)
+        for (const auto& theirs : p->best_config()->gemms)
+          if (theirs.gemm.label() == mine.gemm.label()) {
+            sum += speedup_percent(theirs.totals.seconds, mine.totals.seconds);
+            ++count;
+          }
+    }
+    if (count > 0) std::printf(" %s %+.1f%% (%d)", algorithm_name(a), sum / count, count);
+  }
+  std::printf("\n");
+}
+
 // Table 2: FLOP utilization without and with the dataflow optimization.
 void print_dataflow_study(const SimResults& results, const hw::Machine& machine) {
   if (results.dataflows.empty()) return;
@@ -143,6 +175,7 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
       print_end_to_end(results, s, *ms);
       print_variants(results, s, *ms, machine);
     }
+  print_per_gemm_average(results, s);
   print_dataflow_study(results, machine);
   std::fflush(stdout);
 }

@@ -4,7 +4,8 @@
 # columns and EXPECTED_ROWS configurations at the algorithms' own S (plus Wang and SUMMA at
 # MeshSlice's S, and Wang decomposing either ring) of sane values (positive times, FLOP utilization in (0, 1], the time split
 # consistent, non-FC time >= 0, the machine named), 12 GEMM rows per configuration in
-# sim_gemms.csv, the timing line, and the PNG plots when gnuplot is installed.
+# sim_gemms.csv, the timing line, the per-GEMM average line (Fig. 11), and the PNG plots when
+# gnuplot is installed.
 set -eu
 out=$1
 expected_rows=$2
@@ -27,6 +28,9 @@ gemm_rows=$(($(wc -l <"$out/sim_gemms.csv") - 1))
 [ "$gemm_rows" -eq $((12 * expected_rows)) ] ||
   { echo "FAIL: $gemm_rows rows in sim_gemms.csv, want $((12 * expected_rows))"; exit 1; }
 echo "$log" | grep -q "sweep: .* s (one core)" || { echo "FAIL: no timing line"; exit 1; }
+# Fig. 11's average: MeshSlice against Collective over the 12 GEMMs of the one model swept.
+echo "$log" | grep -Eq "over \(GEMMs\):.* collective [+-][0-9.]+% \(12\)" ||
+  { echo "FAIL: no per-GEMM average line"; exit 1; }
 # Every output names the machine: the CSVs' machine column (above), the traces' metadata.
 for trace in "$out"/trace-*.json; do
   [ -e "$trace" ] || continue
