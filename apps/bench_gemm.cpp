@@ -354,9 +354,7 @@ void add_gemm_parameters(Teuchos::ParameterList& valid) {
   g.set("repetitions", 5,
         "timed runs per configuration, interleaved with the other configurations of the shape "
         "(median and fastest reported)");
-  g.set("gemm_chunks", 8,
-        "pieces a local GEMM is cut into to progress MPI during it (each at least 1024 rows: "
-        "every piece packs the other operand again)");
+  g.set("gemm_chunks", 8, RealExecutor<float>::gemm_chunks_help());
   g.set("verify", true, "check every result against a serial GEMM of the same global data");
   g.set("trace", true, "write a Chrome trace (Perfetto) of each configuration to --out");
   g.set("hardware", std::string("none"),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "core/csv.hpp"
 #include "core/errors.hpp"
@@ -32,6 +33,18 @@ double speedup_percent(double seconds, double reference) {
   return (seconds / reference - 1) * 100;
 }
 
+// The other algorithms' points at MeshSlice's workload `ms` that have a configuration, in the
+// deck's order.
+std::vector<const Point*> others(const SimResults& results, const SimSettings& s,
+                                 const Point& ms) {
+  std::vector<const Point*> points;
+  for (Algorithm a : s.algorithms) {
+    const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
+    if (a != Algorithm::meshslice && p && p->best_config()) points.push_back(p);
+  }
+  return points;
+}
+
 // MeshSlice's speed-ups with the block's non-FC work added to every algorithm's FC time.
 void print_end_to_end(const SimResults& results, const SimSettings& s, const Point& ms) {
   if (!ms.non_fc.valid()) {
@@ -41,12 +54,9 @@ void print_end_to_end(const SimResults& results, const SimSettings& s, const Poi
   std::printf("End-to-end (FC + %.2f ms of non-FC work per chip, %.1f%% of MeshSlice's FC time):",
               ms.non_fc.seconds * 1e3,
               100 * ms.non_fc.seconds / ms.best_config()->totals.seconds);
-  for (Algorithm a : s.algorithms) {
-    const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
-    if (a == Algorithm::meshslice || !p || !p->best_config()) continue;
-    std::printf(" %s %+.1f%%", algorithm_name(a),
+  for (const Point* p : others(results, s, ms))
+    std::printf(" %s %+.1f%%", algorithm_name(p->algorithm),
                 speedup_percent(p->end_to_end_seconds(), ms.end_to_end_seconds()));
-  }
   std::printf("\n");
 }
 
@@ -92,23 +102,24 @@ void print_per_gemm_average(const SimResults& results, const SimSettings& s) {
               "of every model\n(paper Fig. 11 at 256 chips: collective +27.8%%, wang +19.1%%), "
               "over (GEMMs):",
               largest);
-  for (Algorithm a : s.algorithms) {
-    if (a == Algorithm::meshslice || !sim::evaluated(a, sim::Scaling::weak)) continue;
-    double sum = 0;
-    int count = 0;
-    for (const sim::LlmSpec* llm : s.models) {
-      const Point* ms = find_point(results, llm, sim::Scaling::weak, largest, Algorithm::meshslice);
-      const Point* p = find_point(results, llm, sim::Scaling::weak, largest, a);
-      if (!ms || !ms->best_config() || !p || !p->best_config()) continue;
-      for (const auto& mine : ms->best_config()->gemms)
-        for (const auto& theirs : p->best_config()->gemms)
-          if (theirs.gemm.label() == mine.gemm.label()) {
-            sum += speedup_percent(theirs.totals.seconds, mine.totals.seconds);
-            ++count;
-          }
+  // Per algorithm, the sum of its per-GEMM speed-ups and their count. Every configuration
+  // lists the same block's GEMMs in the same order (sim::block_gemms).
+  std::map<Algorithm, std::pair<double, int>> average;
+  for (const sim::LlmSpec* llm : s.models) {
+    const Point* ms = find_point(results, llm, sim::Scaling::weak, largest, Algorithm::meshslice);
+    if (!ms || !ms->best_config()) continue;
+    const auto& mine = ms->best_config()->gemms;
+    for (const Point* p : others(results, s, *ms)) {
+      const auto& theirs = p->best_config()->gemms;
+      auto& [sum, count] = average[p->algorithm];
+      for (std::size_t i = 0; i < mine.size(); ++i, ++count)
+        sum += speedup_percent(theirs[i].totals.seconds, mine[i].totals.seconds);
     }
-    if (count > 0) std::printf(" %s %+.1f%% (%d)", algorithm_name(a), sum / count, count);
   }
+  for (Algorithm a : s.algorithms)
+    if (average.count(a))
+      std::printf(" %s %+.1f%% (%d)", algorithm_name(a), average[a].first / average[a].second,
+                  average[a].second);
   std::printf("\n");
 }
 
@@ -164,13 +175,10 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
       const Point* ms = find_point(results, llm, scaling, largest, Algorithm::meshslice);
       if (!ms || !ms->best_config()) continue;
       std::printf("MeshSlice speedup at %d chips:", largest);
-      for (Algorithm a : s.algorithms) {
-        const Point* p = find_point(results, llm, scaling, largest, a);
-        if (a == Algorithm::meshslice || !p || !p->best_config()) continue;
-        std::printf(" %s %+.1f%%", algorithm_name(a),
+      for (const Point* p : others(results, s, *ms))
+        std::printf(" %s %+.1f%%", algorithm_name(p->algorithm),
                     speedup_percent(p->best_config()->totals.seconds,
                                     ms->best_config()->totals.seconds));
-      }
       std::printf("\n");
       print_end_to_end(results, s, *ms);
       print_variants(results, s, *ms, machine);

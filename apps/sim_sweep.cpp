@@ -1,5 +1,6 @@
 #include "sim_sweep.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -44,17 +45,21 @@ double cost_model_seconds(const tune::CostModel& model, const std::vector<sim::F
   return mesh.usable() ? mesh.seconds : std::numeric_limits<double>::infinity();
 }
 
+// MeshSlice's weak-scaling point at `chips`: the sweep's, or run now if the sweep has none.
+Point weak_meshslice(const hw::MachineModel& machine, const SimSettings& s,
+                     const SimResults& results, const sim::LlmSpec* llm, int chips) {
+  const Point* done = find_point(results, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
+  return done ? *done
+              : run_point(machine, s, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
+}
+
 // Fig. 13: MeshSlice on every mesh shape of `chips` chips, weak scaling.
 void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResults& results) {
   const int chips = s.shape_study_chips;
   const tune::CostModel cost(machine), tuner(machine, tune::GemmRate::per_shape);
   for (const sim::LlmSpec* llm : s.models) {
     const auto gemms = sim::block_gemms(*llm, sim::tokens(sim::Scaling::weak, chips, s.workload));
-    const Point* done = find_point(results, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
-    const Point point = done ? *done
-                             : run_point(machine, s, llm, sim::Scaling::weak, chips,
-                                         Algorithm::meshslice);
-    for (const auto& config : point.meshes) {
+    for (const auto& config : weak_meshslice(machine, s, results, llm, chips).meshes) {
       const double model = cost_model_seconds(cost, gemms, config.rows, config.cols, 0, s.sweep);
       const double tuned = cost_model_seconds(tuner, gemms, config.rows, config.cols, 0, s.sweep);
       results.shapes.push_back({llm, config.rows, config.cols, 0,
@@ -93,9 +98,9 @@ void dataflow_study(const hw::MachineModel& machine, const SimSettings& s, SimRe
     auto plain = sim::best_configuration(machine, Algorithm::meshslice,
                                          sim::y_stationary_block_gemms(*llm, tokens), chips,
                                          s.sweep);
-    auto tuned = sim::best_configuration(machine, Algorithm::meshslice,
-                                         sim::block_gemms(*llm, tokens), chips, s.sweep);
-    if (plain && tuned) results.dataflows.push_back({llm, chips, *plain, *tuned});
+    const Point tuned = weak_meshslice(machine, s, results, llm, chips);
+    if (plain && tuned.best_config())
+      results.dataflows.push_back({llm, chips, *plain, *tuned.best_config()});
   }
 }
 
@@ -121,7 +126,14 @@ void add_meshslice_references(const hw::MachineModel& machine, const SimSettings
       if (p.algorithm == Algorithm::wang) {
         sim::SweepOptions both = s.sweep;
         both.wang_rings = {WangRing::col, WangRing::row};
-        p.either_ring = sim::best_configuration(machine, p.algorithm, gemms, p.chips, both);
+        // Already what the sweep ran when its deck lets Wang decompose either ring.
+        const auto& swept = s.sweep.wang_rings;
+        const bool swept_both =
+            std::count(swept.begin(), swept.end(), WangRing::col) > 0 &&
+            std::count(swept.begin(), swept.end(), WangRing::row) > 0;
+        p.either_ring = swept_both && p.best_config()
+                            ? std::optional<sim::Configuration>(*p.best_config())
+                            : sim::best_configuration(machine, p.algorithm, gemms, p.chips, both);
       }
     }
   }

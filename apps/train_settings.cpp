@@ -9,6 +9,7 @@
 
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
+#include "gemm/real_executor.hpp"
 #include "mesh/mesh_parameters.hpp"
 #include "sim/machine_loader.hpp"
 
@@ -71,9 +72,7 @@ Teuchos::ParameterList valid_parameters() {
             "with hardware: emulate every op of the step without running anything (no data, no "
             "losses); one MPI rank per pipeline stage stands for its stage's chips, so the mesh "
             "may be far larger than the job (mpiexec -np <mesh.pp>)");
-  train.set("gemm_chunks", 8,
-            "pieces a local GEMM is cut into to progress communication (each at least 1024 "
-            "rows: every piece packs the other operand again)");
+  train.set("gemm_chunks", 8, RealExecutor<float>::gemm_chunks_help());
   train.set("trace_steps", Teuchos::Array<int>(),
             "steps to record in OUT/trace.json, a Chrome trace (open in Perfetto) with a process "
             "per rank and lanes compute, row, col, tp, dp links and phases; empty = no trace");

@@ -245,11 +245,14 @@ std::string machine_path(const std::string& name_or_path) {
     dirs.push_back(installed / "machines");
   dirs.push_back(MESHSLICE_MACHINES_DIR);
   std::string searched;
-  std::set<std::string> shipped;
   for (const auto& dir : dirs) {
     const std::string path = (dir / (name_or_path + ".yaml")).lexically_normal().string();
     if (std::ifstream(path)) return path;
     searched += (searched.empty() ? "" : ", ") + path;
+  }
+  // Not found: list what is shipped.
+  std::set<std::string> shipped;
+  for (const auto& dir : dirs) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
       if (entry.path().extension() == ".yaml") shipped.insert(entry.path().stem().string());

@@ -1,6 +1,7 @@
 #include "comm/collective_timing.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace meshslice {
 
@@ -27,7 +28,8 @@ ScratchNeed collective_scratch_need(const std::string& op, int p, std::size_t n,
   if (op == "all_reduce") return all_reduce_scratch(p, n, options, staged, element_bytes);
   if (op == "broadcast") return broadcast_scratch(n, staged);
   if (op == "reduce") return reduce_scratch(n, options, staged, element_bytes);
-  return shift_scratch(n, staged);
+  if (op == "shift") return shift_scratch(n, staged);
+  throw std::logic_error("collective_scratch_need: unknown operation " + op);
 }
 
 }  // namespace meshslice

@@ -4,6 +4,7 @@
 // touch, not the network, otherwise dominates large messages). Shared by meshslice-bench's
 // collectives mode and meshslice-tune's calibration.
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,30 +41,47 @@ std::function<void()> prepared_collective(const std::string& op, const AxisComm&
                                           const CommOptions& options, int displacement = 1) {
   const int p = ring.size();
   const bool along_rows = dim == MatrixDim::rows;
-  const auto shard = huge_page_matrix<T>("shard", rows, cols);
-  const auto stacked =
-      huge_page_matrix<T>("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols);
-  const auto other = huge_page_matrix<T>("other", rows, cols);
+  auto touched = [](const char* label, std::size_t r, std::size_t c, T value) {
+    const auto m = huge_page_matrix<T>(label, r, c);
+    Kokkos::deep_copy(m, value);
+    return m;
+  };
+  // Only the buffers `op` uses: the shard, and the P-shard stack or one more shard.
+  const auto shard = touched("shard", rows, cols, T(1));
+  auto stacked = [&] {
+    return touched("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols, T(1));
+  };
+  auto other = [&] { return touched("other", rows, cols, T(0)); };
   const auto scratch = make_scratch<T, MemSpace>(
       collective_scratch_need(op, p, rows * cols, dim, options, sizeof(T)),
       "timed_collective_scratch");
-  Kokkos::deep_copy(shard, T(1));
-  Kokkos::deep_copy(stacked, T(1));
-  Kokkos::deep_copy(other, T(0));
   Kokkos::deep_copy(scratch.device, T(0));
   Kokkos::deep_copy(scratch.host, T(0));
-  return [=, &ring] {
-    if (op == "all_gather") iall_gather(ring, shard, stacked, dim, options, scratch).wait();
-    if (op == "all_gather_in_place")
+  if (op == "all_gather")
+    return [=, &ring, out = stacked()] {
+      iall_gather(ring, shard, out, dim, options, scratch).wait();
+    };
+  if (op == "all_gather_in_place")
+    return [=, &ring, out = stacked()] {
       iall_gather_produced<T, MemSpace>(
-          ring, rows, cols, [](const Matrix<T, MemSpace>&) {}, stacked, dim, options, scratch)
+          ring, rows, cols, [](const Matrix<T, MemSpace>&) {}, out, dim, options, scratch)
           .wait();
-    if (op == "reduce_scatter") ireduce_scatter(ring, stacked, shard, dim, options, scratch).wait();
-    if (op == "all_reduce") iall_reduce(ring, shard, other, options, scratch).wait();
-    if (op == "broadcast") ibroadcast(ring, shard, 0, options, scratch).wait();
-    if (op == "reduce") ireduce(ring, shard, other, 0, options, scratch).wait();
-    if (op == "shift") ishift(ring, shard, other, displacement, options, scratch).wait();
-  };
+    };
+  if (op == "reduce_scatter")
+    return [=, &ring, in = stacked()] {
+      ireduce_scatter(ring, in, shard, dim, options, scratch).wait();
+    };
+  if (op == "all_reduce")
+    return [=, &ring, out = other()] { iall_reduce(ring, shard, out, options, scratch).wait(); };
+  if (op == "broadcast")
+    return [=, &ring] { ibroadcast(ring, shard, 0, options, scratch).wait(); };
+  if (op == "reduce")
+    return [=, &ring, out = other()] { ireduce(ring, shard, out, 0, options, scratch).wait(); };
+  if (op == "shift")
+    return [=, &ring, out = other()] {
+      ishift(ring, shard, out, displacement, options, scratch).wait();
+    };
+  throw std::logic_error("prepared_collective: unknown operation " + op);
 }
 
 // The yardstick: a device-to-device copy of `elements` values, ready to run like a collective.

@@ -63,7 +63,8 @@ std::size_t packet_elements(const CommOptions& options, std::size_t element_byte
   return std::max<std::size_t>(1, options.packet_bytes / element_bytes);
 }
 
-// The ring reduce-scatter's receive buffer for chunks of up to n elements: one packet.
+// The receive buffer of the ring reduce-scatter (chunks of up to n elements) and of the ring
+// reduce (a buffer of n): one packet, which packets_of never exceeds.
 std::size_t received_elements(std::size_t n, const CommOptions& options,
                               std::size_t element_bytes) {
   return std::min(n, packet_elements(options, element_bytes));
@@ -205,7 +206,7 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
     fence_kernels<Space>(space);
   } else {
     // The ring reads the blocks without modifying them: no working copy of the input.
-    partial = carve.device(n, "reduce_scatter_partial");
+    partial = carve.device(ring_partial_elements(parts, n), "reduce_scatter_partial");
     received = carve.device(received_elements(n, options, sizeof(T)), "reduce_scatter_received");
     const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
     const MpiBuffer<T, Space> mpi_received(received, staged, carve);
@@ -239,7 +240,8 @@ ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
                                    std::size_t element_bytes) {
   const bool ring = options.impl == CollectiveImpl::ring && parts > 1;
   const std::size_t all = parts * n;
-  const std::size_t ring_buffers = ring ? n + received_elements(n, options, element_bytes) : 0;
+  const std::size_t ring_buffers =
+      ring ? ring_partial_elements(parts, n) + received_elements(n, options, element_bytes) : 0;
   ScratchNeed need;
   if (dim == MatrixDim::cols && parts > 1) need.device += all;  // packed blocks
   need.device += ring_buffers;                                  // partial, received
@@ -309,7 +311,8 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
     const auto chunks = balanced_chunks(parts, n);
     const MpiBuffer<T, Space> mpi_in(flat(in), staged, carve);
     mpi_in.push_all();
-    partial = carve.device(chunks.front().length, "all_reduce_partial");
+    partial = carve.device(ring_partial_elements(parts, chunks.front().length),
+                           "all_reduce_partial");
     received = carve.device(received_elements(chunks.front().length, options, sizeof(T)),
                             "all_reduce_received");
     const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
@@ -334,8 +337,9 @@ ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& opti
                                bool staged, std::size_t element_bytes) {
   const bool ring = options.impl == CollectiveImpl::ring && parts > 1;
   const std::size_t chunk = (n + parts - 1) / parts;
-  const std::size_t ring_buffers =
-      ring ? chunk + received_elements(chunk, options, element_bytes) : 0;  // partial, received
+  const std::size_t ring_buffers =  // partial, received
+      ring ? ring_partial_elements(parts, chunk) + received_elements(chunk, options, element_bytes)
+           : 0;
   ScratchNeed need{ring_buffers, 0};
   if (staged) need.host = n + (ring ? n + ring_buffers : 0);  // output, input, ring's
   return need;
@@ -404,14 +408,13 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   const Buffer<T, Space> accumulator =
       is_root ? flat(out) : carve.device(n, "reduce_accumulator");
   copy_range(accumulator, 0, flat(in), 0, n, scratch.space);
-  const std::vector<Chunk> packets = packets_of<T>(n, options);
-  const auto received = carve.device(packets.front().length, "reduce_received");
+  const auto received = carve.device(received_elements(n, options, sizeof(T)), "reduce_received");
   fence_kernels<Space>(scratch.space);
   const MpiBuffer<T, Space> mpi(accumulator, staged, carve);
   const MpiBuffer<T, Space> mpi_received(received, staged, carve);
   mpi.push_all();
-  append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets, mpi_received.data(),
-                     mpi.sum(), root);
+  append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets_of<T>(n, options),
+                     mpi_received.data(), mpi.sum(), root);
   return make_request(std::move(steps), [=, keep = out] {
     if (is_root) mpi.pull_all();
     (void)received;

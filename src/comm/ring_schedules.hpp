@@ -52,6 +52,10 @@ struct RingContext {
 
 inline int ring_mod(int value, int size) { return ((value % size) + size) % size; }
 
+// Elements of the running partial sum append_ring_reduce_scatter_into needs for chunks of up to
+// n elements on a ring of `parts`: none on a ring of 2, whose one step goes from input to output.
+inline std::size_t ring_partial_elements(int parts, std::size_t n) { return parts > 2 ? n : 0; }
+
 // All-gather in place: on entry chunk rank() holds this rank's data; on exit every chunk does.
 // Step t sends chunk (r-t) to the next rank and receives chunk (r-t-1) from the previous one.
 template <class T>
@@ -85,7 +89,8 @@ void append_ring_all_gather(std::vector<CommStep>& steps, const RingContext<T>& 
 // processes this took the reduce-scatter from about 0.4 of a memcpy to about 0.6. Piece j of a
 // step is sent before its sum overwrites the same range of `partial` (its send has completed
 // when its `after` runs), and the sender and the receiver of a chunk cut it into the same
-// pieces, which MPI matches in order.
+// pieces, which MPI matches in order. On a ring of 2 the one step reads the input and writes
+// the output: `partial` is never touched (ring_partial_elements).
 template <class T>
 void append_ring_reduce_scatter_into(std::vector<CommStep>& steps, const RingContext<T>& ctx,
                                      const T* input, const std::vector<Chunk>& chunks,

@@ -15,6 +15,7 @@
 #include "comm/comm_scratch.hpp"
 #include "comm/request.hpp"
 #include "comm/slicing.hpp"
+#include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "core/trace.hpp"
@@ -38,8 +39,8 @@ class RealExecutor {
 
   // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication while
   // anything is in flight (1 turns the progress calls off; the local GEMM then runs as one BLAS
-  // call), each piece at least min_chunk_rows() rows. `trace`, when given, records every op of
-  // this executor.
+  // call), each piece at least kDefaultMinChunkRows rows (set_min_chunk_rows). `trace`, when
+  // given, records every op of this executor.
   RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks = 8,
                Trace* trace = nullptr);
   ~RealExecutor();
@@ -54,7 +55,12 @@ class RealExecutor {
   // which never has anything in flight, paid none of it). 1024 rows keep that near 2%. Tests
   // lower it to cut their small matrices into pieces.
   static constexpr std::size_t kDefaultMinChunkRows = 1024;
-  std::size_t min_chunk_rows() const { return min_chunk_rows_; }
+  // What the apps' deck key gemm_chunks means, for their --help.
+  static std::string gemm_chunks_help() {
+    return concat("pieces a local GEMM is cut into to progress communication during it (each at "
+                  "least ", kDefaultMinChunkRows, " rows: every piece packs the other operand "
+                  "again)");
+  }
   void set_min_chunk_rows(std::size_t rows) { min_chunk_rows_ = std::max<std::size_t>(1, rows); }
 
   int mesh_rows() const { return torus_.size(Axis::row); }

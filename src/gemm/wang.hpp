@@ -59,10 +59,10 @@
 //          reduce-scatter: Wang is then exactly the Collective 2D GEMM, as MeshSlice is at S = 1.
 // The block size B of MeshSlice's slicing means nothing here and is ignored.
 //
-// The window's blocks are not in global order, so the matching rows of the other operand (OS,
-// LS) or the matching blocks of the partial product (RS) are gathered/scattered with
-// slice/unslice copies of whole blocks: local HBM traffic of about one operand per GEMM, done
-// while the next shift is in flight.
+// The window's blocks are not in global order, so the matching rows of the other operand or the
+// matching blocks of the partial product (col ring: OS, LS / RS; row ring: OS, RS / LS) are
+// gathered/scattered with slice/unslice copies of whole blocks (WindowBlocks): local HBM traffic
+// of about one operand per GEMM, done while the next shift is in flight.
 #include <array>
 #include <vector>
 
@@ -350,30 +350,37 @@ typename Exec::Mat alloc_along(Exec& ex, MatrixDim dim, std::size_t along, std::
   return dim == MatrixDim::rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
 }
 
-// The blocks of `gathered` (R blocks of `block` along `dim`, in ring order) that match a
-// window's pieces, in window order: `gathered` itself when the window is in order, else a copy
-// in a buffer of its own (col ring: B's K rows for A's window in OS, B's N rows for C's window
-// in LS; row ring: A's K columns for B's window in OS, A's M columns for C's window in RS).
+// A window's blocks of `whole` (R blocks of `block` along `dim`, in ring order), in window
+// order: `whole` itself when the window is in order, else a buffer of their own, which gather()
+// fills from `whole` (col ring: B's K rows for A's window in OS, B's N rows for C's window in LS;
+// row ring: A's K columns for B's window in OS, A's M columns for C's window in RS) or scatter()
+// empties into it (the partial product of circulate_into_partial).
 template <class Exec>
-class MatchingBlocks {
+class WindowBlocks {
  public:
   using Mat = typename Exec::Mat;
-  MatchingBlocks(Exec& ex, const Mat& gathered, MatrixDim dim, int R, int S, std::size_t block)
-      : ex_(ex), gathered_(gathered), dim_(dim) {
+  WindowBlocks(Exec& ex, const Mat& whole, MatrixDim dim, int R, int S, std::size_t block)
+      : ex_(ex), whole_(whole), dim_(dim) {
     const std::size_t pe = piece_extent(S, block), g = R / S;
-    const std::size_t across = gathered.extent(dim == MatrixDim::rows ? 1 : 0);
-    if (S > 1) window_ = alloc_along(ex, dim, g * pe, across, "wang_matching_window");
-    if (S > 1 && g > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_matching_piece");
+    const std::size_t across = whole.extent(dim == MatrixDim::rows ? 1 : 0);
+    if (S > 1) window_ = alloc_along(ex, dim, g * pe, across, "wang_window_blocks");
+    if (S > 1 && g > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
   }
-  Mat operator()(const Window<Mat>& w) {
-    if (w.in_order()) return gathered_;
-    gather_blocks(ex_, gathered_, window_, piece_, dim_, w);
+  // The window's blocks of `whole`, read.
+  Mat gather(const Window<Mat>& w) {
+    if (w.in_order()) return whole_;
+    gather_blocks(ex_, whole_, window_, piece_, dim_, w);
     return window_;
+  }
+  // Where the window's blocks are to be written; scatter(w) then puts them in their places.
+  Mat target(const Window<Mat>& w) const { return w.in_order() ? whole_ : window_; }
+  void scatter(const Window<Mat>& w) {
+    if (!w.in_order()) scatter_blocks(ex_, window_, whole_, piece_, dim_, w);
   }
 
  private:
   Exec& ex_;
-  Mat gathered_, window_, piece_;
+  Mat whole_, window_, piece_;
   MatrixDim dim_;
 };
 
@@ -388,18 +395,13 @@ void circulate_into_partial(Exec& ex, Axis axis, const typename Exec::Mat& movin
                             std::size_t partial_rows, std::size_t partial_cols, double beta,
                             Product&& product) {
   using Mat = typename Exec::Mat;
-  const int R = ex.size(axis), g = R / S;
-  const bool rows = partial_dim == MatrixDim::rows;
-  const std::size_t across = rows ? partial_cols : partial_rows;
-  const std::size_t pe = piece_extent(S, (rows ? partial_rows : partial_cols) / R);
+  const int R = ex.size(axis);
   const Mat partial = ex.alloc(partial_rows, partial_cols, "wang_c_partial");
-  Mat out, piece;
-  if (S > 1) out = alloc_along(ex, partial_dim, g * pe, across, "wang_c_window");
-  if (S > 1 && g > 1) piece = alloc_along(ex, partial_dim, pe, across, "wang_c_piece");
+  WindowBlocks<Exec> blocks(ex, partial, partial_dim, R, S,
+                            (partial_dim == MatrixDim::rows ? partial_rows : partial_cols) / R);
   circulate(ex, axis, moving, dim, S, [&](int, const Window<Mat>& w) {
-    if (w.in_order()) return product(w.data, partial);
-    product(w.data, out);
-    scatter_blocks(ex, out, partial, piece, partial_dim, w);
+    product(w.data, blocks.target(w));
+    blocks.scatter(w);
   });
   ex.wait(ex.start_partial_reduce_scatter(other, partial, c, partial_dim, {1, 0, 1}, beta));
 }
@@ -425,12 +427,12 @@ void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const Mat gathered = row ? ex.alloc(p.M / ex.mesh_rows(), p.K, "wang_a_gathered")
                            : ex.alloc(p.K, p.N / ex.mesh_cols(), "wang_b_gathered");
   const auto gather = ex.start_all_gather(other, row ? a : b, gathered, gathered_k);
-  wang_detail::MatchingBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R);
+  wang_detail::WindowBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R);
   bool first = true;
   wang_detail::circulate(ex, ring, row ? b : a, moving_k, o.slices,
                          [&](int, const wang_detail::Window<Mat>& w) {
                            if (first) ex.wait(gather);  // the plain, exposed collective
-                           const Mat matched = matching(w);
+                           const Mat matched = matching.gather(w);
                            ex.gemm(k.alpha, row ? matched : w.data, false,
                                    row ? w.data : matched, false, first ? k.beta : 1, c);
                            first = false;
@@ -454,11 +456,11 @@ void wang_decomposed_reduce_scatter(Exec& ex, const GemmProblem& p, const typena
                            : ex.alloc(p.N, p.K / ex.mesh_cols(), "wang_b_gathered");
   // The plain, exposed collective; every window's GEMM reads it.
   ex.wait(ex.start_all_gather(other, row ? a : b, gathered, gathered_dim));
-  wang_detail::MatchingBlocks<Exec> matching(ex, gathered, gathered_dim, R, o.slices,
-                                             (row ? p.M : p.N) / R);
+  wang_detail::WindowBlocks<Exec> matching(ex, gathered, gathered_dim, R, o.slices,
+                                           (row ? p.M : p.N) / R);
   wang_detail::circulate_sums(ex, ring, c, row ? MatrixDim::rows : MatrixDim::cols, o.slices,
                               k.beta, [&](int, const wang_detail::Window<Mat>& w) {
-                                const Mat matched = matching(w);
+                                const Mat matched = matching.gather(w);
                                 if (row)
                                   return ex.gemm(k.alpha, matched, true, b, false, 0, w.data);
                                 ex.gemm(k.alpha, a, false, matched, true, 0, w.data);

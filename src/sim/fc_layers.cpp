@@ -21,8 +21,8 @@ const LlmSpec& llm_by_name(const std::string& name) {
 }
 
 std::vector<FcLayer> transformer_fc_layers(const LlmSpec& llm) {
-  const std::size_t h = llm.hidden;
-  return {{"qkv", h, 3 * h}, {"attn_out", h, h}, {"ff1", h, 4 * h}, {"ff2", 4 * h, h}};
+  const std::size_t h = llm.hidden, f = llm.ffn_hidden();
+  return {{"qkv", h, 3 * h}, {"attn_out", h, h}, {"ff1", h, f}, {"ff2", f, h}};
 }
 
 

@@ -30,6 +30,7 @@ struct LlmSpec {
   std::size_t hidden;    // h
   int heads;             // attention heads (h / heads is the head size)
   std::size_t blocks = 0;  // transformer blocks of the published model (0: not given)
+  std::size_t ffn_hidden() const { return 4 * hidden; }  // the feed-forward network's width
 };
 
 const LlmSpec& gpt3();          // hidden 12288, 96 heads, 96 blocks (Brown et al. 2020)
