@@ -11,6 +11,7 @@
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
+#include "core/stream_copy.hpp"
 
 namespace meshslice {
 
@@ -115,8 +116,8 @@ template <class T, class Space>
 void copy_range(const Buffer<T, Space>& dst, std::size_t dst_offset, const Buffer<T, Space>& src,
                 std::size_t src_offset, std::size_t count, const SpaceExec<Space>& space) {
   if (dst.data() + dst_offset == src.data() + src_offset) return;
-  Kokkos::deep_copy(space, Kokkos::subview(dst, std::make_pair(dst_offset, dst_offset + count)),
-                    Kokkos::subview(src, std::make_pair(src_offset, src_offset + count)));
+  large_copy(space, Kokkos::subview(dst, std::make_pair(dst_offset, dst_offset + count)),
+             Kokkos::subview(src, std::make_pair(src_offset, src_offset + count)));
 }
 
 }  // namespace meshslice

@@ -14,6 +14,7 @@
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
+#include "core/stream_copy.hpp"
 
 namespace meshslice {
 
@@ -142,7 +143,7 @@ Request iall_gather(const AxisComm& ring, const Matrix<T, Space>& local,
   return iall_gather_produced<T, Space>(
       ring, local.extent(0), local.extent(1),
       [&](const Matrix<T, Space>& block) {
-        if (block.data() != local.data()) Kokkos::deep_copy(scratch.space, block, local);
+        if (block.data() != local.data()) large_copy(scratch.space, block, local);
       },
       out, dim, options, scratch);
 }
