@@ -75,6 +75,12 @@ void finish_move(Exec& ex, std::optional<typename Exec::OpId>& op) {
 // The direction stream h travels: the first one as Cannon's, the second the other way round.
 inline int direction(int stream) { return stream == 0 ? -1 : 1; }
 
+// The skew displacement stream h asks for: `skew` itself for the first stream, the same chip
+// reached the other way round (skew + q) for the second. Either way a shift takes the shorter
+// way; when both are as short (halfway round) the two streams then use the two directions of
+// the links instead of queueing on one.
+inline int skew_way(int stream, int skew, int q) { return stream == 0 ? skew : skew + q; }
+
 // How LS and RS move their non-stationary input and C's partial sums (see the file comment).
 struct MovingOutput {
   Axis input_axis;      // ring the moving input travels on
@@ -113,7 +119,8 @@ void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typen
     // Skew: pack stream h into the buffer step 1 will receive into (free until then) and shift
     // it into step 0's buffer.
     ex.slice(moving, input[h][1], plan.input_dim, {streams, h, stream_width});
-    input_move[h] = start_move(ex, plan.input_axis, input[h][1], input[h][0], plan.skew);
+    input_move[h] = start_move(ex, plan.input_axis, input[h][1], input[h][0],
+                               skew_way(h, plan.skew, q));
   }
   for (int t = 0; t < q; ++t) {
     const int cur = t % 2, next = 1 - cur;
@@ -158,8 +165,10 @@ void cannon_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& 
     // packed into the buffers step 1 will receive into (free until then).
     ex.slice(a, a_buf[h][1], MatrixDim::cols, {streams, h, width});
     ex.slice(b, b_buf[h][1], MatrixDim::rows, {streams, h, width});
-    a_move[h] = cannon_detail::start_move(ex, Axis::col, a_buf[h][1], a_buf[h][0], -i);
-    b_move[h] = cannon_detail::start_move(ex, Axis::row, b_buf[h][1], b_buf[h][0], -j);
+    a_move[h] = cannon_detail::start_move(ex, Axis::col, a_buf[h][1], a_buf[h][0],
+                                          cannon_detail::skew_way(h, -i, q));
+    b_move[h] = cannon_detail::start_move(ex, Axis::row, b_buf[h][1], b_buf[h][0],
+                                          cannon_detail::skew_way(h, -j, q));
   }
   // Step t holds k = i + j - d t of each stream (d its direction): the first stream moves A left
   // and B up, the second A right and B down, both covering every k in q steps.

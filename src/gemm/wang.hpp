@@ -217,7 +217,12 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
     return;
   }
 
+  // Prologue of the unrolled loop: window position m <- the piece of ring rank r - way m S. The
+  // shifts of both streams are started before any is waited for, so the two directions' shifts
+  // are in flight together.
   auto streams = L.streams<Stream<Exec>>();
+  std::array<std::vector<Mat>, 2> pieces;
+  std::array<std::vector<typename Exec::OpId>, 2> ops;
   for (int h = 0; h < halves; ++h) {
     Stream<Exec>& st = streams[h];
     Mat own = local;
@@ -225,30 +230,33 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
       own = ex.alloc(L.piece_rows, L.piece_cols, "wang_half");
       ex.slice(local, own, dim, block_of(2, h, L.pe));
     }
-    // Prologue of the unrolled loop: window position m <- the piece of ring rank r - way m S.
-    Mat first = own;
-    if (g > 1) {
-      first = ex.alloc(L.win_rows, L.win_cols, "wang_window");
-      std::vector<Mat> pieces(g);
-      std::vector<typename Exec::OpId> ops(g);
-      for (int m = 1; m < g; ++m) {
-        pieces[m] = ex.alloc(L.piece_rows, L.piece_cols, "wang_prologue_piece");
-        ops[m] = ex.start_shift(axis, own, pieces[m], st.way * m * S);
-      }
-      ex.unslice(own, first, dim, block_of(g, 0, L.pe));
-      for (int m = 1; m < g; ++m) {
-        ex.wait(ops[m]);
-        ex.unslice(pieces[m], first, dim, block_of(g, m, L.pe));
-      }
+    st.current = own;
+    if (g == 1) continue;
+    pieces[h].resize(g);
+    ops[h].resize(g);
+    for (int m = 1; m < g; ++m) {
+      pieces[h][m] = ex.alloc(L.piece_rows, L.piece_cols, "wang_prologue_piece");
+      ops[h][m] = ex.start_shift(axis, own, pieces[h][m], st.way * m * S);
     }
-    // Iteration it receives into spare[it % 2]. The window read at it is `first` (it = 0) or
-    // spare[(it-1) % 2], never the receive buffer; `first` is reused as spare[1] once the shift
-    // and step of iteration 0 are done with it, unless it is the caller's `local`.
-    st.current = first;
+  }
+  for (int h = 0; h < halves; ++h) {
+    Stream<Exec>& st = streams[h];
+    if (g > 1) {
+      const Mat first = ex.alloc(L.win_rows, L.win_cols, "wang_window");
+      ex.unslice(st.current, first, dim, block_of(g, 0, L.pe));
+      for (int m = 1; m < g; ++m) {
+        ex.wait(ops[h][m]);
+        ex.unslice(pieces[h][m], first, dim, block_of(g, m, L.pe));
+      }
+      st.current = first;
+    }
+    // Iteration it receives into spare[it % 2]. The window read at it is `current` (it = 0) or
+    // spare[(it-1) % 2], never the receive buffer; the first window is reused as spare[1] once
+    // the shift and step of iteration 0 are done with it, unless it is the caller's `local`.
     st.spare[0] = ex.alloc(L.win_rows, L.win_cols, "wang_window");
     if (S > 2)
       st.spare[1] =
-          (g > 1 || halves == 2) ? first : ex.alloc(L.win_rows, L.win_cols, "wang_window");
+          (g > 1 || halves == 2) ? st.current : ex.alloc(L.win_rows, L.win_cols, "wang_window");
   }
   for (int it = 0; it < S; ++it) {
     const bool shifting = it + 1 < S;

@@ -7,8 +7,11 @@
 // algorithms are not:
 //  * Cannon skews row i of A by i chips and column j of B by j chips; once every ring has been
 //    skewed, each systolic step is gated by the ring's slowest chip, so the GEMM is as slow as
-//    the chip with the farthest skew on both rings: (q/2, q/2) on a q x q torus (the shorter
-//    way round is at most q/2 hops). LS/RS also send partial sums home by i-1 (or j-1) chips,
+//    the chip whose skew takes longest on both rings. A skew moves two half-blocks (the two
+//    streams), both the shorter way round, so one after the other on one link direction, except
+//    halfway round (i = q/2), where both ways are as short and the streams take one each, in
+//    parallel: (q/2, q/2) moves the farthest, q/2 hops, (q/2 + 1, q/2 + 1) the most, two
+//    half-blocks q/2 - 1 hops each. LS/RS also send partial sums home by i-1 (or j-1) chips,
 //    farthest for i = q/2 + 1. Both chips are emulated and the slower one counts.
 //  * SUMMA's panel owners pack their panel before broadcasting it; every chip owns the same
 //    number of panels, so the packing work per chip is the same, only its moment differs.

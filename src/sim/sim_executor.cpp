@@ -66,7 +66,11 @@ int SimExecutor::engine_of(Axis axis, int direction) const {
 SimExecutor::Travel SimExecutor::shift_travel(int chips, int displacement) {
   if (chips <= 1) return Travel::forward;
   const int forward = ((displacement % chips) + chips) % chips;
-  return forward <= chips - forward ? Travel::forward : Travel::backward;
+  if (forward != chips - forward)
+    return forward < chips - forward ? Travel::forward : Travel::backward;
+  // Halfway round both ways are as short: go the way asked, so shifts by +R/2 and -R/2 (Wang's
+  // two streams) use the two directions instead of queueing on one.
+  return displacement >= 0 ? Travel::forward : Travel::backward;
 }
 
 hw::Ring SimExecutor::ring_of(Axis axis) const {

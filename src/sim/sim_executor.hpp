@@ -15,9 +15,9 @@
 // each ring with one engine per direction of travel (the paper's simulator has one NIC
 // controller per ICI link; a machine whose rings are used one way, ici.ring_directions 1, has
 // one engine per ring, which opposite shifts share): a shift, send or receive occupies the
-// direction its data travels
-// (a shift the shorter way round; what goes to or comes from the next chip travels forward), and
-// a ring collective, which streams both ways, occupies both. Besides the engines, the issuing
+// direction its data travels (a shift the shorter way round, halfway round the way asked; what
+// goes to or comes from the next chip travels forward), and a ring collective, which streams
+// both ways, occupies both. Besides the engines, the issuing
 // thread has its clock. An operation starts when the thread issues it, its engines are free (a
 // direction carries one operation at a time, in issue order) and its inputs are ready; its
 // output becomes ready when it ends. GEMMs and local copies are synchronous for the thread, as
@@ -168,7 +168,8 @@ class SimExecutor {
   // The engine of `axis`'s ring for travel forward (0) or backward (1); on a machine whose rings
   // are used one way (ici.ring_directions 1), both travel on the forward one.
   int engine_of(Axis axis, int direction) const;
-  // The direction a shift of `displacement` on a ring of `chips` takes: the shorter way round.
+  // The direction a shift of `displacement` on a ring of `chips` takes: the shorter way round,
+  // the way asked when both are as short.
   static Travel shift_travel(int chips, int displacement);
   hw::Ring ring_of(Axis axis) const;
   double element_bytes() const { return machine_.machine.chip.element_bytes; }

@@ -289,6 +289,29 @@ TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
             7);
 }
 
+// Unrolled (S = 4 on a ring of 8): each stream's prologue fetches the piece 4 chips away, half
+// way round. Both streams' prologue shifts are in flight together, one each way, instead of
+// the second queueing behind the first; the first GEMM starts only once both have landed.
+TEST(SimAlgorithms, WangUnrolledProloguesOfBothStreamsRunTogether) {
+  const GemmProblem p{Dataflow::OS, 1024, 1024, 1024};
+  std::vector<TraceEvent> events;
+  emulate_gemm(tpuv4(), Algorithm::wang, p, 2, 8, GemmOptions{4, 1}, &events);
+  std::vector<const TraceEvent*> prologue;
+  double first_gemm = -1;
+  for (const TraceEvent& e : events) {
+    if (e.name == "gemm" && first_gemm < 0) first_gemm = e.start;
+    if (e.name == "shift" && first_gemm < 0) prologue.push_back(&e);
+  }
+  // g - 1 = 1 prologue piece per stream, then the first loop step's shifts (issued before the
+  // first GEMM, received while it runs).
+  ASSERT_EQ(prologue.size(), 4u);
+  // (The second half is sliced out after the first shift is issued: it starts a copy later.)
+  const double one = prologue[0]->end - prologue[0]->start;
+  EXPECT_LT(prologue[1]->start - prologue[0]->start, 0.01 * one);
+  EXPECT_LT(prologue[1]->end - prologue[0]->end, 0.01 * one);  // not queued behind the first
+  EXPECT_GE(first_gemm, std::max(prologue[0]->end, prologue[1]->end));
+}
+
 // On a machine whose rings are used one way (ring_directions 1, e.g. tpuv4-cloud), the two
 // halves share the ring's one direction: the second shift starts when the first ends.
 TEST(SimAlgorithms, OppositeShiftsShareARingUsedOneWay) {
@@ -404,10 +427,12 @@ TEST(SimAlgorithms, CannonRunsOnlyOnSquareMeshes) {
                UserError);
 }
 
-TEST(SimAlgorithms, CannonIsTimedAtTheChipWithTheFarthestSkew) {
+// On 8 x 8, chip (4, 4) skews its two half-blocks 4 hops each, one each way at once; chip (5, 5)
+// skews both 3 hops the same way, one after the other: 6 hop-times against 4, so it is slower.
+TEST(SimAlgorithms, CannonIsTimedAtTheChipWithTheSlowestSkew) {
   const auto r = emulate_gemm(tpuv4(), Algorithm::cannon, problem(Dataflow::OS), 8, 8, {1, 8});
-  EXPECT_EQ(r.chip_row, 4);
-  EXPECT_EQ(r.chip_col, 4);
+  EXPECT_EQ(r.chip_row, 5);
+  EXPECT_EQ(r.chip_col, 5);
 }
 
 // SUMMA broadcasts P = lcm(Pr, Pc) panels per operand, each pipelined over P + D - 1 stages
