@@ -52,8 +52,10 @@
 // Two-way: as Wang et al. and the authors' code do (x_lo up, x_hi down; y_lo up, y_hi down),
 // each block travels as two halves, the first half forward round the ring as above and the
 // second backward (the same formulas with the signs of it, S-1-it and mS flipped), with a GEMM
-// per half-window: every shift carries half the bytes and the ring's two link directions work
-// at once. A block whose extent is odd cannot be halved and travels whole, one way.
+// per half-window -- in OS one GEMM for both half-windows, copied side by side, since every OS
+// GEMM reads and writes the whole of C: every shift carries half the bytes and the ring's two
+// link directions work at once. A block whose extent is odd cannot be halved and travels whole,
+// one way.
 //   S = R: classic Wang, one block per step, no prologue or epilogue.
 //   S = 1: nothing is left to overlap, and the decomposed collective is a plain all-gather or
 //          reduce-scatter: Wang is then exactly the Collective 2D GEMM, as MeshSlice is at S = 1.
@@ -203,9 +205,13 @@ struct Stream {
 // b's shard; half h of block b being piece 2b + h of 2R). The shifts bringing the windows of
 // it+1 are in flight while step `it` runs; window buffers are double-buffered so a shift never
 // overwrites what a step reads. `local` is never written.
+// With `merge_streams`, two streams' windows are copied side by side into one buffer (the
+// forward stream's g pieces, then the backward one's) and step runs once per iteration on all
+// 2g of them: one GEMM instead of two where each GEMM costs more than the copy (OS, whose every
+// GEMM accumulates into the whole of C, reading and writing it once more).
 template <class Exec, class Step>
 void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim dim, int S,
-               Step&& step) {
+               bool merge_streams, Step&& step) {
   using Mat = typename Exec::Mat;
   const RingLoop L(ex, axis, dim, local, S);
   const int g = L.g, halves = L.halves;
@@ -258,17 +264,30 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
       st.spare[1] =
           (g > 1 || halves == 2) ? st.current : ex.alloc(L.win_rows, L.win_cols, "wang_window");
   }
+  const bool merge = merge_streams && halves == 2;
+  const bool by_cols = dim == MatrixDim::cols;
+  const Mat both = merge ? ex.alloc(by_cols ? L.win_rows : 2 * L.win_rows,
+                                    by_cols ? 2 * L.win_cols : L.win_cols, "wang_both_windows")
+                         : Mat();
   for (int it = 0; it < S; ++it) {
     const bool shifting = it + 1 < S;
     for (int h = 0; h < halves && shifting; ++h) {
       Stream<Exec>& st = streams[h];
       st.op = ex.start_shift(axis, st.current, st.spare[it % 2], st.way);
     }
+    Window<Mat> merged{both, {}, L.R * halves, L.pe};
     for (int h = 0; h < halves; ++h) {
       const Stream<Exec>& st = streams[h];
       // The window that started on chip r - way it: position m came from r - way (it + m S).
-      step(it, L.window(st.current, L.r - st.way * it, -st.way * S, st.half));
+      const Window<Mat> w = L.window(st.current, L.r - st.way * it, -st.way * S, st.half);
+      if (!merge) {
+        step(it, w);
+        continue;
+      }
+      ex.unslice(st.current, both, dim, block_of(2, h, g * L.pe));
+      merged.blocks.insert(merged.blocks.end(), w.blocks.begin(), w.blocks.end());
     }
+    if (merge) step(it, merged);
     if (!shifting) continue;
     for (int h = 0; h < halves; ++h) {
       ex.wait(streams[h].op);
@@ -367,12 +386,15 @@ template <class Exec>
 class WindowBlocks {
  public:
   using Mat = typename Exec::Mat;
-  WindowBlocks(Exec& ex, const Mat& whole, MatrixDim dim, int R, int S, std::size_t block)
+  // `merged_streams`: the windows hold both streams' pieces (circulate's merge_streams).
+  WindowBlocks(Exec& ex, const Mat& whole, MatrixDim dim, int R, int S, std::size_t block,
+               bool merged_streams = false)
       : ex_(ex), whole_(whole), dim_(dim) {
-    const std::size_t pe = piece_extent(S, block), g = R / S;
+    const std::size_t pe = piece_extent(S, block);
+    const std::size_t pieces = R / S * (merged_streams && two_way(S, block) ? 2 : 1);
     const std::size_t across = whole.extent(dim == MatrixDim::rows ? 1 : 0);
-    if (S > 1) window_ = alloc_along(ex, dim, g * pe, across, "wang_window_blocks");
-    if (S > 1 && g > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
+    if (S > 1) window_ = alloc_along(ex, dim, pieces * pe, across, "wang_window_blocks");
+    if (S > 1 && pieces > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
   }
   // The window's blocks of `whole`, read.
   Mat gather(const Window<Mat>& w) {
@@ -407,7 +429,8 @@ void circulate_into_partial(Exec& ex, Axis axis, const typename Exec::Mat& movin
   const Mat partial = ex.alloc(partial_rows, partial_cols, "wang_c_partial");
   WindowBlocks<Exec> blocks(ex, partial, partial_dim, R, S,
                             (partial_dim == MatrixDim::rows ? partial_rows : partial_cols) / R);
-  circulate(ex, axis, moving, dim, S, [&](int, const Window<Mat>& w) {
+  // Each window's product is written fresh, no C round trip to save: the streams stay apart.
+  circulate(ex, axis, moving, dim, S, false, [&](int, const Window<Mat>& w) {
     product(w.data, blocks.target(w));
     blocks.scatter(w);
   });
@@ -435,9 +458,11 @@ void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const Mat gathered = row ? ex.alloc(p.M / ex.mesh_rows(), p.K, "wang_a_gathered")
                            : ex.alloc(p.K, p.N / ex.mesh_cols(), "wang_b_gathered");
   const auto gather = ex.start_all_gather(other, row ? a : b, gathered, gathered_k);
-  wang_detail::WindowBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R);
+  wang_detail::WindowBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R,
+                                           true);
   bool first = true;
-  wang_detail::circulate(ex, ring, row ? b : a, moving_k, o.slices,
+  // Both streams' windows in one GEMM: every GEMM accumulates into all of C.
+  wang_detail::circulate(ex, ring, row ? b : a, moving_k, o.slices, true,
                          [&](int, const wang_detail::Window<Mat>& w) {
                            if (first) ex.wait(gather);  // the plain, exposed collective
                            const Mat matched = matching.gather(w);

@@ -266,7 +266,7 @@ TEST(SimAlgorithms, EveryAlgorithmRunsDataFreeOnLargeTori) {
 
 // Wang's decomposed all-gather moves half-blocks both ways round the ring at once: per loop
 // step two shifts of half a block, one each way, starting together; an odd block goes whole.
-TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
+TEST(SimAlgorithms, WangShiftsHalfBlocksBothWaysAndMultipliesThemTogether) {
   const GemmProblem p{Dataflow::OS, 1024, 1024, 1024};  // A's col blocks: 1024 / 8 = 128 wide
   std::vector<TraceEvent> events;
   emulate_gemm(tpuv4(), Algorithm::wang, p, 2, 8, GemmOptions{8, 1}, &events);
@@ -280,6 +280,10 @@ TEST(SimAlgorithms, WangShiftsHalfBlocksBothWays) {
     EXPECT_DOUBLE_EQ(shifts[i + 1]->bytes, half_block);
     EXPECT_DOUBLE_EQ(shifts[i]->start, shifts[i + 1]->start) << i;  // both directions at once
   }
+  // OS accumulates every window's product into C: the two halves' windows go into one GEMM.
+  EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                          [](const TraceEvent& e) { return e.name == "gemm"; }),
+            8);
   // Blocks of 129 columns cannot be halved: they travel whole, one shift per step.
   const GemmProblem odd{Dataflow::OS, 1024, 1024, 8 * 129};
   events.clear();
