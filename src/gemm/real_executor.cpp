@@ -7,6 +7,7 @@
 #include "comm/partial_collectives.hpp"
 #include "core/huge_pages.hpp"
 #include "core/kokkos_compat.hpp"
+#include "core/stream_copy.hpp"
 
 namespace meshslice {
 
@@ -132,7 +133,7 @@ void RealExecutor<T>::unslice(const Mat& sub, const Mat& x, MatrixDim dim, const
 
 template <class T>
 void RealExecutor<T>::copy(const Mat& from, const Mat& to) {
-  traced("copy", TraceLane::local, 0, 0, [&] { Kokkos::deep_copy(compute_, to, from); });
+  traced("copy", TraceLane::local, 0, 0, [&] { large_copy(compute_, to, from); });
 }
 
 template <class T>
