@@ -73,8 +73,10 @@ void large_copy(const Exec& space, const Dst& dst, const Src& src) {
   const std::size_t bytes = dst.size() * sizeof(Value);
   if constexpr (host) {
 #if defined(__SSE2__)
-    if (bytes >= kStreamCopyMinBytes && dst.span_is_contiguous() && src.span_is_contiguous() &&
-        dst.size() == src.size()) {
+    bool same_shape = true;  // else deep_copy reports the mismatch
+    for (unsigned r = 0; r < 8; ++r) same_shape = same_shape && dst.extent(r) == src.extent(r);
+    if (bytes >= kStreamCopyMinBytes && same_shape && dst.span_is_contiguous() &&
+        src.span_is_contiguous()) {
       constexpr std::size_t kChunk = std::size_t(1) << 20;  // per task: a thread's work unit
       const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
       char* to = reinterpret_cast<char*>(dst.data());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "core/kokkos_types.hpp"
@@ -63,6 +64,14 @@ TEST(StreamCopy, LargeViewsStreamInChunksWithUnevenEnds) {
   check_large_copy<float>(floats, 1, 3);
   check_large_copy<float>(floats, 4, 0);
   check_large_copy<double>(kStreamCopyMinBytes / sizeof(double) + 11, 3, 1);
+}
+
+// Past the threshold too, views of the same size but another shape are refused as deep_copy
+// refuses them, not copied element by element.
+TEST(StreamCopy, LargeViewsOfAnotherShapeAreRefused) {
+  const std::size_t rows = kStreamCopyMinBytes / sizeof(float) / 64;
+  Matrix<float, Kokkos::HostSpace> a("a", rows, 64), b("b", 64, rows);
+  EXPECT_THROW(large_copy(Kokkos::DefaultHostExecutionSpace(), a, b), std::runtime_error);
 }
 
 TEST(StreamCopy, SmallViewsTakeDeepCopy) {
