@@ -25,20 +25,20 @@ namespace meshslice {
 // Copies of at least this many bytes stream (a few MiB: past a core's share of a typical L3).
 inline constexpr std::size_t kStreamCopyMinBytes = std::size_t(4) << 20;
 
-// dst[0, bytes) = src[0, bytes), dst written with streaming stores where it is 16-byte aligned.
-// Ends with a store fence: streaming stores are weakly ordered, and MPI or another thread may
-// read dst right after.
+// dst[0, bytes) = src[0, bytes), dst's whole 64-byte lines written with streaming stores (its
+// partial first and last lines with plain ones). Ends with a store fence: streaming stores are
+// weakly ordered, and MPI or another thread may read dst right after.
 inline void stream_copy_bytes(void* dst, const void* src, std::size_t bytes) {
 #if defined(__SSE2__)
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
-  const std::size_t head = (16 - reinterpret_cast<std::uintptr_t>(d) % 16) % 16;
+  const std::size_t head = (64 - reinterpret_cast<std::uintptr_t>(d) % 64) % 64;
   if (head >= bytes) return static_cast<void>(std::memcpy(d, s, bytes));
   std::memcpy(d, s, head);
   d += head;
   s += head;
   bytes -= head;
-  // Four 16-byte stores per iteration: a whole 64-byte line, so the write-combining buffer
+  // Four 16-byte stores per iteration fill one whole line, so the write-combining buffer
   // flushes full lines.
   const std::size_t lines = bytes / 64;
   for (std::size_t i = 0; i < lines; ++i) {
@@ -58,39 +58,62 @@ inline void stream_copy_bytes(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
-// dst = src for two contiguous views of the same size, ordered on `space` like
-// Kokkos::deep_copy(space, dst, src): streamed in chunks by `space`'s threads when both views
-// are host memory, `space` runs on the host and the copy is large; deep_copy otherwise.
+// Whether large_copy may copy src's bytes into dst's as they lie: the same extents, and the
+// same element order (rank 1, or one layout that is not strided), contiguous, neither aliasing
+// nor partly overlapping the other. Anything else is left to Kokkos::deep_copy, which copies
+// element by element, refuses what it must and skips a copy onto itself.
+template <class Dst, class Src>
+bool same_bytes_layout(const Dst& dst, const Src& src) {
+  using Layout = typename Dst::array_layout;
+  constexpr bool same_order =
+      Dst::rank == 1 || (std::is_same_v<Layout, typename Src::array_layout> &&
+                         !std::is_same_v<Layout, Kokkos::LayoutStride>);
+  if (!same_order || static_cast<int>(Dst::rank) != static_cast<int>(Src::rank)) return false;
+  for (unsigned r = 0; r < 8; ++r)
+    if (dst.extent(r) != src.extent(r)) return false;
+  if (!dst.span_is_contiguous() || !src.span_is_contiguous()) return false;
+  const auto* d = reinterpret_cast<const char*>(dst.data());
+  const auto* s = reinterpret_cast<const char*>(src.data());
+  const std::size_t bytes = dst.span() * sizeof(typename Dst::value_type);
+  return d + bytes <= s || s + bytes <= d;  // disjoint
+}
+
+// dst = src, ordered on `space` like Kokkos::deep_copy(space, dst, src): streamed in chunks by
+// `space`'s threads when `space` runs on the host, both views are host memory laid out alike
+// (same_bytes_layout) and the copy is large; deep_copy otherwise.
 template <class Exec, class Dst, class Src>
 void large_copy(const Exec& space, const Dst& dst, const Src& src) {
-  using Value = typename Dst::non_const_value_type;
-  static_assert(std::is_same_v<Value, typename Src::non_const_value_type>,
+  static_assert(std::is_same_v<typename Dst::non_const_value_type,
+                               typename Src::non_const_value_type>,
                 "large_copy: the views hold different types");
-  constexpr bool host =
-      Kokkos::SpaceAccessibility<Exec, typename Dst::memory_space>::accessible &&
-      Kokkos::SpaceAccessibility<Exec, typename Src::memory_space>::accessible &&
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
-  const std::size_t bytes = dst.size() * sizeof(Value);
-  if constexpr (host) {
 #if defined(__SSE2__)
-    bool same_shape = true;  // else deep_copy reports the mismatch
-    for (unsigned r = 0; r < 8; ++r) same_shape = same_shape && dst.extent(r) == src.extent(r);
-    if (bytes >= kStreamCopyMinBytes && same_shape && dst.span_is_contiguous() &&
-        src.span_is_contiguous()) {
-      constexpr std::size_t kChunk = std::size_t(1) << 20;  // per task: a thread's work unit
-      const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible &&
+                        Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                   typename Dst::memory_space>::accessible &&
+                        Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                   typename Src::memory_space>::accessible;
+  if constexpr (host) {
+    const std::size_t bytes = dst.size() * sizeof(typename Dst::value_type);
+    if (bytes >= kStreamCopyMinBytes && same_bytes_layout(dst, src)) {
+      // About one chunk per thread, in whole lines, between 256 KiB (less is not worth a task)
+      // and 1 MiB (a larger copy gets more chunks than threads, which evens out their ends).
+      const std::size_t threads = std::max(1, static_cast<int>(space.concurrency()));
+      const std::size_t chunk = std::clamp<std::size_t>((bytes / threads + 63) / 64 * 64,
+                                                        std::size_t(256) << 10,
+                                                        std::size_t(1) << 20);
+      const std::size_t chunks = (bytes + chunk - 1) / chunk;
       char* to = reinterpret_cast<char*>(dst.data());
       const char* from = reinterpret_cast<const char*>(src.data());
       Kokkos::parallel_for(
           "meshslice::stream_copy", Kokkos::RangePolicy<Exec>(space, 0, chunks),
           [=](const std::size_t c) {
-            const std::size_t begin = c * kChunk;
-            stream_copy_bytes(to + begin, from + begin, std::min(kChunk, bytes - begin));
+            const std::size_t begin = c * chunk;
+            stream_copy_bytes(to + begin, from + begin, std::min(chunk, bytes - begin));
           });
       return;
     }
-#endif
   }
+#endif
   Kokkos::deep_copy(space, dst, src);
 }
 

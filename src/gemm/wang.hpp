@@ -51,11 +51,11 @@
 //   each position m to its owner, which adds the g pieces it then holds into C.
 // Two-way: as Wang et al. and the authors' code do (x_lo up, x_hi down; y_lo up, y_hi down),
 // each block travels as two halves, the first half forward round the ring as above and the
-// second backward (the same formulas with the signs of it, S-1-it and mS flipped), with a GEMM
-// per half-window -- in OS one GEMM for both half-windows, copied side by side, since every OS
-// GEMM reads and writes the whole of C: every shift carries half the bytes and the ring's two
-// link directions work at once. A block whose extent is odd cannot be halved and travels whole,
-// one way.
+// second backward (the same formulas with the signs of it, S-1-it and mS flipped): every shift
+// carries half the bytes and the ring's two link directions work at once. Each half-window has
+// a GEMM of its own, except in OS, where both are copied side by side into one GEMM, since every
+// OS GEMM reads and writes the whole of C. A block whose extent is odd cannot be halved and
+// travels whole, one way.
 //   S = R: classic Wang, one block per step, no prologue or epilogue.
 //   S = 1: nothing is left to overlap, and the decomposed collective is a plain all-gather or
 //          reduce-scatter: Wang is then exactly the Collective 2D GEMM, as MeshSlice is at S = 1.
@@ -66,6 +66,8 @@
 // gathered/scattered with slice/unslice copies of whole blocks (WindowBlocks): local HBM traffic
 // of about one operand per GEMM, done while the next shift is in flight.
 #include <array>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -399,16 +401,29 @@ class WindowBlocks {
   // The window's blocks of `whole`, read.
   Mat gather(const Window<Mat>& w) {
     if (w.in_order()) return whole_;
+    check_fits(w);
     gather_blocks(ex_, whole_, window_, piece_, dim_, w);
     return window_;
   }
   // Where the window's blocks are to be written; scatter(w) then puts them in their places.
-  Mat target(const Window<Mat>& w) const { return w.in_order() ? whole_ : window_; }
+  Mat target(const Window<Mat>& w) const {
+    if (w.in_order()) return whole_;
+    check_fits(w);
+    return window_;
+  }
   void scatter(const Window<Mat>& w) {
     if (!w.in_order()) scatter_blocks(ex_, window_, whole_, piece_, dim_, w);
   }
 
  private:
+  // The buffer was sized from the block extent and merged_streams, the window by circulate: a
+  // disagreement would write past its end.
+  void check_fits(const Window<Mat>& w) const {
+    const std::size_t along = window_.extent(dim_ == MatrixDim::rows ? 0 : 1);
+    if (w.blocks.size() * w.extent != along)
+      throw std::logic_error("Wang: a window of " + std::to_string(w.blocks.size()) +
+                             " pieces does not fit its matching-blocks buffer");
+  }
   Exec& ex_;
   Mat whole_, window_, piece_;
   MatrixDim dim_;

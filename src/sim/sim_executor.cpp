@@ -69,7 +69,9 @@ SimExecutor::Travel SimExecutor::shift_travel(int chips, int displacement) {
   if (forward != chips - forward)
     return forward < chips - forward ? Travel::forward : Travel::backward;
   // Halfway round both ways are as short: go the way asked, so shifts by +R/2 and -R/2 (Wang's
-  // two streams) use the two directions instead of queueing on one.
+  // two streams) use the two directions instead of queueing on one. A ring of 2 is no exception:
+  // like every ring of a machine with ring_directions 2, it has two link directions (its
+  // collectives use both), here both between the same two chips.
   return displacement >= 0 ? Travel::forward : Travel::backward;
 }
 

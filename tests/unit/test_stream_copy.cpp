@@ -74,6 +74,24 @@ TEST(StreamCopy, LargeViewsOfAnotherShapeAreRefused) {
   EXPECT_THROW(large_copy(Kokkos::DefaultHostExecutionSpace(), a, b), std::runtime_error);
 }
 
+// Past the threshold, views whose elements lie in another order are copied element by element
+// (by deep_copy), and a copy onto itself leaves the view as it was.
+TEST(StreamCopy, LargeViewsInAnotherLayoutKeepTheirElements) {
+  const std::size_t rows = kStreamCopyMinBytes / sizeof(float) / 64 + 3;
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> right("right", rows, 64);
+  Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> left("left", rows, 64);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < 64; ++j) right(i, j) = float(i) + float(j) / 64;
+  large_copy(Kokkos::DefaultHostExecutionSpace(), left, right);
+  large_copy(Kokkos::DefaultHostExecutionSpace(), right, right);
+  Kokkos::DefaultHostExecutionSpace().fence();
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < 64; ++j) {
+      ASSERT_EQ(left(i, j), float(i) + float(j) / 64) << i << "," << j;
+      ASSERT_EQ(right(i, j), float(i) + float(j) / 64) << i << "," << j;
+    }
+}
+
 TEST(StreamCopy, SmallViewsTakeDeepCopy) {
   check_large_copy<float>(1000, 1, 2);
   check_large_copy<double>(1, 0, 5);
