@@ -90,6 +90,12 @@ inline bool two_way(int S, std::size_t extent) { return S > 1 && extent % 2 == 0
 // g of them).
 inline std::size_t piece_extent(int S, std::size_t e) { return two_way(S, e) ? e / 2 : e; }
 
+// Whether one step's window holds both streams' pieces: asked for (circulate's merge_streams)
+// and there are two streams. circulate and WindowBlocks both size their buffers by it.
+inline bool streams_merged(bool merge_streams, int S, std::size_t e) {
+  return merge_streams && two_way(S, e);
+}
+
 // A window of circulated data: at position m along the circulated dimension, piece blocks[m] of
 // the operand cut into `parts` pieces of `extent` (blocks, or half-blocks when two-way).
 template <class Mat>
@@ -266,8 +272,8 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
       st.spare[1] =
           (g > 1 || halves == 2) ? st.current : ex.alloc(L.win_rows, L.win_cols, "wang_window");
   }
-  const bool merge = merge_streams && halves == 2;
   const bool by_cols = dim == MatrixDim::cols;
+  const bool merge = streams_merged(merge_streams, S, local.extent(by_cols ? 1 : 0));
   const Mat both = merge ? ex.alloc(by_cols ? L.win_rows : 2 * L.win_rows,
                                     by_cols ? 2 * L.win_cols : L.win_cols, "wang_both_windows")
                          : Mat();
@@ -277,19 +283,21 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
       Stream<Exec>& st = streams[h];
       st.op = ex.start_shift(axis, st.current, st.spare[it % 2], st.way);
     }
-    Window<Mat> merged{both, {}, L.R * halves, L.pe};
-    for (int h = 0; h < halves; ++h) {
-      const Stream<Exec>& st = streams[h];
-      // The window that started on chip r - way it: position m came from r - way (it + m S).
-      const Window<Mat> w = L.window(st.current, L.r - st.way * it, -st.way * S, st.half);
-      if (!merge) {
-        step(it, w);
-        continue;
+    // The window that started on chip r - way it: position m came from r - way (it + m S).
+    auto window = [&](const Stream<Exec>& st) {
+      return L.window(st.current, L.r - st.way * it, -st.way * S, st.half);
+    };
+    if (merge) {
+      Window<Mat> merged{both, {}, L.R * halves, L.pe};
+      for (int h = 0; h < halves; ++h) {
+        ex.unslice(streams[h].current, both, dim, block_of(2, h, g * L.pe));
+        const std::vector<int> blocks = window(streams[h]).blocks;
+        merged.blocks.insert(merged.blocks.end(), blocks.begin(), blocks.end());
       }
-      ex.unslice(st.current, both, dim, block_of(2, h, g * L.pe));
-      merged.blocks.insert(merged.blocks.end(), w.blocks.begin(), w.blocks.end());
+      step(it, merged);
+    } else {
+      for (int h = 0; h < halves; ++h) step(it, window(streams[h]));
     }
-    if (merge) step(it, merged);
     if (!shifting) continue;
     for (int h = 0; h < halves; ++h) {
       ex.wait(streams[h].op);
@@ -393,7 +401,7 @@ class WindowBlocks {
                bool merged_streams = false)
       : ex_(ex), whole_(whole), dim_(dim) {
     const std::size_t pe = piece_extent(S, block);
-    const std::size_t pieces = R / S * (merged_streams && two_way(S, block) ? 2 : 1);
+    const std::size_t pieces = R / S * (streams_merged(merged_streams, S, block) ? 2 : 1);
     const std::size_t across = whole.extent(dim == MatrixDim::rows ? 1 : 0);
     if (S > 1) window_ = alloc_along(ex, dim, pieces * pe, across, "wang_window_blocks");
     if (S > 1 && pieces > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
