@@ -155,8 +155,9 @@ double mean_over(MPI_Comm comm, double value) {
 // One configuration (algorithm, S) of a shape: its operands, plans and samples. Each
 // repetition times the algorithm's steps without arithmetic, the chip's local GEMM alone and the
 // algorithm itself (traced), a moment apart. The configurations of a shape are measured
-// interleaved, one repetition of each in turn, so that the drift of a shared, noisy machine
-// spreads over all of them alike and the ratios between them compare runs made moments apart.
+// interleaved, one repetition of each in turn (measure_shape), so that the drift of a shared,
+// noisy machine spreads over all of them alike and the ratios between them compare runs made
+// moments apart.
 template <class T>
 class Configuration {
  public:
@@ -196,6 +197,10 @@ class Configuration {
     for (int i = 0; i < s_.warmups; ++i) {
       peak_.run();
       run(false);
+      // The timed runs use the traced plan, whose buffers are first touched by its first run:
+      // unwarmed, the first repetition of every configuration ran about 1.5x slower (4096^3 on
+      // the 2-core development VM: 1.03-1.10 s against 0.68-0.74 s).
+      if (!scalapack_) run(true);
     }
   }
 
@@ -326,8 +331,12 @@ std::vector<Result> measure_shape(const GemmProblem& shape, const GemmSettings& 
       }
     }
   for (auto& c : configurations) c->warm_up();
+  // Each round starts one configuration further on, so that no configuration always runs in the
+  // same place, after the same neighbour (whatever a run leaves behind in caches, TLBs and the
+  // allocator falls on each configuration in turn, not always on the one after it).
+  const std::size_t n = configurations.size();
   for (int rep = 0; rep < s.repetitions; ++rep)
-    for (auto& c : configurations) c->measure();
+    for (std::size_t i = 0; i < n; ++i) configurations[(i + rep) % n]->measure();
   std::vector<Result> results;
   for (auto& c : configurations) results.push_back(c->finish(out_dir));
   return results;
