@@ -10,6 +10,8 @@
 //   memory       alloc(rows, cols, label)      a buffer; from the attached workspace, if any
 //                placeholder(rows, cols)       a shape without memory (a plan's rehearsal)
 //                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
+//                rows(x, first, count)         rows [first, first + count) of x, in place: a
+//                                              view, no copy (shards are row-major)
 //   local        slice(x, sub, dim, spec)      sub = slice s of x (paper Alg. 2)
 //                unslice(sub, x, dim, spec, beta)   slice s of x = sub + beta * slice s of x
 //                copy(from, to), zero(x), scale(x, factor)
@@ -69,6 +71,8 @@ MESHSLICE_EXECUTOR_MEMBER(alloc, std::declval<typename E::Mat&>() =
 MESHSLICE_EXECUTOR_MEMBER(placeholder, std::declval<typename E::Mat&>() =
                                            ex<E>().placeholder(std::size_t{1}, std::size_t{1}))
 MESHSLICE_EXECUTOR_MEMBER(use_workspace, ex<E>().use_workspace(workspace<E>()))
+MESHSLICE_EXECUTOR_MEMBER(rows, std::declval<typename E::Mat&>() =
+                                    ex<E>().rows(mat<E>(), std::size_t{0}, std::size_t{1}))
 MESHSLICE_EXECUTOR_MEMBER(slice, ex<E>().slice(mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}))
 MESHSLICE_EXECUTOR_MEMBER(unslice, ex<E>().unslice(mat<E>(), mat<E>(), MatrixDim::rows,
                                                    SliceSpec{}, 1.0))
@@ -114,6 +118,7 @@ constexpr bool check_executor() {
   static_assert(has_alloc<E>::value, "executor lacks alloc(rows, cols, label)");
   static_assert(has_placeholder<E>::value, "executor lacks placeholder(rows, cols)");
   static_assert(has_use_workspace<E>::value, "executor lacks use_workspace(Workspace*)");
+  static_assert(has_rows<E>::value, "executor lacks rows(x, first, count)");
   static_assert(has_slice<E>::value, "executor lacks slice");
   static_assert(has_unslice<E>::value, "executor lacks unslice(sub, x, dim, spec, beta)");
   static_assert(has_copy<E>::value, "executor lacks copy");

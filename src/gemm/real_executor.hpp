@@ -87,6 +87,10 @@ class RealExecutor {
     rehearsed_.clear();
   }
 
+  Mat rows(const Mat& x, std::size_t first, std::size_t count) const {
+    return matrix_rows(x, first, count);
+  }
+
   // Local data movement (the hardware model times these as HBM traffic).
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
   void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,

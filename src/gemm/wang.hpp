@@ -64,7 +64,8 @@
 // The window's blocks are not in global order, so the matching rows of the other operand or the
 // matching blocks of the partial product (col ring: OS, LS / RS; row ring: OS, RS / LS) are
 // gathered/scattered with slice/unslice copies of whole blocks (WindowBlocks): local HBM traffic
-// of about one operand per GEMM, done while the next shift is in flight.
+// of about one operand per GEMM, done while the next shift is in flight. A window of one piece
+// along the rows needs no copy: the GEMM reads or writes those rows in place (WindowBlocks).
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -388,10 +389,13 @@ typename Exec::Mat alloc_along(Exec& ex, MatrixDim dim, std::size_t along, std::
 }
 
 // A window's blocks of `whole` (R blocks of `block` along `dim`, in ring order), in window
-// order: `whole` itself when the window is in order, else a buffer of their own, which gather()
-// fills from `whole` (col ring: B's K rows for A's window in OS, B's N rows for C's window in LS;
-// row ring: A's K columns for B's window in OS, A's M columns for C's window in RS) or scatter()
-// empties into it (the partial product of circulate_into_partial).
+// order. In place where they lie together: `whole` itself when the window is in order, a view of
+// its rows when the window is one piece along the rows (shards are row-major, so its rows are
+// contiguous: LS and RS at S = R, the authors' loop, read and write their blocks without a copy).
+// Otherwise a buffer of their own, which gather() fills from `whole` (col ring: B's K rows for
+// A's window in OS, B's N rows for C's window in LS; row ring: A's K columns for B's window in
+// OS, A's M columns for C's window in RS) or scatter() empties into it (the partial product of
+// circulate_into_partial).
 template <class Exec>
 class WindowBlocks {
  public:
@@ -403,27 +407,36 @@ class WindowBlocks {
     const std::size_t pe = piece_extent(S, block);
     const std::size_t pieces = R / S * (streams_merged(merged_streams, S, block) ? 2 : 1);
     const std::size_t across = whole.extent(dim == MatrixDim::rows ? 1 : 0);
-    if (S > 1) window_ = alloc_along(ex, dim, pieces * pe, across, "wang_window_blocks");
-    if (S > 1 && pieces > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
+    const bool always_in_place = S == 1 || (dim == MatrixDim::rows && pieces == 1);
+    if (!always_in_place) window_ = alloc_along(ex, dim, pieces * pe, across, "wang_window_blocks");
+    if (!always_in_place && pieces > 1)
+      piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
   }
   // The window's blocks of `whole`, read.
   Mat gather(const Window<Mat>& w) {
-    if (w.in_order()) return whole_;
+    if (in_place(w)) return place(w);
     check_fits(w);
     gather_blocks(ex_, whole_, window_, piece_, dim_, w);
     return window_;
   }
   // Where the window's blocks are to be written; scatter(w) then puts them in their places.
   Mat target(const Window<Mat>& w) const {
-    if (w.in_order()) return whole_;
+    if (in_place(w)) return place(w);
     check_fits(w);
     return window_;
   }
   void scatter(const Window<Mat>& w) {
-    if (!w.in_order()) scatter_blocks(ex_, window_, whole_, piece_, dim_, w);
+    if (!in_place(w)) scatter_blocks(ex_, window_, whole_, piece_, dim_, w);
   }
 
  private:
+  bool in_place(const Window<Mat>& w) const {
+    return w.in_order() || (dim_ == MatrixDim::rows && w.blocks.size() == 1);
+  }
+  Mat place(const Window<Mat>& w) const {
+    if (w.in_order()) return whole_;
+    return ex_.rows(whole_, static_cast<std::size_t>(w.blocks[0]) * w.extent, w.extent);
+  }
   // The buffer was sized from the block extent and merged_streams, the window by circulate: a
   // disagreement would write past its end.
   void check_fits(const Window<Mat>& w) const {

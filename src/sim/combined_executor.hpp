@@ -122,6 +122,10 @@ class CombinedExecutor {
     sim_.use_workspace(workspace ? &workspace->sim : nullptr);
   }
 
+  Mat rows(const Mat& x, std::size_t first, std::size_t count) const {
+    return {real_.rows(x.real, first, count), sim_.rows(x.sim, first, count)};
+  }
+
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec) {
     real_.slice(x.real, sub.real, dim, spec);
     sim_.slice(x.sim, sub.sim, dim, spec);

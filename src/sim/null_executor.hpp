@@ -61,6 +61,9 @@ class NullExecutor {
     return Mat(static_cast<T*>(nullptr), rows, cols);
   }
   void use_workspace(Workspace* workspace) { workspace_ = workspace; }
+  Mat rows(const Mat& x, std::size_t first, std::size_t count) const {
+    return matrix_rows(x, first, count);
+  }
 
   void slice(const Mat&, const Mat&, MatrixDim, const SliceSpec&) {}
   void unslice(const Mat&, const Mat&, MatrixDim, const SliceSpec&, double = 0) {}

@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "comm/slicing.hpp"
@@ -43,27 +44,31 @@
 namespace meshslice::sim {
 
 // A matrix without data: its shape, and when its latest write completes. Copies share that
-// state, as copies of a Kokkos view share the data.
+// time, as copies of a Kokkos view share the data; so do views of some of its rows (rows()),
+// for the whole buffer: a write to any part of it counts as a write to all of it.
 class SimMat {
  public:
   SimMat() = default;
   SimMat(std::size_t rows, std::size_t cols)
-      : state_(std::make_shared<State>(State{rows, cols, 0.0})) {}
-  std::size_t extent(std::size_t dim) const {
-    return state_ ? (dim == 0 ? state_->rows : state_->cols) : 0;
-  }
+      : rows_(rows), cols_(cols), ready_(std::make_shared<double>(0.0)) {}
+  std::size_t extent(std::size_t dim) const { return ready_ ? (dim == 0 ? rows_ : cols_) : 0; }
   std::size_t size() const { return extent(0) * extent(1); }
-  double ready() const { return state_ ? state_->ready : 0.0; }
+  double ready() const { return ready_ ? *ready_ : 0.0; }
   void mark_written(double time) const {
-    if (state_ && time > state_->ready) state_->ready = time;
+    if (ready_ && time > *ready_) *ready_ = time;
+  }
+  // Rows [first, first + count), sharing this matrix's write time.
+  SimMat rows(std::size_t first, std::size_t count) const {
+    if (!ready_ || first + count > rows_)
+      throw std::logic_error("SimMat::rows: rows past the end of a matrix");
+    SimMat view = *this;
+    view.rows_ = count;
+    return view;
   }
 
  private:
-  struct State {
-    std::size_t rows, cols;
-    double ready;
-  };
-  std::shared_ptr<State> state_;
+  std::size_t rows_ = 0, cols_ = 0;
+  std::shared_ptr<double> ready_;
 };
 
 // What the emulated chip did, in seconds. Communication times are totals over all operations,
@@ -109,6 +114,9 @@ class SimExecutor {
   Mat placeholder(std::size_t rows, std::size_t cols) const { return Mat(rows, cols); }
   // While a rehearsing workspace is attached nothing is timed (gemm/executor_interface.hpp).
   void use_workspace(Workspace* workspace) { workspace_ = workspace; }
+  Mat rows(const Mat& x, std::size_t first, std::size_t count) const {
+    return x.rows(first, count);
+  }
 
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
   void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,

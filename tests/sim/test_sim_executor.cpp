@@ -72,6 +72,24 @@ TEST(SimExecutor, OperationsOnOneRingRunInIssueOrderAndReadersWaitForData) {
   EXPECT_DOUBLE_EQ(ex.now(), 2 * one + tpuv4().chip.gemm(512, 128, 2048, false).seconds);
 }
 
+// A view of some rows shares its matrix's write time both ways, and has the rows' shape.
+TEST(SimExecutor, RowsOfAMatrixShareItsWriteTime) {
+  SimExecutor ex(tpuv4_quiet(), 4, 4);
+  const SimMat x = ex.alloc(512, 256, "x"), y = ex.alloc(128, 256, "y");
+  const SimMat view = ex.rows(x, 128, 256);
+  EXPECT_EQ(view.extent(0), 256u);
+  EXPECT_EQ(view.extent(1), 256u);
+  view.mark_written(2.0);
+  EXPECT_DOUBLE_EQ(x.ready(), 2.0);
+  x.mark_written(3.0);
+  EXPECT_DOUBLE_EQ(view.ready(), 3.0);
+  // Taking the view costs nothing; reading it waits for the matrix.
+  EXPECT_DOUBLE_EQ(ex.now(), 0.0);
+  ex.copy(ex.rows(x, 0, 128), y);
+  EXPECT_GT(y.ready(), 3.0);
+  EXPECT_THROW(ex.rows(x, 400, 128), std::logic_error);
+}
+
 // One engine per direction of travel on each ring: opposite shifts run at once, shifts the same
 // way queue, and a collective (both ways) waits for both directions.
 TEST(SimExecutor, EachRingDirectionIsAnEngineOfItsOwn) {
@@ -367,6 +385,26 @@ TEST(SimAlgorithms, WangLsCirculatesHalfBlockSumsBothWaysOnTheColRing) {
   events.clear();
   emulate_gemm(tpuv4(), Algorithm::wang, odd, 2, 8, GemmOptions{8, 1}, &events);
   EXPECT_EQ(named("shift").size(), 7u);
+}
+
+// At S = R (the authors' loop) every window is one block, or half of one, whose matching rows of
+// the gathered B (LS) or of the partial product (RS) lie together in a row-major buffer: the
+// GEMMs read and write them in place, with no matching-blocks copies. Only RS cuts its own A
+// block into the two halves that travel.
+TEST(SimAlgorithms, WangAtOneBlockPerStepCopiesNoMatchingBlocks) {
+  for (Dataflow flow : {Dataflow::LS, Dataflow::RS}) {
+    std::vector<TraceEvent> events;
+    emulate_gemm(tpuv4(), Algorithm::wang, GemmProblem{flow, 1024, 1024, 1024}, 2, 8,
+                 GemmOptions{8, 1}, &events);
+    auto count = [&](const char* name) {
+      return std::count_if(events.begin(), events.end(),
+                           [&](const TraceEvent& e) { return e.name == name; });
+    };
+    EXPECT_EQ(count("gemm"), 2 * 8) << dataflow_name(flow);  // one per half-window
+    EXPECT_EQ(count("slice"), flow == Dataflow::RS ? 2 : 0) << dataflow_name(flow);
+    // LS adds each arriving running sum (S - 1 per stream) and lands its own sums in C.
+    EXPECT_EQ(count("unslice"), flow == Dataflow::LS ? 2 * 8 : 0) << dataflow_name(flow);
+  }
 }
 
 // Wang decomposing the row ring instead: in RS, A is all-gathered whole on the col ring first,

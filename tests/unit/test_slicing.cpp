@@ -1,11 +1,13 @@
 // Blocked slicing (paper Alg. 2) on one process: the reshape definition, round trips, and the
-// error messages for shapes that cannot be sliced.
+// error messages for shapes that cannot be sliced; views of whole rows.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "comm/slicing.hpp"
 #include "core/errors.hpp"
+#include "core/kokkos_types.hpp"
 
 namespace meshslice {
 namespace {
@@ -101,6 +103,27 @@ TEST(Slicing, IndivisibleShapesAreClearErrors) {
   EXPECT_THROW(slice_col(x, 1, 0, 0), UserError);   // B = 0
   Matrix<double> wrong("wrong", 3, 19);
   EXPECT_THROW(slice_into(x, wrong, MatrixDim::cols, {2, 0, 4}), UserError);
+}
+
+// A block of whole rows is a view into the matrix (row-major): writes through it land in the
+// matrix, and a shape without memory gives a shape.
+TEST(MatrixRows, AViewOfWholeRowsSharesTheMatrixMemory) {
+  const Matrix<double> m = numbered(6, 4);
+  const Matrix<double> rows = matrix_rows(m, 2, 3);
+  ASSERT_EQ(rows.extent(0), 3u);
+  ASSERT_EQ(rows.extent(1), 4u);
+  EXPECT_EQ(rows.data(), m.data() + 2 * 4);
+  Kokkos::deep_copy(rows, -1.0);
+  const auto host = host_copy(m);
+  for (std::size_t i = 0; i < 6; ++i)
+    for (std::size_t j = 0; j < 4; ++j)
+      EXPECT_EQ(host(i, j), i >= 2 && i < 5 ? -1.0 : 1000.0 * i + j) << i << "," << j;
+  EXPECT_THROW(matrix_rows(m, 4, 3), std::logic_error);
+  const Matrix<double> shape(static_cast<double*>(nullptr), 6, 4);
+  const Matrix<double> shape_rows = matrix_rows(shape, 1, 2);
+  EXPECT_EQ(shape_rows.data(), nullptr);
+  EXPECT_EQ(shape_rows.extent(0), 2u);
+  EXPECT_EQ(shape_rows.extent(1), 4u);
 }
 
 }  // namespace
