@@ -69,7 +69,7 @@ bool same_bytes_layout(const Dst& dst, const Src& src) {
       Dst::rank == 1 || (std::is_same_v<Layout, typename Src::array_layout> &&
                          !std::is_same_v<Layout, Kokkos::LayoutStride>);
   if (!same_order || static_cast<int>(Dst::rank) != static_cast<int>(Src::rank)) return false;
-  for (unsigned r = 0; r < 8; ++r)
+  for (unsigned r = 0; r < Dst::rank; ++r)
     if (dst.extent(r) != src.extent(r)) return false;
   if (!dst.span_is_contiguous() || !src.span_is_contiguous()) return false;
   const auto* d = reinterpret_cast<const char*>(dst.data());

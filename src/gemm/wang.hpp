@@ -147,6 +147,13 @@ void scatter_blocks(Exec& ex, const typename Exec::Mat& from, const typename Exe
   }
 }
 
+// A buffer `along` long along `dim` and `across` wide the other way.
+template <class Exec>
+typename Exec::Mat alloc_along(Exec& ex, MatrixDim dim, std::size_t along, std::size_t across,
+                               const char* label) {
+  return dim == MatrixDim::rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
+}
+
 // What the decomposed all-gather and reduce-scatter share: the ring (R chips, this one at r),
 // the unrolled loop (S iterations over windows of g = R/S pieces), whether the blocks travel as
 // two halves, and the shapes of a piece and of a window, for blocks shaped like `block` (this
@@ -275,8 +282,8 @@ void circulate(Exec& ex, Axis axis, const typename Exec::Mat& local, MatrixDim d
   }
   const bool by_cols = dim == MatrixDim::cols;
   const bool merge = streams_merged(merge_streams, S, local.extent(by_cols ? 1 : 0));
-  const Mat both = merge ? ex.alloc(by_cols ? L.win_rows : 2 * L.win_rows,
-                                    by_cols ? 2 * L.win_cols : L.win_cols, "wang_both_windows")
+  const Mat both = merge ? alloc_along(ex, dim, 2 * g * L.pe, by_cols ? L.win_rows : L.win_cols,
+                                       "wang_both_windows")
                          : Mat();
   for (int it = 0; it < S; ++it) {
     const bool shifting = it + 1 < S;
@@ -381,13 +388,6 @@ void circulate_sums(Exec& ex, Axis axis, const typename Exec::Mat& out, MatrixDi
   }
 }
 
-// A buffer `along` long along `dim` and `across` wide the other way.
-template <class Exec>
-typename Exec::Mat alloc_along(Exec& ex, MatrixDim dim, std::size_t along, std::size_t across,
-                               const char* label) {
-  return dim == MatrixDim::rows ? ex.alloc(along, across, label) : ex.alloc(across, along, label);
-}
-
 // A window's blocks of `whole` (R blocks of `block` along `dim`, in ring order), in window
 // order. In place where they lie together: `whole` itself when the window is in order, a view of
 // its rows when the window is one piece along the rows (shards are row-major, so its rows are
@@ -407,10 +407,9 @@ class WindowBlocks {
     const std::size_t pe = piece_extent(S, block);
     const std::size_t pieces = R / S * (streams_merged(merged_streams, S, block) ? 2 : 1);
     const std::size_t across = whole.extent(dim == MatrixDim::rows ? 1 : 0);
-    const bool always_in_place = S == 1 || (dim == MatrixDim::rows && pieces == 1);
-    if (!always_in_place) window_ = alloc_along(ex, dim, pieces * pe, across, "wang_window_blocks");
-    if (!always_in_place && pieces > 1)
-      piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
+    if (S == 1 || row_view(pieces)) return;  // every window in place: no buffer
+    window_ = alloc_along(ex, dim, pieces * pe, across, "wang_window_blocks");
+    if (pieces > 1) piece_ = alloc_along(ex, dim, pe, across, "wang_window_piece");
   }
   // The window's blocks of `whole`, read.
   Mat gather(const Window<Mat>& w) {
@@ -430,9 +429,9 @@ class WindowBlocks {
   }
 
  private:
-  bool in_place(const Window<Mat>& w) const {
-    return w.in_order() || (dim_ == MatrixDim::rows && w.blocks.size() == 1);
-  }
+  // A window of one piece along the rows is a view of `whole`'s rows.
+  bool row_view(std::size_t pieces) const { return dim_ == MatrixDim::rows && pieces == 1; }
+  bool in_place(const Window<Mat>& w) const { return w.in_order() || row_view(w.blocks.size()); }
   Mat place(const Window<Mat>& w) const {
     if (w.in_order()) return whole_;
     return ex_.rows(whole_, static_cast<std::size_t>(w.blocks[0]) * w.extent, w.extent);
