@@ -138,6 +138,36 @@ class LocalPeak {
     KokkosBlas::gemm(w_.transpose_a ? "T" : "N", w_.transpose_b ? "T" : "N", T(1), a_, b_, T(0), c_);
     ExecSpace().fence();
   }
+  // The same GEMM as `pieces` BLAS calls cut the way MeshSlice slices the dataflow (OS: K, each
+  // call accumulating into all of C; LS: N; RS: M), each piece's operands contiguous as MeshSlice
+  // packs them: what the BLAS itself does with the calls MeshSlice's local GEMMs make, the
+  // ceiling of their efficiency. The pieces are the buffers' own memory seen in the piece's shape
+  // (every element holds the same value, so only the shapes matter).
+  void run_sliced(Dataflow flow, std::size_t pieces) const {
+    using Piece = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+    const auto piece = [](const Matrix<T>& x, std::size_t s, std::size_t rows, std::size_t cols) {
+      return Piece(x.data() + s * rows * cols, rows, cols);
+    };
+    const char* ta = w_.transpose_a ? "T" : "N";
+    const char* tb = w_.transpose_b ? "T" : "N";
+    for (std::size_t s = 0; s < pieces; ++s) {
+      switch (flow) {
+        case Dataflow::OS:  // A: m x k, B: k x n
+          KokkosBlas::gemm(ta, tb, T(1), piece(a_, s, w_.m, w_.k / pieces),
+                           piece(b_, s, w_.k / pieces, w_.n), T(s == 0 ? 0 : 1), c_);
+          break;
+        case Dataflow::LS:  // A: m x k, B: n x k (transposed)
+          KokkosBlas::gemm(ta, tb, T(1), a_, piece(b_, s, w_.n / pieces, w_.k), T(0),
+                           piece(c_, s, w_.m, w_.n / pieces));
+          break;
+        case Dataflow::RS:  // A: k x m (transposed), B: k x n
+          KokkosBlas::gemm(ta, tb, T(1), piece(a_, s, w_.k, w_.m / pieces), b_, T(0),
+                           piece(c_, s, w_.m / pieces, w_.n));
+          break;
+      }
+    }
+    ExecSpace().fence();
+  }
   double flops() const { return 2.0 * w_.m * w_.n * w_.k; }
 
  private:
@@ -196,6 +226,7 @@ class Configuration {
   void warm_up() {
     for (int i = 0; i < s_.warmups; ++i) {
       peak_.run();
+      if (sliced()) run_sliced_blas();
       run(false);
       // The timed runs use the traced plan, whose buffers are first touched by its first run:
       // unwarmed, the first repetition of every configuration ran about 1.5x slower (4096^3 on
@@ -208,6 +239,7 @@ class Configuration {
     // Communication alone first: it leaves C garbage, which the real run then overwrites.
     if (!scalapack_) comm_alone_.push_back(timed(group_, [&] { run(false, false); }));
     peak_seconds_.push_back(timed(group_, [&] { peak_.run(); }));
+    if (sliced()) sliced_seconds_.push_back(timed(group_, [&] { run_sliced_blas(); }));
     trace_.clear();
     seconds_.push_back(timed(group_, [&] { run(!scalapack_); }));
     blas_seconds_.push_back(blas_);
@@ -225,6 +257,9 @@ class Configuration {
       const double outside = mean_over(group_, median(outside_gemm_));
       r.hidden = alone > 0 ? std::clamp(1.0 - outside / alone, 0.0, 1.0) : 0.0;
       r.local_gemm_efficiency = mean_over(group_, median(peak_seconds_) / median(blas_seconds_));
+      if (sliced())
+        r.sliced_blas_efficiency =
+            mean_over(group_, median(peak_seconds_) / median(sliced_seconds_));
       if (s_.trace) write_trace(out_dir);
     }
     if (s_.machine && !scalapack_) r.emulated_seconds = emulated_seconds();
@@ -234,6 +269,10 @@ class Configuration {
 
  private:
   using Plan = GemmPlan<RealExecutor<T>>;
+
+  // MeshSlice with more than one slice: its local GEMMs are the sliced BLAS calls timed alone.
+  bool sliced() const { return algorithm_ == Algorithm::meshslice && !scalapack_ && slices_ > 1; }
+  void run_sliced_blas() const { peak_.run_sliced(p_.flow, slices_); }
 
   void run(bool traced_run, bool compute = true) {
     if (scalapack_) {
@@ -292,7 +331,8 @@ class Configuration {
   std::unique_ptr<RealExecutor<T>> plain_ex_, traced_ex_;
   std::unique_ptr<Plan> plain_, traced_;
   double blas_ = 0;  // seconds in local BLAS calls during the last run
-  std::vector<double> seconds_, peak_seconds_, blas_seconds_, outside_gemm_, comm_alone_;
+  std::vector<double> seconds_, peak_seconds_, sliced_seconds_, blas_seconds_, outside_gemm_,
+      comm_alone_;
 };
 
 // Why a configuration cannot overlap communication with computation, or "" if it can.
@@ -389,7 +429,8 @@ int run_gemm_bench(AppContext& context) {
         std::vector<std::string>{"algorithm", "dataflow", "rows", "cols", "M", "N", "K", "S",
                                  "seconds", "gflops", "local_peak_gflops", "efficiency",
                                  "hidden_comm_fraction", "local_gemm_efficiency",
-                                 "max_rel_error", "emulated_seconds", "seconds_min"});
+                                 "max_rel_error", "emulated_seconds", "seconds_min",
+                                 "sliced_blas_efficiency"});
   // A shape's configurations are all alive at once (measured interleaved): at least their A, B
   // and C shards must fit, before anything is allocated.
   std::size_t configurations = 0;
@@ -416,7 +457,7 @@ int run_gemm_bench(AppContext& context) {
           csv->row(r.algorithm, dataflow_name(flow), rows, cols, shape.M, shape.N, shape.K,
                    r.slices, r.seconds, r.gflops, r.peak_gflops,
                    r.gflops / (r.peak_gflops * rows * cols), r.hidden, r.local_gemm_efficiency,
-                   r.error, r.emulated_seconds, r.min_seconds);
+                   r.error, r.emulated_seconds, r.min_seconds, r.sliced_blas_efficiency);
       }
     }
 

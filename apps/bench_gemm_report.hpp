@@ -18,6 +18,9 @@ struct Result {
   double peak_gflops = 0;  // per chip, local GEMM alone
   double hidden = -1;      // fraction of communication hidden (-1: not traced)
   double local_gemm_efficiency = -1;  // local peak time / time the algorithm spent in GEMMs
+  // MeshSlice, S > 1: local peak time / the same GEMM as the S BLAS calls MeshSlice makes, timed
+  // alone (-1: not measured); the ceiling of local_gemm_efficiency.
+  double sliced_blas_efficiency = -1;
   double error = -1;
   double emulated_seconds = -1;  // combined mode: the same ops on the emulated machine
 };

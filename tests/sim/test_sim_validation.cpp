@@ -98,6 +98,16 @@ TEST(PaperValidation, SpeedupOverWangAt256Chips) {
 // stay at +23.7% and +35.7%: the copies are not the gap. Free to decompose the row ring instead
 // where that is faster, Wang gains nothing for GPT-3 and leaves MeshSlice +33.1% for
 // Megatron-NLG, inside its band (the RS layers).
+// Why no further modelling change closes it: the paper's baselines ran in the authors' SST
+// simulator, whose set-up is not published, and the published cost model (simulation branch,
+// CostModel.py, with the constants of tpuv4-sim) does not give the paper's figures either. On this
+// sweep's 256-chip GEMMs it puts MeshSlice +82-85% per GEMM over a Collective that exposes both
+// collectives and +49-51% over its own GSPMD_* formulas, which hide one under the GEMM (this
+// emulator: +55.8%), against the paper's +27.8% (Fig. 11). The bands follow the collectives' cost
+// relative to the GEMMs: with the all-gather and reduce-scatter rates scaled by 1.25 (a trial, not
+// kept) MeshSlice reaches the paper's Table 2 utilizations (67.8% / 81.6% against 67.4% / 82.2%)
+// and the speed-ups become +24.3% (GPT-3) / +31.3% (Megatron-NLG); scaled by 2, +18.9% / +23.1%,
+// with MeshSlice at 74.7% / 86.0%. Choosing that factor would fit the model to the paper.
 TEST(PaperValidation, DISABLED_SpeedupOverWangWithinThePapersBand) {
   const double gpt3 = speedup_over("gpt3", 256, Algorithm::wang);
   EXPECT_LE(gpt3, 0.20);
