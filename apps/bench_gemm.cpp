@@ -144,9 +144,10 @@ class LocalPeak {
   // ceiling of their efficiency. The pieces are the buffers' own memory seen in the piece's shape
   // (every element holds the same value, so only the shapes matter).
   void run_sliced(Dataflow flow, std::size_t pieces) const {
-    using Piece = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryUnmanaged>;
+    // A Matrix over a raw pointer does not own it (as matrix_rows' placeholders), and keeps the
+    // operands of one type for KokkosBlas::gemm.
     const auto piece = [](const Matrix<T>& x, std::size_t s, std::size_t rows, std::size_t cols) {
-      return Piece(x.data() + s * rows * cols, rows, cols);
+      return Matrix<T>(x.data() + s * rows * cols, rows, cols);
     };
     const char* ta = w_.transpose_a ? "T" : "N";
     const char* tb = w_.transpose_b ? "T" : "N";
