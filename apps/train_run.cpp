@@ -230,6 +230,8 @@ int train(AppContext& context, const Settings& s) {
   Trace trace;
   RealExecutor<T> ex(torus, s.comm, s.gemm_chunks, &trace);
   RealExecutor<T> data_ex(torus, s.comm, s.gemm_chunks);
+  if (s.fail_at_collective >= 0 && context.rank == s.fail_on_rank)
+    ex.fail_at_collective(static_cast<std::size_t>(s.fail_at_collective));
   if (!s.machine) return train_on(context, s, ex, data_ex, trace, nullptr);
   // Hardware mode: every op of the step also goes to this rank's chip of the same mesh on the
   // emulated machine (the data pipeline does not).

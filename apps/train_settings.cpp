@@ -76,6 +76,11 @@ Teuchos::ParameterList valid_parameters() {
   train.set("trace_steps", Teuchos::Array<int>(),
             "steps to record in OUT/trace.json, a Chrome trace (open in Perfetto) with a process "
             "per rank and lanes compute, row, col, tp, dp links and phases; empty = no trace");
+  auto& debug = valid.sublist("debug", false, "Test aids: faults injected on purpose.");
+  debug.set("fail_at_collective", -1,
+            "the n-th collective (from 0) that rank debug.fail_on_rank starts for real throws "
+            "instead, as a bug in a GEMM plan would (the job must end, not hang); -1 = off");
+  debug.set("fail_on_rank", 0, "the MPI rank debug.fail_at_collective fails on");
   auto& plan = valid.sublist("plan", false, "How each FC layer's GEMMs run (Table 1 dataflows).");
   set_choice(plan, "source", "default", {"default", "layers", "file"},
              "default: the largest of X, W, Y stays stationary (transposed variant where it "
@@ -247,6 +252,10 @@ Settings settings_from(const AppContext& context) {
              static_cast<std::uint64_t>(non_negative("train.seed_teacher")),
              static_cast<std::uint64_t>(non_negative("train.seed_data"))};
   s.gemm_chunks = static_cast<int>(positive("train.gemm_chunks"));
+  s.fail_at_collective = get_param<int>(d, "debug.fail_at_collective");
+  s.fail_on_rank = get_param<int>(d, "debug.fail_on_rank");
+  require(s.fail_on_rank >= 0 && s.fail_on_rank < context.size, "debug.fail_on_rank = ",
+          s.fail_on_rank, " is not a rank of this job (0 to ", context.size - 1, ")");
   for (const int step : get_ints(d, "train.trace_steps")) {
     require(step >= 1 && static_cast<std::size_t>(step) <= s.steps, "train.trace_steps holds ",
             step, ", not a step of this run (1 to train.steps = ", s.steps, ")");

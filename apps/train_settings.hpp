@@ -33,6 +33,8 @@ struct Settings {
   std::size_t log_every = 1;
   std::string precision;       // "float" or "double"
   int gemm_chunks = 8;
+  int fail_at_collective = -1;  // test aid (debug.fail_at_collective): -1 = off
+  int fail_on_rank = 0;
   std::set<std::size_t> trace_steps;  // steps written to OUT/trace.json
   // Hardware mode: every op of the step is also timed on this emulated machine (null: off).
   std::shared_ptr<const hw::MachineModel> machine;

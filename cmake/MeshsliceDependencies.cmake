@@ -82,3 +82,5 @@ set_target_properties(meshslice_dep_teuchos PROPERTIES EXPORT_NAME teuchos)
 
 include(MeshsliceOneKokkos)
 meshslice_check_found_kokkos()
+include(MeshsliceKokkosProbe)
+meshslice_probe_default_views()

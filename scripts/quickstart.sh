@@ -32,4 +32,7 @@ if [ "$mode" = run ]; then
 else
   cd "$build"
   ctest --output-on-failure -j "$jobs"
+  # The MPI tests again with every collective staged through host mirrors (the test aid
+  # comm.stage_through_host): the code path of a GPU without GPU-aware MPI, run on this CPU.
+  MESHSLICE_STAGE_THROUGH_HOST=1 ctest --output-on-failure -j "$jobs" -L mpi
 fi

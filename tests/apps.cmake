@@ -107,6 +107,12 @@ meshslice_app_test(tune_laptop_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINAR
 meshslice_app_test(failed_run_keeps_previous_outputs 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_failed_run_keeps_outputs.sh
   ${CMAKE_CURRENT_BINARY_DIR}/keep-outputs ${MPI2} ${TRAIN} --set train.steps=2)
+# An exception inside a plan's run on one rank (rank 1 of 4, its 30th collective: mid-step,
+# with MeshSlice's slices in flight and its peers waiting) ends the whole job within 30 s.
+meshslice_app_test(fault_in_plan_ends_job 4
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_fault_ends_job.sh ${CMAKE_CURRENT_BINARY_DIR}/fault 30
+  ${MPI4} ${TRAIN} --set mesh.rows=2 --set mesh.cols=2 --set train.steps=20
+  --set debug.fail_at_collective=30 --set debug.fail_on_rank=1)
 # An interrupted run (SIGTERM, as a scheduler's time limit sends it) leaves partial files only.
 meshslice_app_test(interrupted_run_leaves_partial_files 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interrupted_run.sh

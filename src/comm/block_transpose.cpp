@@ -23,10 +23,6 @@ Range block_range(std::size_t extent, int parts, int index) {
 
 Range intersect(Range a, Range b) { return {std::max(a.begin, b.begin), std::min(a.end, b.end)}; }
 
-// Whether host code may touch the buffers MPI reads (otherwise they go through host mirrors).
-constexpr bool kHostAccessible =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-
 }  // namespace
 
 template <class T>
@@ -70,8 +66,9 @@ std::size_t BlockTranspose<T>::elements_sent(std::size_t rows, std::size_t cols,
 }
 
 template <class T>
-BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols)
-    : torus_(torus), rows_(rows), cols_(cols) {
+BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols,
+                                  bool staged)
+    : torus_(torus), rows_(rows), cols_(cols), staged_(staged) {
   const int pr = torus.size(Axis::row), pc = torus.size(Axis::col);
   Plan p = plan(rows, cols, pr, pc, torus.coord(Axis::row), torus.coord(Axis::col));
   sends_ = std::move(p.sends);
@@ -88,15 +85,17 @@ BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::siz
   const std::size_t send_total = p.send_total, receive_total = p.receive_total;
   send_ = Buffer<T>("relayout_send", send_total);
   receive_ = Buffer<T>("relayout_receive", receive_total);
-  send_host_ = Kokkos::create_mirror_view(send_);
-  receive_host_ = Kokkos::create_mirror_view(receive_);
+  if (staged_) {  // separate host memory, also where the device memory is host memory
+    send_host_ = Kokkos::View<T*, Kokkos::HostSpace>("relayout_send_host", send_total);
+    receive_host_ = Kokkos::View<T*, Kokkos::HostSpace>("relayout_receive_host", receive_total);
+  }
 }
 
 template <class T>
 std::size_t BlockTranspose<T>::bytes() const {
-  std::size_t elements = send_.size() + receive_.size();
-  if (send_host_.data() != send_.data()) elements += send_host_.size() + receive_host_.size();
-  return elements * sizeof(T);
+  const std::size_t device = elements(send_) + elements(receive_);
+  const std::size_t host = elements(send_host_) + elements(receive_host_);  // staged only
+  return (device + host) * sizeof(T);
 }
 
 template <class T>
@@ -120,12 +119,13 @@ void BlockTranspose<T>::run(const ExecSpace& space, const Matrix<T>& in, const M
         "relayout_pack", Kokkos::RangePolicy<ExecSpace>(space, 0, s.rows * s.cols),
         KOKKOS_LAMBDA(std::size_t k) { send(base + k) = in(r0 + k % n, c0 + k / n); });
   }
-  if (!kHostAccessible) Kokkos::deep_copy(space, send_host_, send_);
+  if (staged_) Kokkos::deep_copy(space, send_host_, send_);
   fence(space, "relayout_pack");
-  MPI_Alltoallv(send_host_.data(), send_counts_.data(), send_offsets_.data(), mpi_datatype<T>(),
-                receive_host_.data(), receive_counts_.data(), receive_offsets_.data(),
-                mpi_datatype<T>(), torus_.axis(Axis::tp).comm());
-  if (!kHostAccessible) Kokkos::deep_copy(space, receive_, receive_host_);
+  MPI_Alltoallv(staged_ ? send_host_.data() : send_.data(), send_counts_.data(),
+                send_offsets_.data(), mpi_datatype<T>(),
+                staged_ ? receive_host_.data() : receive_.data(), receive_counts_.data(),
+                receive_offsets_.data(), mpi_datatype<T>(), torus_.axis(Axis::tp).comm());
+  if (staged_) Kokkos::deep_copy(space, receive_, receive_host_);
   for (const Piece& r : receives_) {
     if (r.rows * r.cols == 0) continue;
     // The piece holds input rows [row0, +rows) x cols [col0, +cols), column by column: output

@@ -24,8 +24,10 @@ template <class T>
 class BlockTranspose {
  public:
   // UserError unless R and C split evenly over both mesh axes (each is a row and a column
-  // dimension on one side of the transpose).
-  BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols);
+  // dimension on one side of the transpose). `staged`: MPI exchanges host mirrors of the
+  // buffers (comm/comm_scratch.hpp's mpi_staged: device memory without a GPU-aware MPI, or the
+  // stage_through_host test aid).
+  BlockTranspose(const Torus& torus, std::size_t rows, std::size_t cols, bool staged);
 
   // out = in^T: in is this chip's R/Pr x C/Pc block, out its C/Pr x R/Pc block. Kernels run on
   // `space`; returns once out is written (fenced).
@@ -57,7 +59,8 @@ class BlockTranspose {
   std::vector<Piece> sends_, receives_;  // indexed by tp rank
   std::vector<int> send_counts_, send_offsets_, receive_counts_, receive_offsets_;
   Buffer<T> send_, receive_;
-  typename Buffer<T>::HostMirror send_host_, receive_host_;
+  bool staged_;
+  Kokkos::View<T*, Kokkos::HostSpace> send_host_, receive_host_;  // staged only
   std::size_t elements_sent_ = 0;
 };
 

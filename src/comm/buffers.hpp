@@ -24,7 +24,7 @@ template <class T, class Space>
 Buffer<T, Space> flat(const Matrix<T, Space>& m) {
   if (!m.span_is_contiguous())
     throw std::logic_error("collective on a non-contiguous matrix view");
-  return Buffer<T, Space>(m.data(), m.size());
+  return Buffer<T, Space>(m.data(), elements(m));
 }
 
 // dst[i] = a[i] + b[i] for raw pointers into memory of `Space` (dst may be a or b: dst += b).

@@ -178,7 +178,7 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   const SpaceExec<Space>& space = carve.space();
   check_stacked("reduce_scatter", ring, out, in, dim, "output shard", "input");
   const int parts = ring.size();
-  const std::size_t n = out.size();
+  const std::size_t n = elements(out);
   const bool native = options.impl == CollectiveImpl::native;
   const bool staged = mpi_staged<Space>(options);
   // Blocks along columns are packed into contiguous ones first; rows (or a single column
@@ -189,12 +189,16 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
     pack_col_blocks(in, parts, blocks, space);
     fence_kernels<Space>(space);
   }
+  // A ring of one rank copies its block to the output on the device: MPI moves nothing, and
+  // the output must not be pulled from a host mirror nobody wrote.
+  const bool through_mpi = native || parts > 1;
   const MpiBuffer<T, Space> mpi(blocks, staged, carve);
-  mpi.push_all();
+  if (through_mpi) mpi.push_all();
   const MpiBuffer<T, Space> result(flat(out), staged, carve);
 
   std::vector<CommStep> steps;
   Buffer<T, Space> partial, received;
+  MpiBuffer<T, Space> mpi_partial, mpi_received;
   if (native) {
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
@@ -209,19 +213,23 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
     // The ring reads the blocks without modifying them: no working copy of the input.
     partial = carve.device(ring_partial_elements(parts, n), "reduce_scatter_partial");
     received = carve.device(received_elements(n, options, sizeof(T)), "reduce_scatter_received");
-    const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
-    const MpiBuffer<T, Space> mpi_received(received, staged, carve);
+    mpi_partial = MpiBuffer<T, Space>(partial, staged, carve);
+    mpi_received = MpiBuffer<T, Space>(received, staged, carve);
     append_ring_reduce_scatter_into(steps, ring_context<T>(ring), mpi.data(),
                                     equal_blocks(parts, n), mpi_partial.data(),
                                     mpi_received.data(), result.data(), mpi.sum(),
                                     packet_elements(options, sizeof(T)));
   }
-  // The captured views keep the input (read in place by MPI), the output and the scratch alive.
+  // The captured views keep the input (read in place by MPI), the output, the scratch and the
+  // host mirrors (allocated here when no scratch was given; the steps hold raw pointers) alive.
   return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
-    result.pull_all();
+    if (through_mpi) result.pull_all();
     (void)blocks;
     (void)partial;
     (void)received;
+    (void)mpi;
+    (void)mpi_partial;
+    (void)mpi_received;
     (void)keep;
   });
 }
@@ -288,7 +296,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   const bool staged = mpi_staged<Space>(options);
   const bool native = options.impl == CollectiveImpl::native;
   const int parts = ring.size();
-  const std::size_t n = out.size();
+  const std::size_t n = elements(out);
   // Native MPI reduces in place in the output; the ring reads the input where it is (in may
   // be out) and writes only the output, so it needs no copy of it.
   if (native || parts == 1) {
@@ -298,6 +306,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   const MpiBuffer<T, Space> mpi(flat(out), staged, carve);
   std::vector<CommStep> steps;
   Buffer<T, Space> partial, received;
+  MpiBuffer<T, Space> mpi_in, mpi_partial, mpi_received;
   if (native) {
     mpi.push_all();
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
@@ -310,14 +319,14 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
     // Ring all-reduce = reduce-scatter then all-gather of P balanced chunks (bandwidth optimal):
     // the reduce-scatter leaves this rank's summed chunk in the output, the all-gather the rest.
     const auto chunks = balanced_chunks(parts, n);
-    const MpiBuffer<T, Space> mpi_in(flat(in), staged, carve);
+    mpi_in = MpiBuffer<T, Space>(flat(in), staged, carve);
     mpi_in.push_all();
     partial = carve.device(ring_partial_elements(parts, chunks.front().length),
                            "all_reduce_partial");
     received = carve.device(received_elements(chunks.front().length, options, sizeof(T)),
                             "all_reduce_received");
-    const MpiBuffer<T, Space> mpi_partial(partial, staged, carve);
-    const MpiBuffer<T, Space> mpi_received(received, staged, carve);
+    mpi_partial = MpiBuffer<T, Space>(partial, staged, carve);
+    mpi_received = MpiBuffer<T, Space>(received, staged, carve);
     const auto ctx = ring_context<T>(ring);
     append_ring_reduce_scatter_into(steps, ctx, mpi_in.data(), chunks, mpi_partial.data(),
                                     mpi_received.data(),
@@ -325,10 +334,16 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
                                     packet_elements(options, sizeof(T)));
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
+  // A ring of one rank copied the input on the device; MPI wrote no host mirror to pull.
+  const bool through_mpi = native || parts > 1;
+  // The host mirrors stay alive with the request: the ring's steps hold raw pointers into them.
   return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
-    mpi.pull_all();
+    if (through_mpi) mpi.pull_all();
     (void)partial;
     (void)received;
+    (void)mpi_in;
+    (void)mpi_partial;
+    (void)mpi_received;
     (void)keep;
     fence_kernels<Space>(SpaceExec<Space>());  // staging copies (deep_copy) on the default one
   });
@@ -351,7 +366,7 @@ Request ibroadcast(const AxisComm& ring, const Matrix<T, Space>& buffer, int roo
                    const CommOptions& options, const CommScratch<T, Space>& scratch) {
   check_root("broadcast", ring, root);
   ScratchCarver<T, Space> carve(scratch);
-  const std::size_t n = buffer.size();
+  const std::size_t n = elements(buffer);
   fence_before_mpi<Space>("meshslice::broadcast");
   const MpiBuffer<T, Space> mpi(flat(buffer), mpi_staged<Space>(options), carve);
   if (ring.rank() == root) mpi.push_all();
@@ -384,7 +399,7 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   check_same_shape("reduce", in, out);
   ScratchCarver<T, Space> carve(scratch);
   const bool staged = mpi_staged<Space>(options);
-  const std::size_t n = in.size();
+  const std::size_t n = elements(in);
   const bool is_root = ring.rank() == root;
   std::vector<CommStep> steps;
 
@@ -419,6 +434,7 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   return make_request(std::move(steps), [=, keep = out] {
     if (is_root) mpi.pull_all();
     (void)received;
+    (void)mpi_received;  // the ring's steps hold a raw pointer into its host mirror
     (void)keep;
   });
 }

@@ -1,8 +1,19 @@
 #include "comm/comm_options.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "core/errors.hpp"
 
 namespace meshslice {
+
+bool stage_through_host_by_default() {
+  static const bool staged = [] {
+    const char* value = std::getenv("MESHSLICE_STAGE_THROUGH_HOST");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return staged;
+}
 
 const char* impl_name(CollectiveImpl impl) {
   return impl == CollectiveImpl::native ? "native" : "ring";

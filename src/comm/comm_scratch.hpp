@@ -54,11 +54,11 @@ CommScratch<T, Space> make_scratch(const ScratchNeed& need, const std::string& l
 }
 
 // Whether MPI must go through host mirrors: device memory the host cannot touch, and an MPI
-// that is not GPU-aware. Host memory is never staged.
+// that is not GPU-aware; or the test aid CommOptions::stage_through_host.
 template <class Space>
 bool mpi_staged(const CommOptions& options) {
   constexpr bool host_reachable = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible;
-  return !host_reachable && !options.gpu_aware_mpi;
+  return options.stage_through_host || (!host_reachable && !options.gpu_aware_mpi);
 }
 
 // Hands out consecutive pieces of a CommScratch (or fresh allocations when none was provided).

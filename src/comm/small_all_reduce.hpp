@@ -27,14 +27,15 @@ class SmallAllReduce {
 
   // x = the sum of x over `ring`, in place (x contiguous, at most max_elements).
   void sum(const ExecSpace& space, const AxisComm& ring, const Matrix<T>& x) {
-    require(x.size() <= host_.extent(0), "SmallAllReduce: ", x.size(), " elements, planned for ",
+    const std::size_t n = elements(x);
+    require(n <= host_.extent(0), "SmallAllReduce: ", n, " elements, planned for ",
             host_.extent(0));
     if (ring.size() == 1) return;
-    const Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(host_.data(), x.size());
-    const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), x.size());
+    const Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(host_.data(), n);
+    const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), n);
     Kokkos::deep_copy(space, host, flat);
     fence(space, "small_all_reduce");
-    MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(x.size()), mpi_datatype<T>(), MPI_SUM,
+    MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), mpi_datatype<T>(), MPI_SUM,
                   ring.comm());
     Kokkos::deep_copy(space, flat, host);
     fence(space, "small_all_reduce");

@@ -1,7 +1,7 @@
 // Checking a user's deck against the app's valid parameters, and --set overrides. Every message
 // names the full dotted key and says what would have been accepted, because the user fixes the
 // deck from the message alone.
-#include <Teuchos_StandardParameterEntryValidators.hpp>
+#include <Teuchos_ParameterEntryValidator.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +19,37 @@ namespace meshslice {
 using namespace deck_detail;
 
 namespace {
+
+// A string key's allowed values. Teuchos::StringValidator would do, but its header
+// (Teuchos_StandardParameterEntryValidators.hpp) does not parse as C++20 in Trilinos 13.2 (a
+// constructor declared with template arguments, an error from g++ 11 on), and meshslice builds
+// as C++20 against Kokkos 5 with such a Teuchos. check_allowed() gives the user's message; this
+// only carries the list (choices_of() reads it back through validStringValues()).
+class ChoiceValidator : public Teuchos::ParameterEntryValidator {
+ public:
+  explicit ChoiceValidator(const std::vector<std::string>& choices)
+      : choices_(choices),
+        strings_(Teuchos::rcp(new Teuchos::Array<std::string>(choices.begin(), choices.end()))) {}
+
+  const std::string getXMLTypeName() const override { return "meshslice_choice"; }
+  void printDoc(const std::string& doc, std::ostream& out) const override {
+    out << "# " << doc << "\n# one of: " << join(choices_) << "\n";
+  }
+  ValidStringsList validStringValues() const override { return strings_; }
+  void validate(const Teuchos::ParameterEntry& entry, const std::string& name,
+                const std::string& sublist) const override {
+    if (!entry.isType<std::string>())
+      throw std::invalid_argument(concat("'", sublist, name, "' takes one of: ", join(choices_)));
+    const auto& value = entry.getValue<std::string>(static_cast<std::string*>(nullptr));
+    if (std::find(choices_.begin(), choices_.end(), value) == choices_.end())
+      throw std::invalid_argument(concat("'", value, "' of '", sublist, name,
+                                         "' is not one of: ", join(choices_)));
+  }
+
+ private:
+  std::vector<std::string> choices_;
+  Teuchos::RCP<const Teuchos::Array<std::string>> strings_;
+};
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -316,8 +347,7 @@ void set_choice(Teuchos::ParameterList& valid, const std::string& name,
     throw std::invalid_argument(concat("default '", default_value, "' of '", name,
                                        "' is not among its choices ", join(choices)));
   }
-  const Teuchos::Array<std::string> allowed(choices.begin(), choices.end());
-  valid.set(name, default_value, doc, Teuchos::rcp(new Teuchos::StringValidator(allowed)));
+  valid.set(name, default_value, doc, Teuchos::rcp(new ChoiceValidator(choices)));
 }
 
 void validate_and_fill(Teuchos::ParameterList& deck, const Teuchos::ParameterList& valid) {

@@ -2,6 +2,22 @@
 // The one place that names Kokkos execution and memory spaces. Code elsewhere is templated on
 // a memory space or uses these aliases, so a CUDA/HIP build changes nothing but this file's
 // defaults.
+//
+// Device-correct code: the rules every file keeps, so that the CPU builds CI tests say something
+// about a GPU build (meshslice must build and pass its suite on Kokkos 3.4, 4.x and 5.x, Serial,
+// OpenMP, CUDA and HIP; scripts/check-kokkos.sh checks one of them).
+//   - KOKKOS_LAMBDA only in free functions and public member functions: nvcc refuses an
+//     extended lambda in a private or protected one. Kernels that are a class's own business
+//     live in a namespace beside it (model/kernels/attention.hpp). CI holds the rule without
+//     nvcc: tests/scripts/check_device_lambdas.py.
+//   - The host touches device memory only through a host mirror (deep_copy to a HostSpace View),
+//     never through a pointer or operator() of a MemSpace View. MPI reads device memory in place
+//     only with comm.gpu_aware_mpi; otherwise comm/buffers.hpp's MpiBuffer stages it, and the
+//     test aid comm.stage_through_host runs those staged paths on a CPU (CI runs the MPI suite
+//     with it).
+//   - What a kernel wrote is fenced on the instance that ran it before MPI reads it
+//     (RealExecutor::launch fences the compute instance, a collective its own).
+//   - Sizes come from elements(), never View::size() (below).
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -19,6 +35,18 @@ using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, Space>;
 
 template <class T, class Space = MemSpace>
 using ConstMatrix = Kokkos::View<const T**, Kokkos::LayoutRight, Space>;
+
+// The number of elements of a View, from its extents. Kokkos' new View (the default from
+// Kokkos 5) answers size() 0 for a View without memory, and a plan is made by rehearsing its
+// algorithm on such Views (placeholders: a shape, no memory), so anything sized by size() would
+// be sized by the Kokkos version: under the new View a plan's collectives got no scratch. Code
+// here asks elements(), never View::size().
+template <class V>
+std::size_t elements(const V& v) {
+  std::size_t n = 1;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(V::rank); ++r) n *= v.extent(r);
+  return n;
+}
 
 // Rows [first, first + count) of m, in place (a view into m's memory, no copy). A matrix without
 // memory (a plan's placeholder shape) gives one of the block's shape.

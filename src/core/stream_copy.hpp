@@ -68,14 +68,19 @@ bool same_bytes_layout(const Dst& dst, const Src& src) {
   constexpr bool same_order =
       Dst::rank == 1 || (std::is_same_v<Layout, typename Src::array_layout> &&
                          !std::is_same_v<Layout, Kokkos::LayoutStride>);
-  if (!same_order || static_cast<int>(Dst::rank) != static_cast<int>(Src::rank)) return false;
-  for (unsigned r = 0; r < Dst::rank; ++r)
-    if (dst.extent(r) != src.extent(r)) return false;
-  if (!dst.span_is_contiguous() || !src.span_is_contiguous()) return false;
-  const auto* d = reinterpret_cast<const char*>(dst.data());
-  const auto* s = reinterpret_cast<const char*>(src.data());
-  const std::size_t bytes = dst.span() * sizeof(typename Dst::value_type);
-  return d + bytes <= s || s + bytes <= d;  // disjoint
+  // Decided at compile time where it can be: otherwise nvcc warns that the rest is unreachable
+  // in the instantiations where it is.
+  if constexpr (!same_order || static_cast<int>(Dst::rank) != static_cast<int>(Src::rank)) {
+    return false;
+  } else {
+    for (unsigned r = 0; r < Dst::rank; ++r)
+      if (dst.extent(r) != src.extent(r)) return false;
+    if (!dst.span_is_contiguous() || !src.span_is_contiguous()) return false;
+    const auto* d = reinterpret_cast<const char*>(dst.data());
+    const auto* s = reinterpret_cast<const char*>(src.data());
+    const std::size_t bytes = dst.span() * sizeof(typename Dst::value_type);
+    return d + bytes <= s || s + bytes <= d;  // disjoint
+  }
 }
 
 // dst = src, ordered on `space` like Kokkos::deep_copy(space, dst, src): streamed in chunks by

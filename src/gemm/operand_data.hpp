@@ -30,7 +30,7 @@ void fill_operand(const Matrix<T>& m, std::uint64_t salt, const ShardRegion& reg
   const std::size_t cols = m.extent(1);
   const std::size_t row0 = region.row0, col0 = region.col0;
   Kokkos::parallel_for(
-      "meshslice::fill_operand", Kokkos::RangePolicy<ExecSpace>(0, m.size()),
+      "meshslice::fill_operand", Kokkos::RangePolicy<ExecSpace>(0, elements(m)),
       KOKKOS_LAMBDA(const std::size_t index) {
         const std::size_t r = index / cols, c = index % cols;
         m(r, c) = static_cast<T>(transposed ? operand_entry(salt, col0 + c, row0 + r)

@@ -1,6 +1,8 @@
 #include "gemm/real_executor.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -26,7 +28,7 @@ namespace {
 
 template <class V>
 double bytes_of(const V& m) {
-  return static_cast<double>(m.size() * sizeof(typename V::value_type));
+  return static_cast<double>(elements(m) * sizeof(typename V::value_type));
 }
 
 template <class V>
@@ -45,7 +47,15 @@ RealExecutor<T>::RealExecutor(const Torus& torus, const CommOptions& comm, int g
 
 template <class T>
 RealExecutor<T>::~RealExecutor() {
-  wait_all();
+  if (std::uncaught_exceptions() == 0) {
+    wait_all();
+    return;
+  }
+  // Unwinding from an error (a throw inside a plan's run): the peers may never complete what is
+  // in flight, so waiting here would turn the error into a hang. The exception goes on to the
+  // app's error path, which ends the job with MPI_Abort; until then MPI may still write into the
+  // buffers the requests hold, so they are deliberately leaked rather than freed.
+  new std::map<OpId, InFlight>(std::move(in_flight_));
 }
 
 template <class T>
@@ -60,6 +70,10 @@ template <class Need, class Start>
 typename RealExecutor<T>::OpId RealExecutor<T>::launch(const char* name, Axis axis, double bytes,
                                                        Need&& need, Start&& start) {
   const OpId id = next_op_++;
+  if (!rehearsing() && started_++ == fail_at_collective_)
+    throw std::runtime_error(concat("debug.fail_at_collective: collective ", fail_at_collective_,
+                                    " of this rank (", name, " on the '", torus_.axis(axis).name(),
+                                    "' axis) failed on purpose"));
   // The collective's scratch comes from the plan's workspace when one is attached (none: the
   // collective allocates), and its packing kernels run on the communication instance.
   CommScratch<T, MemSpace> s;
@@ -94,7 +108,7 @@ template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
     Axis axis, const Mat& local, const Mat& out, MatrixDim dim, const SliceSpec& slice) {
   const auto& ring = torus_.axis(axis);
-  const std::size_t n = local.size() / slice.count;
+  const std::size_t n = elements(local) / slice.count;
   return launch(
       "partial_all_gather", axis, (ring.size() - 1) * bytes_of(local) / slice.count,
       [&] { return all_gather_scratch(ring.size(), n, dim, staged_); },
@@ -108,7 +122,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_reduce_scatter(
     Axis axis, const Mat& contribution, const Mat& shard, MatrixDim dim, const SliceSpec& slice,
     double beta) {
   const auto& ring = torus_.axis(axis);
-  const std::size_t n = shard.size() / slice.count;
+  const std::size_t n = elements(shard) / slice.count;
   return launch(
       "partial_reduce_scatter", axis, (ring.size() - 1) * bytes_of(shard) / slice.count,
       [&] {
@@ -158,7 +172,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_all_gather(Axis axis, cons
   const auto& ring = torus_.axis(axis);
   return launch(
       "all_gather", axis, (ring.size() - 1) * bytes_of(local),
-      [&] { return all_gather_scratch(ring.size(), local.size(), dim, staged_); },
+      [&] { return all_gather_scratch(ring.size(), elements(local), dim, staged_); },
       [&](const CommScratch<T, MemSpace>& s) { return iall_gather(ring, local, out, dim, comm_, s); });
 }
 
@@ -170,7 +184,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce_scatter(Axis axis, 
   return launch(
       "reduce_scatter", axis, (ring.size() - 1) * bytes_of(out),
       [&] {
-        return reduce_scatter_scratch(ring.size(), out.size(), dim, comm_, staged_, sizeof(T));
+        return reduce_scatter_scratch(ring.size(), elements(out), dim, comm_, staged_, sizeof(T));
       },
       [&](const CommScratch<T, MemSpace>& s) {
         return ireduce_scatter(ring, in, out, dim, comm_, s);
@@ -185,7 +199,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_all_reduce(Axis axis, cons
   return launch(
       "all_reduce", axis, bytes,
       [&] {
-        return all_reduce_scratch(ring.size(), out.size(), comm_, staged_, sizeof(T));
+        return all_reduce_scratch(ring.size(), elements(out), comm_, staged_, sizeof(T));
       },
       [&](const CommScratch<T, MemSpace>& s) { return iall_reduce(ring, in, out, comm_, s); });
 }
@@ -195,7 +209,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_broadcast(Axis axis, const
                                                                 int root) {
   return launch(
       "broadcast", axis, bytes_of(buffer),
-      [&] { return broadcast_scratch(buffer.size(), staged_); },
+      [&] { return broadcast_scratch(elements(buffer), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ibroadcast(torus_.axis(axis), buffer, root, comm_, s);
       });
@@ -206,7 +220,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce(Axis axis, const Ma
                                                              const Mat& out, int root) {
   return launch(
       "reduce", axis, bytes_of(in),
-      [&] { return reduce_scratch(in.size(), comm_, staged_, sizeof(T)); },
+      [&] { return reduce_scratch(elements(in), comm_, staged_, sizeof(T)); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ireduce(torus_.axis(axis), in, out, root, comm_, s);
       });
@@ -217,7 +231,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_shift(Axis axis, const Mat
                                                             const Mat& out, int displacement) {
   return launch(
       "shift", axis, bytes_of(in),
-      [&] { return shift_scratch(in.size(), staged_); },
+      [&] { return shift_scratch(elements(in), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return ishift(torus_.axis(axis), in, out, displacement, comm_, s);
       });
@@ -228,7 +242,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_send(Axis axis, const Mat&
                                                            int displacement, int channel) {
   return launch(
       "send", axis, bytes_of(buffer),
-      [&] { return point_to_point_scratch(buffer.size(), staged_); },
+      [&] { return point_to_point_scratch(elements(buffer), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return isend(torus_.axis(axis), buffer, displacement, channel, comm_, s);
       });
@@ -239,7 +253,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_recv(Axis axis, const Mat&
                                                            int displacement, int channel) {
   return launch(
       "recv", axis, bytes_of(buffer),
-      [&] { return point_to_point_scratch(buffer.size(), staged_); },
+      [&] { return point_to_point_scratch(elements(buffer), staged_); },
       [&](const CommScratch<T, MemSpace>& s) {
         return irecv(torus_.axis(axis), buffer, displacement, channel, comm_, s);
       });

@@ -8,6 +8,7 @@
 // collective between chunks.
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -62,12 +63,20 @@ class RealExecutor {
                   "again)");
   }
   void set_min_chunk_rows(std::size_t rows) { min_chunk_rows_ = std::max<std::size_t>(1, rows); }
+  // Test aid: the collective this executor would start as its n-th (0 = the first started for
+  // real; a plan's rehearsal starts none) throws std::runtime_error instead, as a bug inside a
+  // plan's run would, with others possibly in flight and the peers waiting in theirs. The tests
+  // check that such an error ends the whole job (meshslice-train's debug.fail_at_collective).
+  void fail_at_collective(std::size_t n) { fail_at_collective_ = n; }
 
   int mesh_rows() const { return torus_.size(Axis::row); }
   int mesh_cols() const { return torus_.size(Axis::col); }
   int coord(Axis axis) const { return torus_.coord(axis); }
   int size(Axis axis) const { return torus_.size(axis); }
   const Torus& torus() const { return torus_; }
+  // Whether MPI reads host mirrors of the data (comm/comm_scratch.hpp's mpi_staged): what the
+  // caller's own exchanges (model/ re-layouts) must do too.
+  bool staged() const { return staged_; }
   // The instance local GEMMs run on: callers queue their own kernels (the training step's norms,
   // attention, activations) here so they stay ordered with the GEMMs around them.
   const ExecSpace& compute_space() const { return compute_; }
@@ -189,6 +198,8 @@ class RealExecutor {
   int gemm_chunks_;
   std::size_t min_chunk_rows_ = kDefaultMinChunkRows;
   OpId next_op_ = 0;
+  std::size_t started_ = 0;  // collectives started for real (not rehearsed)
+  std::size_t fail_at_collective_ = std::numeric_limits<std::size_t>::max();
   Trace* trace_;
   Workspace* workspace_ = nullptr;
   bool compute_enabled_ = true;

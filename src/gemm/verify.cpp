@@ -38,7 +38,7 @@ double max_relative_error(Algorithm algorithm, const GemmProblem& p, const Torus
 
   double local[2] = {0, 0};  // max |difference|, max |reference|
   Kokkos::parallel_reduce(
-      "meshslice::verify_diff", Kokkos::RangePolicy<ExecSpace>(0, c.size()),
+      "meshslice::verify_diff", Kokkos::RangePolicy<ExecSpace>(0, elements(c)),
       KOKKOS_LAMBDA(const std::size_t index, double& worst) {
         const std::size_t r = index / c.extent(1), col = index % c.extent(1);
         const double difference = static_cast<double>(c(r, col)) - reference(r, col);
@@ -47,7 +47,7 @@ double max_relative_error(Algorithm algorithm, const GemmProblem& p, const Torus
       },
       Kokkos::Max<double>(local[0]));
   Kokkos::parallel_reduce(
-      "meshslice::verify_scale", Kokkos::RangePolicy<ExecSpace>(0, reference.size()),
+      "meshslice::verify_scale", Kokkos::RangePolicy<ExecSpace>(0, elements(reference)),
       KOKKOS_LAMBDA(const std::size_t index, double& largest) {
         const double value = reference(index / reference.extent(1), index % reference.extent(1));
         const double magnitude = value < 0 ? -value : value;

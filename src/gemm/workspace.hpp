@@ -93,10 +93,10 @@ class Workspace {
   // holds between runs, for memory estimates.
   std::size_t bytes() const {
     std::size_t total = 0;
-    for (const Mat& m : buffers_) total += m.size() * sizeof(typename Mat::value_type);
+    for (const Mat& m : buffers_) total += elements(m) * sizeof(typename Mat::value_type);
     for (const Scratch& s : scratch_)
-      total += s.device.size() * sizeof(typename decltype(s.device)::value_type) +
-               s.host.size() * sizeof(typename decltype(s.host)::value_type);
+      total += elements(s.device) * sizeof(typename decltype(s.device)::value_type) +
+               elements(s.host) * sizeof(typename decltype(s.host)::value_type);
     return total;
   }
 

@@ -62,7 +62,7 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
     std::vector<Mat> pool;
     for (std::size_t k = 0; wanted && k < micro_batches_; ++k) {
       pool.push_back(model_matrix<Exec>(label, student_.local_tokens(), student_.local_hidden()));
-      micro_batch_bytes_ += pool.back().size() * sizeof(T);
+      micro_batch_bytes_ += elements(pool.back()) * sizeof(T);
     }
     return pool;
   };
@@ -75,7 +75,7 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
     batch_targets_ = per_micro_batch(true, "targets");
     if (!first(0)) {  // the teacher's input, made one micro-batch at a time
       x_ = model_matrix<Exec>("teacher_inputs", student_.local_tokens(), student_.local_hidden());
-      micro_batch_bytes_ += x_.size() * sizeof(T);
+      micro_batch_bytes_ += elements(x_) * sizeof(T);
     }
   }
   for (std::size_t c = 0; c < chunks_; ++c) {
@@ -117,7 +117,7 @@ int Trainer<Exec>::channel(std::size_t to, bool forward, std::size_t k) const {
 template <class Exec>
 MemoryUse Trainer<Exec>::memory() const {
   MemoryUse m = student_.memory();
-  m.work += micro_batch_bytes_ + y_.size() * sizeof(T);
+  m.work += micro_batch_bytes_ + elements(y_) * sizeof(T);
   if (teacher_) {
     const MemoryUse& teacher = teacher_->memory();
     m.parameters += teacher.parameters;
@@ -153,10 +153,10 @@ void Trainer<Exec>::make_batch(std::uint64_t stream) {
 template <class Exec>
 double Trainer<Exec>::squared_error_into(std::size_t k, const Mat& dy) {
   // The loss is the mean over the replica's T x H elements; its gradient 2 (y - target) / (T H).
-  const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
+  const double count = static_cast<double>(shape_.tokens() * shape_.hidden);
   double local = 0;
-  ex_.compute("loss", LocalWork::streaming(3.0 * y_.size()), [&] {
-    local = squared_error(ex_.compute_space(), y_, batch_targets_[k], 2.0 / elements, dy);
+  ex_.compute("loss", LocalWork::streaming(3.0 * elements(y_)), [&] {
+    local = squared_error(ex_.compute_space(), y_, batch_targets_[k], 2.0 / count, dy);
   });
   return local;
 }

@@ -145,8 +145,8 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     std::vector<DpReduction> reductions;
     for_each_gradient([&](const Block& b, int k, std::size_t) {
       const Mat& g = b.grad[k];
-      if (b.shard[k].size())
-        reductions.push_back({{dp_, g.size() / dp_}, true});
+      if (elements(b.shard[k]))
+        reductions.push_back({{dp_, elements(g) / dp_}, true});
       else
         reductions.push_back({{g.extent(0), g.extent(1)}, false});
     });
@@ -213,7 +213,7 @@ typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, 
   s.qkv_in = qkv_in_h ? h_ : activation(pq.input(), H, "qkv_in", use);
   s.qkv = activation(Layout::standard, 3 * H, "qkv", use);
   s.p = model_vector<Exec>("attention_p", attention_.saved_elements());
-  use += s.p.size() * sizeof(T);
+  use += elements(s.p) * sizeof(T);
   s.a = activation(Layout::standard, H, "attention", use);
   s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in", use);
   s.x_mid = activation(Layout::standard, H, "x_mid", use);
@@ -262,7 +262,11 @@ BlockTranspose<typename Transformer<Exec>::T>& Transformer<Exec>::transpose_for(
   const std::size_t t = shape_.tokens();
   const auto key = from == Layout::standard ? std::make_pair(t, width) : std::make_pair(width, t);
   auto& slot = transposes_[key];
-  if (!slot) slot = std::make_unique<BlockTranspose<T>>(torus_, key.first, key.second);
+  if (!slot) {
+    bool staged = false;  // a data-free executor moves nothing through MPI
+    if constexpr (Exec::holds_data) staged = ex_.real().staged();
+    slot = std::make_unique<BlockTranspose<T>>(torus_, key.first, key.second, staged);
+  }
   return *slot;
 }
 
@@ -343,7 +347,7 @@ void Transformer<Exec>::backward_data_to_standard(FcKind k, const Mat& dy, const
 
 template <class Exec>
 void Transformer<Exec>::norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h) {
-  const double n = static_cast<double>(x.size());
+  const double n = static_cast<double>(elements(x));
   ex_.compute("rmsnorm", kernel_work::rmsnorm_sums(n), [&] { row_sum_squares(space_, x, ss_); });
   sum_small(Axis::col, ss_);  // over the hidden dimension
   ex_.compute("rmsnorm", kernel_work::rmsnorm_apply(n),
@@ -354,7 +358,7 @@ template <class Exec>
 void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain,
                                       const Mat& rinv, const Mat& dx, const Mat& dgain,
                                       bool accumulate) {
-  const double n = static_cast<double>(x.size());
+  const double n = static_cast<double>(elements(x));
   // Accumulating, this micro-batch's gain gradient is made aside and added.
   const Mat& dg = accumulate ? g_gain_ : dgain;
   ex_.compute("rmsnorm_backward", kernel_work::rmsnorm_backward_partials(n),
@@ -364,7 +368,7 @@ void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& ga
   sum_small(Axis::col, dot_);  // over the hidden dimension
   sum_small(Axis::row, dg);  // over the tokens
   ex_.compute("rmsnorm_backward",
-              kernel_work::rmsnorm_backward_apply(n, accumulate ? double(dg.size()) : 0),
+              kernel_work::rmsnorm_backward_apply(n, accumulate ? double(elements(dg)) : 0),
               [&] {
                 rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
                 if (accumulate) add_into(space_, dgain, dg);
@@ -373,17 +377,17 @@ void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& ga
 
 template <class Exec>
 void Transformer<Exec>::sum_small(Axis axis, const Mat& x) {
-  ex_.communicate("norm_all_reduce", axis, {CommWork::all_reduce, static_cast<double>(x.size())},
+  ex_.communicate("norm_all_reduce", axis, {CommWork::all_reduce, static_cast<double>(elements(x))},
                   [&] { small_.sum(space_, torus_.axis(axis), x); });
 }
 
 template <class Exec>
 void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta) {
   // A copy, then an add that reads both and writes the sum.
-  const double n = static_cast<double>(out.size());
-  ex_.compute("residual", kernel_work::residual(n, delta.size() > 0), [&] {
+  const double n = static_cast<double>(elements(out));
+  ex_.compute("residual", kernel_work::residual(n, elements(delta) > 0), [&] {
     Kokkos::deep_copy(space_, out, x);
-    if (delta.size()) add_into(space_, out, delta);
+    if (elements(delta)) add_into(space_, out, delta);
   });
 }
 
@@ -456,10 +460,10 @@ void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat&
   norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
   fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
   produce_into(p1.output(), p2.input(), F, z_, s.ff2_in, [&](const Mat& z) {
-    ex_.compute("gelu", kernel_work::gelu(double(z.size())),
+    ex_.compute("gelu", kernel_work::gelu(double(elements(z))),
                 [&] { gelu_forward(space_, s.u, z); });
   });
-  if (!out.size()) return;  // a recomputation: the backward pass needs nothing of FF2's output
+  if (!elements(out)) return;  // a recomputation: the backward pass needs nothing of FF2's output
   forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
   residual(out, s.x_mid, o_);
 }
@@ -474,7 +478,7 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
   const Mat* dout = &dy;
   for (std::size_t i = chunks_[chunk].blocks; i-- > 0;) {
     const Block& b = block_of(chunk, i);
-    const Mat& din = i == 0 && dx.size() ? dx : g_x_[i % 2];
+    const Mat& din = i == 0 && elements(dx) ? dx : g_x_[i % 2];
     const Saved s = working_set(b, slot);
     if (b.checkpointed) ex_.phase("recompute", [&] { block_forward(b, s, Mat()); });
     block_backward(b, s, *dout, din, accumulate, sync);
@@ -486,7 +490,7 @@ template <class Exec>
 void Transformer<Exec>::start_sync(const Block& b, ParamKind kind) {
   const Mat& g = b.grad[static_cast<int>(kind)];
   const Mat& shard = b.shard[static_cast<int>(kind)];
-  if (shard.size())
+  if (elements(shard))
     sync_->start(sync_->started(), ex_.wrap(flat(g, dp_)), ex_.wrap(shard));
   else
     sync_->start(sync_->started(), ex_.wrap(g));
@@ -494,13 +498,13 @@ void Transformer<Exec>::start_sync(const Block& b, ParamKind kind) {
 
 template <class Exec>
 typename Transformer<Exec>::Mat Transformer<Exec>::flat(const Mat& x, std::size_t rows) {
-  return Mat(x.data(), rows, x.size() / rows);
+  return Mat(x.data(), rows, elements(x) / rows);
 }
 
 template <class Exec>
 typename Transformer<Exec>::Mat Transformer<Exec>::flat_row(const Mat& x, std::size_t rows,
                                                             std::size_t r) {
-  const std::size_t cols = x.size() / rows;
+  const std::size_t cols = elements(x) / rows;
   return Mat(x.data() ? x.data() + r * cols : nullptr, 1, cols);  // data-free: the shape alone
 }
 
@@ -539,7 +543,7 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
   produce_into(p2.input(), p1.output(), F, g_z_, g_u_, [&](const Mat& du) {
     fc_backward_data(FcKind::ff2, dy2, w(ParamKind::ff2), du);
   });
-  ex_.compute("gelu_backward", kernel_work::gelu_backward(double(g_u_.size())),
+  ex_.compute("gelu_backward", kernel_work::gelu_backward(double(elements(g_u_))),
               [&] { gelu_backward(space_, s.u, g_u_); });
   fc_backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
   done(ParamKind::ff1);
@@ -574,15 +578,15 @@ double Transformer<Exec>::gradient_squares() {
   // row 0 counts them.
   std::vector<double> partials;
   const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
-  const double elements = static_cast<double>(update_elements_);
-  ex_.compute("gradient_norm", LocalWork::streaming(elements), [&] {
+  const double updated = static_cast<double>(update_elements_);
+  ex_.compute("gradient_norm", LocalWork::streaming(updated), [&] {
     for (const Block& b : blocks_)
       for (int k = 0; k < kParamKinds; ++k) {
         if (is_gain(ParamKind(k)) && ex_.coord(Axis::row) != 0) continue;
         const Mat& g = b.grad[k];
-        const std::size_t rows = g.size() % dp_ == 0 ? dp_ : 1;
+        const std::size_t rows = elements(g) % dp_ == 0 ? dp_ : 1;
         for (std::size_t r = 0; r < rows; ++r) {
-          if (!b.shard[k].size())
+          if (!elements(b.shard[k]))
             partials.push_back(sum_squares(space_, flat_row(g, rows, r)));
           else
             partials.push_back(r == replica ? sum_squares(space_, b.shard[k]) : 0.0);
@@ -621,7 +625,7 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
       for (int k = 0; k < kParamKinds; ++k) {
         const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
         // ZeRO-1: this replica's row of the parameter from the averaged gradient's shard.
-        const bool sharded = b.shard[k].size() > 0;
+        const bool sharded = elements(b.shard[k]) > 0;
         const Mat w = sharded ? flat_row(b.w[k], dp_, replica) : b.w[k];
         const Mat& g = sharded ? b.shard[k] : b.grad[k];
         if (optimizer.kind == OptimizerKind::sgd)
@@ -635,7 +639,7 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
   if (zero_ && dp_ > 1) {  // every replica's rows back into each parameter
     sync_->begin_gather();
     for_each_gradient([&](const Block& b, int k, std::size_t index) {
-      if (b.shard[k].size())
+      if (elements(b.shard[k]))
         sync_->gather(index, ex_.wrap(b.shard[k]), ex_.wrap(flat(b.w[k], dp_)));
     });
     sync_->finish_gather();

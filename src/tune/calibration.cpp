@@ -72,7 +72,9 @@ Calibration calibrate(const CalibrationOptions& o) {
     log_info("calibration: rings of ", p, " ranks, shards of ", o.min_bytes >> 10, " KiB to ",
              bound >> 10, " KiB");
     for (std::size_t bytes = o.min_bytes; bytes <= bound; bytes *= 2) {
-      const auto [rows, cols] = shard_shape(bytes, sizeof(Scalar));
+      // Named variables, not a structured binding: the lambda below captures them (C++20 only).
+      const std::pair<std::size_t, std::size_t> shape = shard_shape(bytes, sizeof(Scalar));
+      const std::size_t rows = shape.first, cols = shape.second;
       const double sent = static_cast<double>(rows * cols * sizeof(Scalar));
       const auto time = [&](const std::string& op, int displacement) {
         return time_collective<Scalar>(op, ring, rows, cols, MatrixDim::rows, o.comm, o.warmups,

@@ -12,7 +12,7 @@
 // is told about). Anything else escaping is a finding: another exception type (a raw Teuchos
 // exception, std::out_of_range from a conversion), a crash or a sanitizer report, or a resolved
 // deck that does not read back to itself (thrown as DeckRoundTripError).
-#include <Teuchos_StandardParameterEntryValidators.hpp>
+#include <Teuchos_ParameterEntryValidator.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -25,6 +25,28 @@
 #include "core/errors.hpp"
 
 namespace meshslice::fuzz {
+
+// A number range, the kind of validator an app may attach beyond string choices (Teuchos'
+// EnhancedNumberValidator lives in a header Trilinos 13.2 cannot compile as C++20).
+class RangeValidator : public Teuchos::ParameterEntryValidator {
+ public:
+  RangeValidator(double low, double high) : low_(low), high_(high) {}
+  const std::string getXMLTypeName() const override { return "fuzz_range"; }
+  void printDoc(const std::string& doc, std::ostream& out) const override {
+    out << "# " << doc << "\n";
+  }
+  ValidStringsList validStringValues() const override { return Teuchos::null; }
+  void validate(const Teuchos::ParameterEntry& entry, const std::string& name,
+                const std::string&) const override {
+    const double value = Teuchos::getValue<double>(entry);
+    if (!(value >= low_ && value <= high_))
+      throw std::invalid_argument(name + " is outside [" + std::to_string(low_) + ", " +
+                                  std::to_string(high_) + "]");
+  }
+
+ private:
+  double low_, high_;
+};
 
 // The resolved deck written by write_deck_yaml did not load back to the same deck: deck.hpp
 // promises it does (the deck.yaml of a run reproduces the run). Not a UserError on purpose.
@@ -59,7 +81,7 @@ inline Teuchos::ParameterList representative_valid_parameters() {
   opt.set("warmup_steps", 50, "warm-up steps");
   // A number range: check_allowed's path for validators other than string choices.
   opt.set("clip_norm", 1.0, "clip norm in [0, 100]",
-          Teuchos::rcp(new Teuchos::EnhancedNumberValidator<double>(0.0, 100.0)));
+          Teuchos::rcp(new RangeValidator(0.0, 100.0)));
   auto& train = valid.sublist("train", false, "the run");
   for (const char* key : {"steps", "eval_every", "eval_batches", "log_every", "gemm_chunks"})
     train.set(key, 10, "run setting");

@@ -11,12 +11,17 @@
 namespace meshslice::testing {
 namespace {
 
-TEST(BlockTranspose, MatchesTheSerialTransposeBothWays) {
+// Both ways MPI can exchange the buffers: in place, and through host mirrors (a GPU without
+// GPU-aware MPI; the stage_through_host test aid on a CPU).
+class BlockTransposeBothWays : public ::testing::TestWithParam<bool> {};
+
+TEST_P(BlockTransposeBothWays, MatchesTheSerialTranspose) {
+  const bool staged = GetParam();
   const int pr = torus().size(Axis::row), pc = torus().size(Axis::col);
   const std::size_t rows = 12, cols = 24;  // divisible by every mesh extent the tests use
   const GlobalMatrix x = global_matrix({rows, cols}, 7);
-  BlockTranspose<double> forward(torus(), rows, cols);
-  BlockTranspose<double> back(torus(), cols, rows);
+  BlockTranspose<double> forward(torus(), rows, cols, staged);
+  BlockTranspose<double> back(torus(), cols, rows, staged);
   const Matrix<double> x_shard = block(x);
   Matrix<double> xt("xt", cols / pr, rows / pc), again("again", rows / pr, cols / pc);
   forward.run(ExecSpace(), x_shard, xt);
@@ -29,12 +34,17 @@ TEST(BlockTranspose, MatchesTheSerialTransposeBothWays) {
   unsigned long sent = forward.elements_sent(), total = 0;
   MPI_Allreduce(&sent, &total, 1, MPI_UNSIGNED_LONG, MPI_SUM, torus().axis(Axis::tp).comm());
   EXPECT_EQ(total > 0, pr * pc > 1);
+  // Staged, the plan also holds the host mirrors of both exchange buffers.
+  const std::size_t exchanged = (x_shard.size() + xt.size()) * sizeof(double);
+  EXPECT_EQ(forward.bytes(), staged ? 2 * exchanged : exchanged);
 }
+
+INSTANTIATE_TEST_SUITE_P(InPlaceAndStaged, BlockTransposeBothWays, ::testing::Bool());
 
 TEST(BlockTranspose, SizesTheMeshCannotSplitAreAClearError) {
   const int pr = torus().size(Axis::row), pc = torus().size(Axis::col);
   if (pr == 1 && pc == 1) GTEST_SKIP() << "every size splits over one chip";
-  EXPECT_THROW(BlockTranspose<double>(torus(), 12 * pr * pc + 1, 12), UserError);
+  EXPECT_THROW(BlockTranspose<double>(torus(), 12 * pr * pc + 1, 12, false), UserError);
 }
 
 }  // namespace

@@ -126,5 +126,15 @@ TEST(MatrixRows, AViewOfWholeRowsSharesTheMatrixMemory) {
   EXPECT_EQ(shape_rows.extent(1), 4u);
 }
 
+// A plan sizes its scratch from shapes without memory: elements() counts them from the extents,
+// whichever View Kokkos has (the new View's size() is 0 without memory, the legacy one's not).
+TEST(Elements, CountsAShapeWithoutMemoryByItsExtents) {
+  const Matrix<double> shape(static_cast<double*>(nullptr), 6, 4);
+  EXPECT_EQ(elements(shape), 24u);
+  EXPECT_EQ(elements(Buffer<float>(static_cast<float*>(nullptr), 7)), 7u);
+  EXPECT_EQ(elements(numbered(3, 5)), 15u);
+  EXPECT_EQ(elements(Matrix<double>()), 0u);
+}
+
 }  // namespace
 }  // namespace meshslice

@@ -28,6 +28,88 @@ namespace meshslice {
 template <class T>
 using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;  // [pair][row][col]
 
+// The kernels, as free functions: nvcc refuses an extended (KOKKOS_LAMBDA) lambda inside a
+// private or protected member function (the rule in core/kokkos_types.hpp).
+namespace attention_kernels {
+
+// Between packed[(seq, head)][i][d] and shard(seq * len + i, col0 + head * dim + d):
+// unpack writes the shard, otherwise the packed buffer.
+template <class T>
+void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>& packed,
+                const Matrix<T>& shard, std::size_t col0, bool unpack) {
+  using Policy = Kokkos::MDRangePolicy<
+      ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Index = typename Policy::index_type;
+  const std::size_t len = s.len, heads = s.heads, dim = s.dim;
+  Kokkos::parallel_for(
+      unpack ? "attention_unpack" : "attention_pack",
+      Policy(space, {Index(0), Index(0), Index(0)},
+             {static_cast<Index>(s.pairs()), static_cast<Index>(len), static_cast<Index>(dim)}),
+      KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
+        T& shard_value = shard((sh / heads) * len + i, col0 + (sh % heads) * dim + d);
+        if (unpack)
+          shard_value = packed(sh, i, d);
+        else
+          packed(sh, i, d) = shard_value;
+      });
+}
+
+// Calls f(sh, i, row) for every query row i of every pair, with `row` pointing at the row's
+// end_i saved entries in a block buffer (p or ds) and end_i its length.
+template <class T, class F>
+void for_each_row(const char* name, const ExecSpace& space, const AttentionShape& s,
+                  const Buffer<T>& x, const F& f) {
+  const std::size_t len = s.len, b = s.block_rows(), pair = s.pair_elements();
+  T* const data = x.data();
+  Kokkos::parallel_for(
+      name, Kokkos::RangePolicy<ExecSpace>(space, 0, s.pairs() * len),
+      KOKKOS_LAMBDA(std::size_t r) {
+        const std::size_t sh = r / len, i = r % len, blk = i / b;
+        const std::size_t end = (blk + 1) * b < len ? (blk + 1) * b : len;
+        T* row = data + sh * pair + AttentionShape::block_offset(b, blk) + (i - blk * b) * end;
+        f(sh, i, row, end);
+      });
+}
+
+// Row-wise causal softmax of the scores in p, in place (entries right of the diagonal, up to
+// the block's end, become 0).
+template <class T>
+void causal_softmax(const ExecSpace& space, const AttentionShape& s, const Buffer<T>& p) {
+  for_each_row("attention_softmax", space, s, p,
+               KOKKOS_LAMBDA(std::size_t, std::size_t i, T* row, std::size_t end) {
+                 T top = row[0];
+                 for (std::size_t j = 1; j <= i; ++j) top = row[j] > top ? row[j] : top;
+                 T sum = 0;
+                 for (std::size_t j = 0; j <= i; ++j) {
+                   const T e = kmath::fast_exp(row[j] - top);
+                   row[j] = e;
+                   sum += e;
+                 }
+                 const T inv = T(1) / sum;
+                 for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
+                 for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;
+               });
+}
+
+// ds = p * (ds - rowsum(da * a)): the score gradient (0 right of the diagonal, where p is 0).
+template <class T>
+void softmax_backward(const ExecSpace& space, const AttentionShape& s, const Buffer<T>& p,
+                      const Matrix<T>& a, const Matrix<T>& da, const Buffer<T>& ds) {
+  const std::size_t len = s.len, heads = s.heads, dim = s.dim;
+  const T* const probabilities = p.data();
+  T* const scores = ds.data();
+  for_each_row("attention_softmax_backward", space, s, ds,
+               KOKKOS_LAMBDA(std::size_t sh, std::size_t i, T* row, std::size_t end) {
+                 const std::size_t t = (sh / heads) * len + i, col = (sh % heads) * dim;
+                 T row_dot = 0;
+                 for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, col + d) * a(t, col + d);
+                 const T* prob = probabilities + (row - scores);
+                 for (std::size_t j = 0; j < end; ++j) row[j] = prob[j] * (row[j] - row_dot);
+               });
+}
+
+}  // namespace attention_kernels
+
 template <class T>
 class LocalAttention {
  public:
@@ -45,7 +127,7 @@ class LocalAttention {
     ds_ = Buffer<T>("attention_ds", s.saved_elements());
   }
 
-  std::size_t bytes() const { return bytes_for(s_, ds_.size() > 0); }
+  std::size_t bytes() const { return bytes_for(s_, elements(ds_) > 0); }
   // What the work buffers of a shard of shape s take (a data-free model's estimate too).
   static std::size_t bytes_for(const AttentionShape& s, bool backward) {
     const std::size_t packed = s.pairs() * s.len * s.dim;
@@ -60,18 +142,18 @@ class LocalAttention {
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
       for (std::size_t i = 0; i < s_.blocks(); ++i)
         blas_gemm(space, "N", "T", scale(), rows(q_, sh, i), keys(k_, sh, i), T(0), block(p, sh, i));
-    causal_softmax(space, p);
+    attention_kernels::causal_softmax(space, s_, p);
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
       for (std::size_t i = 0; i < s_.blocks(); ++i)
         blas_gemm(space, "N", "N", T(1), block(p, sh, i), keys(v_, sh, i), T(0), rows(o_, sh, i));
-    move_heads(space, o_, a, 0, /*unpack=*/true);
+    attention_kernels::move_heads(space, s_, o_, a, 0, /*unpack=*/true);
   }
 
   // dqkv from da, given the forward's qkv, p and a.
   void backward(const ExecSpace& space, const Matrix<T>& qkv, const Matrix<T>& a,
                 const Matrix<T>& da, const Buffer<T>& p, const Matrix<T>& dqkv) {
     pack_qkv(space, qkv);
-    move_heads(space, o_, da, 0, /*unpack=*/false);  // o_ holds da, packed
+    attention_kernels::move_heads(space, s_, o_, da, 0, /*unpack=*/false);  // o_ holds da, packed
     // Key rows [0, end_i) gather from every query block at or below them: the last block (all
     // keys) writes, the others add.
     const std::size_t last = s_.blocks() - 1;
@@ -81,7 +163,7 @@ class LocalAttention {
                   keys(dv_, sh, i));
         blas_gemm(space, "N", "T", T(1), rows(o_, sh, i), keys(v_, sh, i), T(0), block(ds_, sh, i));
       }
-    softmax_backward(space, p, a, da);  // ds_ becomes the score gradient
+    attention_kernels::softmax_backward(space, s_, p, a, da, ds_);  // ds_: the score gradient
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
       for (std::size_t i = s_.blocks(); i-- > 0;) {
         blas_gemm(space, "N", "N", scale(), block(ds_, sh, i), keys(k_, sh, i), T(0),
@@ -90,9 +172,9 @@ class LocalAttention {
                   T(i == last ? 0 : 1), keys(dk_, sh, i));
       }
     const std::size_t width = s_.heads * s_.dim;
-    move_heads(space, dq_, dqkv, 0, true);
-    move_heads(space, dk_, dqkv, width, true);
-    move_heads(space, dv_, dqkv, 2 * width, true);
+    attention_kernels::move_heads(space, s_, dq_, dqkv, 0, true);
+    attention_kernels::move_heads(space, s_, dk_, dqkv, width, true);
+    attention_kernels::move_heads(space, s_, dv_, dqkv, 2 * width, true);
   }
 
  private:
@@ -118,81 +200,9 @@ class LocalAttention {
 
   void pack_qkv(const ExecSpace& space, const Matrix<T>& qkv) {
     const std::size_t width = s_.heads * s_.dim;
-    move_heads(space, q_, qkv, 0, false);
-    move_heads(space, k_, qkv, width, false);
-    move_heads(space, v_, qkv, 2 * width, false);
-  }
-
-  // Between packed[(seq, head)][i][d] and shard(seq * len + i, col0 + head * dim + d):
-  // unpack writes the shard, otherwise the packed buffer.
-  void move_heads(const ExecSpace& space, const Packed<T>& packed, const Matrix<T>& shard,
-                  std::size_t col0, bool unpack) {
-    using Policy = Kokkos::MDRangePolicy<
-        ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
-    using Index = typename Policy::index_type;
-    const std::size_t len = s_.len, heads = s_.heads, dim = s_.dim;
-    Kokkos::parallel_for(
-        unpack ? "attention_unpack" : "attention_pack",
-        Policy(space, {Index(0), Index(0), Index(0)},
-               {static_cast<Index>(s_.pairs()), static_cast<Index>(len), static_cast<Index>(dim)}),
-        KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
-          T& shard_value = shard((sh / heads) * len + i, col0 + (sh % heads) * dim + d);
-          if (unpack)
-            shard_value = packed(sh, i, d);
-          else
-            packed(sh, i, d) = shard_value;
-        });
-  }
-
-  // Calls f(sh, i, row) for every query row i of every pair, with `row` pointing at the row's
-  // end_i saved entries in a block buffer (p or ds) and end_i its length.
-  template <class F>
-  void for_each_row(const char* name, const ExecSpace& space, const Buffer<T>& x, const F& f) {
-    const std::size_t len = s_.len, b = s_.block_rows(), pair = s_.pair_elements();
-    T* const data = x.data();
-    Kokkos::parallel_for(
-        name, Kokkos::RangePolicy<ExecSpace>(space, 0, s_.pairs() * len),
-        KOKKOS_LAMBDA(std::size_t r) {
-          const std::size_t sh = r / len, i = r % len, blk = i / b;
-          const std::size_t end = (blk + 1) * b < len ? (blk + 1) * b : len;
-          T* row = data + sh * pair + AttentionShape::block_offset(b, blk) + (i - blk * b) * end;
-          f(sh, i, row, end);
-        });
-  }
-
-  // Row-wise causal softmax of the scores in p, in place (entries right of the diagonal, up to
-  // the block's end, become 0).
-  void causal_softmax(const ExecSpace& space, const Buffer<T>& p) {
-    for_each_row("attention_softmax", space, p,
-                 KOKKOS_LAMBDA(std::size_t, std::size_t i, T* row, std::size_t end) {
-                   T top = row[0];
-                   for (std::size_t j = 1; j <= i; ++j) top = row[j] > top ? row[j] : top;
-                   T sum = 0;
-                   for (std::size_t j = 0; j <= i; ++j) {
-                     const T e = kmath::fast_exp(row[j] - top);
-                     row[j] = e;
-                     sum += e;
-                   }
-                   const T inv = T(1) / sum;
-                   for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
-                   for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;
-                 });
-  }
-
-  // ds_ = p * (ds_ - rowsum(da * a)): the score gradient (0 right of the diagonal, where p is 0).
-  void softmax_backward(const ExecSpace& space, const Buffer<T>& p, const Matrix<T>& a,
-                        const Matrix<T>& da) {
-    const std::size_t len = s_.len, heads = s_.heads, dim = s_.dim;
-    const T* const probabilities = p.data();
-    T* const scores = ds_.data();
-    for_each_row("attention_softmax_backward", space, ds_,
-                 KOKKOS_LAMBDA(std::size_t sh, std::size_t i, T* row, std::size_t end) {
-                   const std::size_t t = (sh / heads) * len + i, col = (sh % heads) * dim;
-                   T row_dot = 0;
-                   for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, col + d) * a(t, col + d);
-                   const T* prob = probabilities + (row - scores);
-                   for (std::size_t j = 0; j < end; ++j) row[j] = prob[j] * (row[j] - row_dot);
-                 });
+    attention_kernels::move_heads(space, s_, q_, qkv, 0, false);
+    attention_kernels::move_heads(space, s_, k_, qkv, width, false);
+    attention_kernels::move_heads(space, s_, v_, qkv, 2 * width, false);
   }
 
   AttentionShape s_;

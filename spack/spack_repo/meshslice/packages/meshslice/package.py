@@ -40,13 +40,17 @@ class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("mpi")
     depends_on("blas")
 
-    # Built and tested against Kokkos 3.4 (Debian 12) and 4.x; Kokkos 5 needs C++20 and
-    # meshslice is C++17. kokkos-kernels pins its kokkos to the same version.
-    depends_on("kokkos@3.4:4")
+    # Built and tested against Kokkos 3.4 (Debian 12), 4.x (legacy View) and Kokkos with the new
+    # (mdspan) View, the only one from 5.3. meshslice is C++17 and builds as C++20 where its
+    # Kokkos asks for it (Kokkos 5: the kokkos target carries cxx_std_20), so the standard follows
+    # kokkos' cxxstd. kokkos-kernels pins its kokkos to the same version. g++ 12.2-12.5 with a
+    # new-View Kokkos lacking kokkos#8223/#9262 miscompiles default Views: the configure stops
+    # with an error saying so (cmake/MeshsliceKokkosProbe.cmake).
+    depends_on("kokkos@3.4:")
     depends_on("kokkos+openmp", when="+openmp")
     # Local GEMMs go to the BLAS library through KokkosKernels' TPL; runs are in float, the
     # tight correctness tests in double (the recipe's default instantiates double only).
-    depends_on("kokkos-kernels@3.4:4 +blas scalars=float,double")
+    depends_on("kokkos-kernels@3.4: +blas scalars=float,double")
 
     for _arch in CudaPackage.cuda_arch_values:
         depends_on(f"kokkos+cuda cuda_arch={_arch}", when=f"+cuda cuda_arch={_arch}")
