@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "core/errors.hpp"
@@ -99,6 +100,40 @@ TEST_P(ExecutorOps, PipelineStagesSendForwardAndBackward) {
 // receiving chip's clock does not run ahead of the work the data waited for. Each stage waits for
 // the previous one's data, works, and sends on: stage s's emulated clock ends after s + 1 times
 // the work (a chip that ignored its sender's clock would end after one).
+// An error inside a plan's run unwinds through its executor, which must not wait there for
+// collectives its peers may never start (they may be waiting for this rank): the error would
+// become a hang instead of reaching the app's error path. Replica 1 starts an all-reduce that
+// the other replicas start only after a barrier replica 1 reaches only if its executor's
+// destructor returned at once; an executor that waits deadlocks here (ctest's timeout).
+TEST(ExecutorErrors, UnwindingDoesNotWaitForCollectivesInFlight) {
+  const int me = torus().coord(Axis::dp);
+  CommOptions native;  // a native collective completes through any MPI call's progress
+  native.impl = CollectiveImpl::native;
+  const auto in = flat_of<double>(me, kLength);
+  Matrix<double> sum("sum", 1, kLength);
+  if (me == 1) {
+    bool caught = false;
+    try {
+      RealExecutor<double> ex(torus(), native);
+      ex.start_all_reduce(Axis::dp, in, sum);
+      throw std::runtime_error("a bug inside a plan's run");
+    } catch (const std::runtime_error&) {
+      caught = true;
+    }
+    EXPECT_TRUE(caught);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me != 1) {  // now the peers start theirs, which completes replica 1's abandoned one
+    RealExecutor<double> ex(torus(), native);
+    ex.wait(ex.start_all_reduce(Axis::dp, in, sum));
+    const auto s = to_host(sum);
+    double want = 0;
+    for (int r = 0; r < torus().size(Axis::dp); ++r) want += contribution(r, 0);
+    EXPECT_EQ(s(0, 0), want);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // replica 1 progresses its abandoned request meanwhile
+}
+
 TEST(CombinedPipeline, AReceiveCompletesNoEarlierThanTheSendersEmulatedWork) {
   const int pp = torus().size(Axis::pp), stage = torus().coord(Axis::pp);
   if (pp < 2) GTEST_SKIP() << "no pipeline stages";
