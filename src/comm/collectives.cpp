@@ -91,6 +91,12 @@ void fence_kernels(const SpaceExec<Space>& space) {
   fence(space, "meshslice::collective_kernels");
 }
 
+// Whether MPI moves a reduction's data (and so writes the host mirrors of a staged one): native
+// MPI always does; the ring only with more than one rank, a ring of one copies on the device.
+bool reduced_through_mpi(const CommOptions& options, int parts) {
+  return options.impl == CollectiveImpl::native || parts > 1;
+}
+
 Request make_request(std::vector<CommStep> steps, std::function<void()> on_complete) {
   return Request(std::make_unique<StepEngine>(std::move(steps), std::move(on_complete)));
 }
@@ -189,9 +195,8 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
     pack_col_blocks(in, parts, blocks, space);
     fence_kernels<Space>(space);
   }
-  // A ring of one rank copies its block to the output on the device: MPI moves nothing, and
-  // the output must not be pulled from a host mirror nobody wrote.
-  const bool through_mpi = native || parts > 1;
+  // Without MPI (a ring of one rank) the output must not be pulled from an unwritten mirror.
+  const bool through_mpi = reduced_through_mpi(options, parts);
   const MpiBuffer<T, Space> mpi(blocks, staged, carve);
   if (through_mpi) mpi.push_all();
   const MpiBuffer<T, Space> result(flat(out), staged, carve);
@@ -334,8 +339,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
                                     packet_elements(options, sizeof(T)));
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
-  // A ring of one rank copied the input on the device; MPI wrote no host mirror to pull.
-  const bool through_mpi = native || parts > 1;
+  const bool through_mpi = reduced_through_mpi(options, parts);  // else no mirror to pull
   // The host mirrors stay alive with the request: the ring's steps hold raw pointers into them.
   return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
     if (through_mpi) mpi.pull_all();

@@ -28,27 +28,26 @@ namespace {
 class ChoiceValidator : public Teuchos::ParameterEntryValidator {
  public:
   explicit ChoiceValidator(const std::vector<std::string>& choices)
-      : choices_(choices),
-        strings_(Teuchos::rcp(new Teuchos::Array<std::string>(choices.begin(), choices.end()))) {}
+      : choices_(Teuchos::rcp(new Teuchos::Array<std::string>(choices.begin(), choices.end()))) {}
 
   const std::string getXMLTypeName() const override { return "meshslice_choice"; }
   void printDoc(const std::string& doc, std::ostream& out) const override {
-    out << "# " << doc << "\n# one of: " << join(choices_) << "\n";
+    out << "# " << doc << "\n# one of: " << join(choices_->toVector()) << "\n";
   }
-  ValidStringsList validStringValues() const override { return strings_; }
+  ValidStringsList validStringValues() const override { return choices_; }
   void validate(const Teuchos::ParameterEntry& entry, const std::string& name,
                 const std::string& sublist) const override {
-    if (!entry.isType<std::string>())
-      throw std::invalid_argument(concat("'", sublist, name, "' takes one of: ", join(choices_)));
-    const auto& value = entry.getValue<std::string>(static_cast<std::string*>(nullptr));
-    if (std::find(choices_.begin(), choices_.end(), value) == choices_.end())
-      throw std::invalid_argument(concat("'", value, "' of '", sublist, name,
-                                         "' is not one of: ", join(choices_)));
+    const bool allowed =
+        entry.isType<std::string>() &&
+        std::find(choices_->begin(), choices_->end(), Teuchos::getValue<std::string>(entry)) !=
+            choices_->end();
+    if (!allowed)
+      throw std::invalid_argument(concat("'", sublist, name, "' takes one of: ",
+                                         join(choices_->toVector())));
   }
 
  private:
-  std::vector<std::string> choices_;
-  Teuchos::RCP<const Teuchos::Array<std::string>> strings_;
+  Teuchos::RCP<const Teuchos::Array<std::string>> choices_;
 };
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {

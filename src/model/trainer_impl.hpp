@@ -176,8 +176,8 @@ double Trainer<Exec>::replica_loss(double local_squares, std::size_t batches) {
   if (stages_ > 1)  // from the last stage to every stage (the others add nothing)
     ex_.communicate("loss", Axis::pp, {CommWork::all_reduce, 1},
                     [&] { total = sum_over(ex_.torus().axis(Axis::pp), total); });
-  const double elements = static_cast<double>(shape_.tokens() * shape_.hidden);
-  return total / elements / static_cast<double>(batches);
+  const double count = static_cast<double>(shape_.tokens() * shape_.hidden);
+  return total / count / static_cast<double>(batches);
 }
 
 template <class Exec>

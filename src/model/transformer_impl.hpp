@@ -377,7 +377,8 @@ void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& ga
 
 template <class Exec>
 void Transformer<Exec>::sum_small(Axis axis, const Mat& x) {
-  ex_.communicate("norm_all_reduce", axis, {CommWork::all_reduce, static_cast<double>(elements(x))},
+  ex_.communicate("norm_all_reduce", axis,
+                  {CommWork::all_reduce, static_cast<double>(elements(x))},
                   [&] { small_.sum(space_, torus_.axis(axis), x); });
 }
 
