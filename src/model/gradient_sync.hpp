@@ -102,9 +102,6 @@ class GradientSync {
 
   std::size_t workspace_bytes() const { return workspace_.bytes() + gather_workspace_.bytes(); }
 
-  // How many gradients this step has started (the index the next start() takes).
-  std::size_t started() const { return ops_.size(); }
-
   // Waits for every started reduction and turns the sums into averages.
   void finish() {
     require(ops_.size() == reductions_.size(), "GradientSync: finish() after ", ops_.size(),

@@ -16,6 +16,14 @@ const char* param_kind_name(ParamKind kind) {
   return "?";
 }
 
+std::string parameter_name(std::size_t block, ParamKind kind) {
+  switch (kind) {
+    case ParamKind::norm1_gain: return concat("blocks.", block, ".norm1.gain");
+    case ParamKind::norm2_gain: return concat("blocks.", block, ".norm2.gain");
+    default: return concat("blocks.", block, ".", param_kind_name(kind), ".weight");
+  }
+}
+
 ParamShape param_shape(const ModelShape& s, ParamKind kind) {
   switch (kind) {
     case ParamKind::norm1_gain:
@@ -30,6 +38,11 @@ ParamShape param_shape(const ModelShape& s, ParamKind kind) {
 
 const char* optimizer_name(OptimizerKind kind) {
   return kind == OptimizerKind::sgd ? "sgd" : "adamw";
+}
+
+const std::vector<std::string>& optimizer_state_names(OptimizerKind kind) {
+  static const std::vector<std::string> sgd{"momentum"}, adamw{"exp_avg", "exp_avg_sq"};
+  return kind == OptimizerKind::sgd ? sgd : adamw;
 }
 
 OptimizerKind parse_optimizer(const std::string& name) {
@@ -48,7 +61,7 @@ double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, Optimize
                             std::size_t scalar_bytes) {
   const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
   const double weights = 12 * h * h * shape.blocks / chips;  // QKV 3H^2, out H^2, FF 8H^2
-  const double states = optimizer == OptimizerKind::adamw ? 2 : 1;
+  const double states = static_cast<double>(optimizer_state_names(optimizer).size());
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
   // mid-block residual, FF1's input and output (4H) and FF2's input (4H): 16 T H.
   const double activations = 16 * t * h * shape.blocks / chips;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace meshslice {
 
@@ -33,6 +34,11 @@ constexpr double kRmsNormEpsilon = 1e-6;
 enum class ParamKind { norm1_gain = 0, qkv = 1, attn_out = 2, norm2_gain = 3, ff1 = 4, ff2 = 5 };
 constexpr int kParamKinds = 6;
 const char* param_kind_name(ParamKind kind);  // "norm1_gain", "qkv", ...
+// "blocks.3.ff1.weight", "blocks.3.norm1.gain": the names in checkpoints (PyTorch's style).
+std::string parameter_name(std::size_t block, ParamKind kind);
+inline bool is_gain(ParamKind kind) {
+  return kind == ParamKind::norm1_gain || kind == ParamKind::norm2_gain;
+}
 
 // Logical shape of a parameter (gains are 1 x H).
 struct ParamShape {
@@ -49,6 +55,9 @@ constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
 enum class OptimizerKind { sgd, adamw };
 const char* optimizer_name(OptimizerKind kind);   // "sgd", "adamw"
 OptimizerKind parse_optimizer(const std::string& name);  // UserError listing the valid names
+// The state an optimizer keeps per parameter, by the suffixes checkpoints give it
+// ("blocks.3.ff1.weight.exp_avg"): SGD its momentum, AdamW its two moments.
+const std::vector<std::string>& optimizer_state_names(OptimizerKind kind);
 
 struct OptimizerSettings {
   OptimizerKind kind = OptimizerKind::adamw;

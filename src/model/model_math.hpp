@@ -45,10 +45,6 @@ inline double init_std(const ModelShape& shape, ParamKind kind) {
   return s;
 }
 
-inline bool is_gain(ParamKind kind) {
-  return kind == ParamKind::norm1_gain || kind == ParamKind::norm2_gain;
-}
-
 // Initial value of logical element (row, col) of a parameter; gains start at 1.
 KOKKOS_INLINE_FUNCTION double init_value(std::uint64_t seed, std::uint64_t stream, double std_dev,
                                          std::size_t row, std::size_t col) {

@@ -91,7 +91,7 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
 
 template <class Exec>
 ModelPart Trainer<Exec>::part() const {
-  ModelPart part{{}, settings_.checkpointed, settings_.zero};
+  ModelPart part{{}, settings_.checkpointed, settings_.zero, optimizer_.kind};
   for (std::size_t c = 0; c < chunks_; ++c) {
     const std::size_t vs = virtual_stage(c);
     part.chunks.push_back({split_.first[vs], split_.blocks(vs), peak_activations(order_, c)});

@@ -49,7 +49,8 @@
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
-#include "model/parameter_layout.hpp"
+#include "model/optimizer.hpp"
+#include "model/parameter_set.hpp"
 
 namespace meshslice {
 
@@ -83,12 +84,14 @@ struct ModelChunk {
 };
 
 // What a rank holds of the model and how: its chunks (empty: every block, one slot), the
-// model's blocks whose activations are recomputed (those it holds), and ZeRO-1: the optimizer
-// state sharded over dp (each parameter whose elements divide over dp).
+// model's blocks whose activations are recomputed (those it holds), ZeRO-1: the optimizer
+// state sharded over dp (each parameter whose elements divide over dp), and the optimizer whose
+// state it keeps.
 struct ModelPart {
   std::vector<ModelChunk> chunks;
   std::set<std::size_t> checkpointed;
   bool zero = false;
+  OptimizerKind optimizer = OptimizerKind::adamw;
 };
 
 template <class Exec>
@@ -128,12 +131,17 @@ class Transformer {
   void backward(std::size_t chunk, std::size_t slot, const Mat& dy, const Mat& dx,
                 bool accumulate, bool sync);
   // Finishes the dp averaging, clips to the global norm and applies one optimizer step t
-  // (1-based). Returns the global gradient norm before clipping.
+  // (1-based) of the optimizer the model was built for. Returns the global gradient norm before
+  // clipping.
   double update(const OptimizerSettings& optimizer, std::size_t t);
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).
   std::vector<double> gather(std::size_t block, ParamKind kind) const;
+  // Every trainable tensor this rank holds, and the optimizer's state for each (a trainable
+  // model's): what a checkpoint writes and reads.
+  const ParameterSet<T>& parameters() const { return params_; }
+  const Optimizer<T>& optimizer() const { return optimizer_; }
   const RelayoutCount& relayouts() const { return relayouts_; }
   // Bytes this rank holds for the model, by kind.
   const MemoryUse& memory() const { return memory_; }
@@ -148,14 +156,15 @@ class Transformer {
   struct Block {
     std::size_t index = 0;  // in the model (the seeding's block number)
     bool checkpointed = false;
-    // m is SGD's velocity. ZeRO-1: m and v hold this replica's row of the parameter viewed as
-    // dp rows (its shard) and `shard` the averaged gradient's; empty where not sharded.
-    std::array<Mat, kParamKinds> w, grad, m, v, shard;
+    std::size_t params = 0;  // its kParamKinds parameters' place in params_, in ParamKind order
     std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
   };
 
   // Allocates and counts into `use` (one of memory_'s fields).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use);
+  // Block `block`'s parameter `kind` into params_, initialised from `seed`, with its gradient
+  // and optimizer state when trainable.
+  void add_parameter(std::size_t block, ParamKind kind, std::uint64_t seed);
   Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);
   // A full set of saved activations (x_in too unless `with_input` is false); `in_staging`: the
   // recomputation's, partly in the forward pass's staging buffers.
@@ -164,6 +173,9 @@ class Transformer {
   // saved input.
   Saved working_set(const Block& b, std::size_t slot) const;
   Block& block_of(std::size_t chunk, std::size_t i) { return blocks_[chunk_begin_[chunk] + i]; }
+  const Parameter<T>& param(const Block& b, ParamKind kind) const {
+    return params_[b.params + static_cast<std::size_t>(kind)];
+  }
   StoredLayout stored_layout(ParamKind kind) const;
   const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
   FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
@@ -202,15 +214,12 @@ class Transformer {
   void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
-  void start_sync(const Block& b, ParamKind kind);  // the next gradient of the backward order
-  // visit(block, kind, index) for every gradient in the order the dp averaging plans them (the
-  // blocks last to first, each in backward order): the planning and ZeRO-1's gathers agree.
+  void start_sync(const Block& b, ParamKind kind);  // its dp averaging, through its handle
+  // visit(parameter) for every parameter in the order the dp averaging plans them (the blocks
+  // last to first, each in backward order): the planning and ZeRO-1's gathers agree.
   template <class F>
-  void for_each_gradient(F&& visit) const;
+  void for_each_gradient(F&& visit);
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
-  // x viewed as `rows` rows of its elements (it is contiguous), and row r of that view.
-  static Mat flat(const Mat& x, std::size_t rows);
-  static Mat flat_row(const Mat& x, std::size_t rows, std::size_t r);
   // The global gradient norm's square, every gradient's dp rows (1 where not divisible) summed
   // in one order whether ZeRO-1 holds them or not: bit-identical either way.
   double gradient_squares();
@@ -228,6 +237,8 @@ class Transformer {
   bool trainable_;
   bool zero_;
   std::size_t dp_;
+  ParameterSet<T> params_;
+  Optimizer<T> optimizer_;
   std::size_t update_elements_ = 0;  // what the optimizer updates on this rank
   std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
   std::vector<ModelChunk> chunks_;

@@ -49,6 +49,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       trainable_(trainable),
       zero_(trainable && part.zero),
       dp_(static_cast<std::size_t>(ex.size(Axis::dp))),
+      optimizer_(part.optimizer),
       chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
       small_((transformer_detail::check_shape(shape, ex.mesh_rows(), ex.mesh_cols()),
               std::max(shape.tokens() / ex.mesh_rows(), shape.hidden / ex.mesh_cols()))) {
@@ -86,30 +87,8 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       // A model without gradients keeps nothing for a backward pass: every block works in the
       // shared set.
       b.checkpointed = !trainable || part.checkpointed.count(bi) > 0;
-      for (int k = 0; k < kParamKinds; ++k) {
-        const ParamKind kind = ParamKind(k);
-        const StoredLayout layout = stored_layout(kind);
-        const ParamShape logical = param_shape(shape, kind);
-        std::size_t rows = logical.rows, cols = logical.cols;
-        if (layout.transposed) std::swap(rows, cols);
-        if (!is_gain(kind)) rows /= ex.mesh_rows();
-        cols /= ex.mesh_cols();
-        b.w[k] = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
-        if constexpr (Exec::holds_data)
-          fill_parameter(space_, b.w[k], layout, seed, param_stream(bi, kind),
-                         parameter_std(shape, kind));
-        if (!trainable) continue;
-        b.grad[k] = alloc(rows, cols, "gradient", memory_.gradients);
-        const std::size_t n = rows * cols;
-        if (zero_ && dp_ > 1 && n % dp_ == 0) {  // ZeRO-1: this replica's row of dp
-          b.shard[k] = alloc(1, n / dp_, "gradient_shard", memory_.gradients);
-          rows = 1;
-          cols = n / dp_;
-        }
-        b.m[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
-        b.v[k] = alloc(rows, cols, "optimizer_state", memory_.optimizer_state);
-        update_elements_ += rows * cols;
-      }
+      b.params = params_.size();
+      for (int k = 0; k < kParamKinds; ++k) add_parameter(bi, ParamKind(k), seed);
       for (std::size_t slot = 0; slot < c.slots; ++slot) {
         if (!b.checkpointed) {
           b.saved.push_back(saved_set(true, memory_.activations));
@@ -143,12 +122,12 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     // finishes first, but every block's gradients have the same shapes in the same order, so
     // the planned sequence holds for any order of whole blocks.
     std::vector<DpReduction> reductions;
-    for_each_gradient([&](const Block& b, int k, std::size_t) {
-      const Mat& g = b.grad[k];
-      if (elements(b.shard[k]))
-        reductions.push_back({{dp_, elements(g) / dp_}, true});
+    for_each_gradient([&](Parameter<T>& p) {
+      p.sync = reductions.size();
+      if (p.sharded())
+        reductions.push_back({{dp_, elements(p.grad) / dp_}, true});
       else
-        reductions.push_back({{g.extent(0), g.extent(1)}, false});
+        reductions.push_back({{p.grad.extent(0), p.grad.extent(1)}, false});
     });
     sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(reductions));
   }
@@ -167,6 +146,42 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   for (const auto& [key, transpose] : transposes_) memory_.workspaces += transpose->bytes();
   if (sync_) memory_.workspaces += sync_->workspace_bytes();
   fence(space_, "transformer_init");
+}
+
+template <class Exec>
+void Transformer<Exec>::add_parameter(std::size_t block, ParamKind kind, std::uint64_t seed) {
+  Parameter<T> p;
+  p.name = parameter_name(block, kind);
+  p.block = block;
+  p.kind = kind;
+  p.global = param_shape(shape_, kind);
+  p.layout = stored_layout(kind);
+  p.row_copies = is_gain(kind);
+  std::size_t rows = p.global.rows, cols = p.global.cols;
+  if (p.layout.transposed) std::swap(rows, cols);
+  if (!is_gain(kind)) rows /= ex_.mesh_rows();
+  cols /= ex_.mesh_cols();
+  p.value = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
+  if constexpr (Exec::holds_data)
+    fill_parameter(space_, p.value, p.layout, seed, param_stream(block, kind),
+                   parameter_std(shape_, kind));
+  if (trainable_) {
+    p.grad = alloc(rows, cols, "gradient", memory_.gradients);
+    const std::size_t n = rows * cols;
+    if (zero_ && dp_ > 1 && n % dp_ == 0) {  // ZeRO-1: this replica's row of dp
+      p.grad_row = alloc(1, n / dp_, "gradient_shard", memory_.gradients);
+      p.dp_rows = dp_;
+      p.dp_row = static_cast<std::size_t>(ex_.coord(Axis::dp));
+    }
+    const Mat updated = p.updated();
+    std::vector<Mat> state;
+    for (std::size_t i = 0; i < optimizer_.state_count(); ++i)
+      state.push_back(alloc(updated.extent(0), updated.extent(1), "optimizer_state",
+                            memory_.optimizer_state));
+    optimizer_.add(std::move(state));
+    update_elements_ += elements(updated);
+  }
+  params_.add(std::move(p));
 }
 
 template <class Exec>
@@ -400,11 +415,10 @@ void Transformer<Exec>::require_whole(const char* call) const {
 
 template <class Exec>
 template <class F>
-void Transformer<Exec>::for_each_gradient(F&& visit) const {
-  std::size_t index = 0;
+void Transformer<Exec>::for_each_gradient(F&& visit) {
   for (std::size_t bi = blocks_.size(); bi-- > 0;)
     for (ParamKind kind : transformer_detail::kBackwardOrder)
-      visit(blocks_[bi], static_cast<int>(kind), index++);
+      visit(params_[blocks_[bi].params + static_cast<std::size_t>(kind)]);
 }
 
 template <class Exec>
@@ -446,7 +460,7 @@ void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat&
   const std::size_t H = shape_.hidden, F = shape_.ffn();
   const FcPlan &pa = fc_plan(FcKind::attn_out), &p1 = fc_plan(FcKind::ff1);
   const FcPlan& p2 = fc_plan(FcKind::ff2);
-  auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
+  auto w = [&](ParamKind kind) -> const Mat& { return param(b, kind).value; };
 
   // Attention half: norm, QKV, local attention, output projection, residual.
   norm_into_input(FcKind::qkv, s.x_in, w(ParamKind::norm1_gain), s.rinv1, s.qkv_in);
@@ -489,24 +503,11 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
 
 template <class Exec>
 void Transformer<Exec>::start_sync(const Block& b, ParamKind kind) {
-  const Mat& g = b.grad[static_cast<int>(kind)];
-  const Mat& shard = b.shard[static_cast<int>(kind)];
-  if (elements(shard))
-    sync_->start(sync_->started(), ex_.wrap(flat(g, dp_)), ex_.wrap(shard));
+  const Parameter<T>& p = param(b, kind);
+  if (p.sharded())
+    sync_->start(p.sync, ex_.wrap(as_rows(p.grad, dp_)), ex_.wrap(p.grad_row));
   else
-    sync_->start(sync_->started(), ex_.wrap(g));
-}
-
-template <class Exec>
-typename Transformer<Exec>::Mat Transformer<Exec>::flat(const Mat& x, std::size_t rows) {
-  return Mat(x.data(), rows, elements(x) / rows);
-}
-
-template <class Exec>
-typename Transformer<Exec>::Mat Transformer<Exec>::flat_row(const Mat& x, std::size_t rows,
-                                                            std::size_t r) {
-  const std::size_t cols = elements(x) / rows;
-  return Mat(x.data() ? x.data() + r * cols : nullptr, 1, cols);  // data-free: the shape alone
+    sync_->start(p.sync, ex_.wrap(p.grad));
 }
 
 template <class Exec>
@@ -530,9 +531,9 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
                                        const Mat& din, bool accumulate, bool sync) {
   const std::size_t F = shape_.ffn();
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
-  auto w = [&b](ParamKind kind) -> const Mat& { return b.w[static_cast<int>(kind)]; };
+  auto w = [&](ParamKind kind) -> const Mat& { return param(b, kind).value; };
   // Parameter `kind`'s gradient, and when it is complete its dp averaging started.
-  auto grad = [&b](ParamKind kind) -> const Mat& { return b.grad[static_cast<int>(kind)]; };
+  auto grad = [&](ParamKind kind) -> const Mat& { return param(b, kind).grad; };
   auto done = [&](ParamKind kind) {
     if (sync) start_sync(b, kind);
   };
@@ -581,18 +582,16 @@ double Transformer<Exec>::gradient_squares() {
   const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
   const double updated = static_cast<double>(update_elements_);
   ex_.compute("gradient_norm", LocalWork::streaming(updated), [&] {
-    for (const Block& b : blocks_)
-      for (int k = 0; k < kParamKinds; ++k) {
-        if (is_gain(ParamKind(k)) && ex_.coord(Axis::row) != 0) continue;
-        const Mat& g = b.grad[k];
-        const std::size_t rows = elements(g) % dp_ == 0 ? dp_ : 1;
-        for (std::size_t r = 0; r < rows; ++r) {
-          if (!elements(b.shard[k]))
-            partials.push_back(sum_squares(space_, flat_row(g, rows, r)));
-          else
-            partials.push_back(r == replica ? sum_squares(space_, b.shard[k]) : 0.0);
-        }
+    for (const Parameter<T>& p : params_) {
+      if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
+      const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (!p.sharded())
+          partials.push_back(sum_squares(space_, row_of(p.grad, rows, r)));
+        else
+          partials.push_back(r == replica ? sum_squares(space_, p.grad_row) : 0.0);
       }
+    }
   });
   if (zero_ && dp_ > 1)  // the other replicas' shards (one non-zero term each: exact)
     ex_.communicate("gradient_norm", Axis::dp,
@@ -618,30 +617,17 @@ double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t
   sync_->finish();
   const double norm = std::sqrt(gradient_squares());
   const double clip = clip_factor(optimizer, norm);
-  // Reads weight, gradient and state, writes weight and state: 7 (AdamW) or 5 (SGD) per element.
-  const double per_element = optimizer.kind == OptimizerKind::sgd ? 5 : 7;
-  const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
-  ex_.compute("optimizer", LocalWork::streaming(per_element * update_elements_), [&] {
-    for (Block& b : blocks_)
-      for (int k = 0; k < kParamKinds; ++k) {
-        const UpdateScalars u = update_scalars(optimizer, t, clip, !is_gain(ParamKind(k)));
-        // ZeRO-1: this replica's row of the parameter from the averaged gradient's shard.
-        const bool sharded = elements(b.shard[k]) > 0;
-        const Mat w = sharded ? flat_row(b.w[k], dp_, replica) : b.w[k];
-        const Mat& g = sharded ? b.shard[k] : b.grad[k];
-        if (optimizer.kind == OptimizerKind::sgd)
-          sgd_step(space_, u, w, g, b.m[k]);
-        else
-          adamw_step(space_, u, w, g, b.m[k], b.v[k]);
-        if (sharded) Kokkos::deep_copy(space_, b.shard[k], w);  // what the gather sends
-      }
+  const double traffic = optimizer_.traffic_per_element() * update_elements_;
+  ex_.compute("optimizer", LocalWork::streaming(traffic), [&] {
+    optimizer_.step(space_, optimizer, t, clip, params_);
+    for (const Parameter<T>& p : params_)  // ZeRO-1: what the gather sends
+      if (p.sharded()) Kokkos::deep_copy(space_, p.grad_row, p.updated());
     fence(space_, "optimizer_step");
   });
   if (zero_ && dp_ > 1) {  // every replica's rows back into each parameter
     sync_->begin_gather();
-    for_each_gradient([&](const Block& b, int k, std::size_t index) {
-      if (elements(b.shard[k]))
-        sync_->gather(index, ex_.wrap(b.shard[k]), ex_.wrap(flat(b.w[k], dp_)));
+    for_each_gradient([&](const Parameter<T>& p) {
+      if (p.sharded()) sync_->gather(p.sync, ex_.wrap(p.grad_row), ex_.wrap(as_rows(p.value, dp_)));
     });
     sync_->finish_gather();
   }
@@ -653,16 +639,14 @@ std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind)
   const ParamShape logical = param_shape(shape_, kind);
   require(block < shape_.blocks, "Transformer::gather: block ", block, " of ", shape_.blocks);
   std::vector<double> global(logical.rows * logical.cols, 0.0);
-  const auto held = std::find_if(blocks_.begin(), blocks_.end(),
-                                 [&](const Block& b) { return b.index == block; });
-  const auto host = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace(), held == blocks_.end() ? Mat() : held->w[static_cast<int>(kind)]);
-  const StoredLayout layout = stored_layout(kind);
-  if (held != blocks_.end() && (!is_gain(kind) || ex_.coord(Axis::row) == 0))
+  const Parameter<T>* held = params_.find(parameter_name(block, kind));
+  const auto host =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), held ? held->value : Mat());
+  if (held && (!held->row_copies || ex_.coord(Axis::row) == 0))
     for (std::size_t r = 0; r < host.extent(0); ++r)
       for (std::size_t c = 0; c < host.extent(1); ++c) {
         std::size_t row = 0, col = 0;
-        layout.logical(r, c, row, col);
+        held->layout.logical(r, c, row, col);
         global[row * logical.cols + col] = static_cast<double>(host(r, c));
       }
   for (Axis axis : {Axis::tp, Axis::pp})  // the shards, then the stage that holds the block

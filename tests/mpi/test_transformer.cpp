@@ -143,6 +143,37 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
   EXPECT_GE(overlapped, reductions.size() / 2) << trace.text_timeline();
 }
 
+// Every parameter by its name and global shape, the optimizer's state only what it keeps (SGD
+// its momentum, AdamW two moments), and each gradient's dp averaging its own place in the
+// backward order: the last block's FF2 first, block 0's first norm gain last.
+TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
+  RealExecutor<double> ex(torus(), CommOptions{});
+  const ModelShape s = tiny_shape();
+  const BlockPlan plan = default_block_plan(s, choice(Algorithm::collective, 1));
+  ModelPart sgd_part, adamw_part;
+  sgd_part.optimizer = OptimizerKind::sgd;
+  Transformer<RealExecutor<double>> sgd(ex, s, plan, 1, true, sgd_part);
+  Transformer<RealExecutor<double>> adamw(ex, s, plan, 1, true, adamw_part);
+  ASSERT_EQ(sgd.parameters().size(), s.blocks * kParamKinds);
+  EXPECT_EQ(sgd.optimizer().state_names(), std::vector<std::string>{"momentum"});
+  EXPECT_EQ(adamw.optimizer().state_count(), 2u);
+  EXPECT_EQ(2 * sgd.memory().optimizer_state, adamw.memory().optimizer_state);
+  EXPECT_EQ(adamw.optimizer().bytes(), adamw.memory().optimizer_state);
+  const Parameter<double>* ff1 = sgd.parameters().find("blocks.1.ff1.weight");
+  ASSERT_NE(ff1, nullptr);
+  EXPECT_EQ(ff1->global.rows, s.hidden);
+  EXPECT_EQ(ff1->global.cols, s.ffn());
+  EXPECT_NE(sgd.parameters().find("blocks.0.norm2.gain"), nullptr);
+  std::vector<std::string> by_handle(sgd.parameters().size());
+  for (const Parameter<double>& p : sgd.parameters()) {
+    ASSERT_LT(p.sync, by_handle.size());
+    EXPECT_TRUE(by_handle[p.sync].empty()) << p.name << " shares a dp handle";
+    by_handle[p.sync] = p.name;
+  }
+  EXPECT_EQ(by_handle.front(), "blocks.1.ff2.weight");
+  EXPECT_EQ(by_handle.back(), "blocks.0.norm1.gain");
+}
+
 TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});
   const BlockPlan plan = default_block_plan(tiny_shape(), choice(Algorithm::collective, 1));

@@ -1,0 +1,85 @@
+#pragma once
+// Every trainable tensor a rank holds, by name: its global (logical) shape, where this chip's
+// shard lies in it (model/parameter_layout.hpp), the shard, its gradient and, with ZeRO-1, this
+// replica's row of the averaged gradient. The optimizer (model/optimizer.hpp) steps a set; a
+// checkpoint (checkpoint/) writes each parameter as its global tensor under its name and reads
+// it back into whatever layout the set of another run has.
+//
+//     ParameterSet<float> set;
+//     Parameter<float>& p = set.add(...);   // while the model is built
+//     for (Parameter<float>& p : set) ... p.value, p.grad ...
+//     const Parameter<float>* q = set.find("blocks.3.ff1.weight");
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "core/kokkos_types.hpp"
+#include "model/model_config.hpp"
+#include "model/parameter_layout.hpp"
+
+namespace meshslice {
+
+// x (contiguous) viewed as `rows` rows of its elements, and row r of that view (data-free: the
+// shape alone).
+template <class T>
+Matrix<T> as_rows(const Matrix<T>& x, std::size_t rows) {
+  return Matrix<T>(x.data(), rows, elements(x) / rows);
+}
+template <class T>
+Matrix<T> row_of(const Matrix<T>& x, std::size_t rows, std::size_t r) {
+  const std::size_t cols = elements(x) / rows;
+  return Matrix<T>(x.data() ? x.data() + r * cols : nullptr, 1, cols);
+}
+
+template <class T>
+struct Parameter {
+  std::string name;
+  std::size_t block = 0;
+  ParamKind kind = ParamKind::qkv;
+  ParamShape global;    // the logical shape
+  StoredLayout layout;  // this chip's shard within it
+  // Copied on every mesh row (the gains): only row 0's copy counts in a norm or a checkpoint.
+  bool row_copies = false;
+  Matrix<T> value, grad;
+  // ZeRO-1: the shard is viewed as dp rows; this replica owns row `dp_row`, whose averaged
+  // gradient `grad_row` holds and whose optimizer state it alone keeps (empty: not sharded).
+  Matrix<T> grad_row;
+  std::size_t dp_rows = 1, dp_row = 0;
+  // Its dp averaging's place in the backward order (GradientSync): started under any other
+  // place is an error.
+  std::size_t sync = 0;
+
+  bool sharded() const { return elements(grad_row) > 0; }
+  bool decayed() const { return !is_gain(kind); }  // weight decay: the weights, not the gains
+  // What the optimizer updates and from which gradient: the shard, or this replica's row.
+  Matrix<T> updated() const { return sharded() ? row_of(value, dp_rows, dp_row) : value; }
+  const Matrix<T>& update_gradient() const { return sharded() ? grad_row : grad; }
+};
+
+template <class T>
+class ParameterSet {
+ public:
+  Parameter<T>& add(Parameter<T> p) {
+    require(find(p.name) == nullptr, "ParameterSet: parameter ", p.name, " added twice");
+    params_.push_back(std::move(p));
+    return params_.back();
+  }
+  std::size_t size() const { return params_.size(); }
+  Parameter<T>& operator[](std::size_t i) { return params_[i]; }
+  const Parameter<T>& operator[](std::size_t i) const { return params_[i]; }
+  auto begin() { return params_.begin(); }
+  auto end() { return params_.end(); }
+  auto begin() const { return params_.begin(); }
+  auto end() const { return params_.end(); }
+  const Parameter<T>* find(const std::string& name) const {
+    for (const Parameter<T>& p : params_)
+      if (p.name == name) return &p;
+    return nullptr;
+  }
+
+ private:
+  std::vector<Parameter<T>> params_;
+};
+
+}  // namespace meshslice
