@@ -13,6 +13,7 @@
 #include "core/cli.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "core/mpi_io_workaround.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "hardware/install_layout.hpp"
@@ -218,6 +219,7 @@ int run_app(int argc, char** argv, const AppSpec& spec,
   int mpi_ready = 0;
   MPI_Initialized(&mpi_ready);
   if (!mpi_ready) {
+    avoid_broken_mpi_io();  // checkpoints (core/mpi_io_workaround.hpp)
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   }

@@ -24,9 +24,10 @@ bool text_to_double(const std::string& text, double& result) {
 
 // A JSON integer: optional '-', then digits (the grammar already forbids leading zeros).
 bool is_integer_text(const std::string& text) {
-  const std::size_t first = (!text.empty() && text[0] == '-') ? 1 : 0;
-  return text.size() > first &&
-         std::all_of(text.begin() + first, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::string_view digits =
+      std::string_view(text).substr((!text.empty() && text[0] == '-') ? 1 : 0);
+  return !digits.empty() &&
+         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 void append_utf8(std::string& out, std::uint32_t code_point) {
@@ -45,6 +46,13 @@ void append_utf8(std::string& out, std::uint32_t code_point) {
     out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (code_point & 0x3F));
   }
+}
+
+// "a number", "an object", "null": for messages about the wrong kind.
+std::string with_article(Value::Kind kind) {
+  if (kind == Value::Kind::null) return "null";
+  const bool vowel = kind == Value::Kind::array || kind == Value::Kind::object;
+  return std::string(vowel ? "an " : "a ") + kind_name(kind);
 }
 
 void append_indent(std::string& out, int indent, int level) {
@@ -104,8 +112,8 @@ Value Value::object() {
 
 void Value::require_kind(Kind expected) const {
   if (kind_ != expected)
-    throw Error(std::string("expected a JSON ") + kind_name(expected) + ", got a " +
-                kind_name(kind_));
+    throw Error(std::string("expected a JSON ") + kind_name(expected) + ", got " +
+                with_article(kind_));
 }
 
 bool Value::as_bool() const {
@@ -483,7 +491,7 @@ class Parser {
   void copy_utf8_sequence(std::string& out) {
     const std::size_t start = pos_;
     const unsigned char lead = peek();
-    int continuation = 0;
+    std::size_t continuation = 0;
     std::uint32_t code_point = 0, minimum = 0;
     if (lead >= 0xC2 && lead <= 0xDF) {
       continuation = 1, code_point = lead & 0x1F, minimum = 0x80;
@@ -494,7 +502,7 @@ class Parser {
     } else {
       fail(start, "invalid UTF-8 lead " + describe(start) + " in a string");
     }
-    for (int i = 1; i <= continuation; ++i) {
+    for (std::size_t i = 1; i <= continuation; ++i) {
       if (start + i >= text_.size() ||
           (static_cast<unsigned char>(text_[start + i]) & 0xC0) != 0x80)
         fail(start, "truncated UTF-8 sequence in a string");
@@ -503,8 +511,8 @@ class Parser {
     if (code_point < minimum || code_point > 0x10FFFF ||
         (code_point >= 0xD800 && code_point <= 0xDFFF))
       fail(start, "invalid UTF-8 sequence in a string");
-    out.append(text_.substr(start, static_cast<std::size_t>(continuation) + 1));
-    pos_ = start + static_cast<std::size_t>(continuation) + 1;
+    out.append(text_.substr(start, continuation + 1));
+    pos_ = start + continuation + 1;
   }
 
   // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?  The text is kept as it is.

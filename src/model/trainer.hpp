@@ -63,6 +63,9 @@ class Trainer {
   StepResult step();                        // the next training step
   double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
   std::size_t steps_done() const { return steps_; }
+  // Goes on from a checkpoint of `steps` steps whose state was loaded into the student: the
+  // next step is steps + 1, with that step's data and learning rate.
+  void resume_at(std::size_t steps);
   Transformer<Exec>& student() { return student_; }
   const Transformer<Exec>& student() const { return student_; }
   // The blocks of every virtual stage, and this stage's order of micro-batch passes.

@@ -269,6 +269,12 @@ typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
 }
 
 template <class Exec>
+void Trainer<Exec>::resume_at(std::size_t steps) {
+  require(!prepared_, "Trainer::resume_at between prepare_step() and step()");
+  steps_ = steps;
+}
+
+template <class Exec>
 double Trainer<Exec>::eval_loss(std::size_t batches) {
   // Forwards only, each micro-batch through the virtual stages in turn (slot 0 of each chunk):
   // receives block until the previous virtual stage has sent, sends are waited for once the

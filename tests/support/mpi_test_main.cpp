@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/mpi_io_workaround.hpp"
 #include "mpi_test_env.hpp"
 
 namespace meshslice::testing {
@@ -48,6 +49,7 @@ const Torus& torus() { return *g_torus; }
 }  // namespace meshslice::testing
 
 int main(int argc, char** argv) {
+  meshslice::avoid_broken_mpi_io();  // as the apps do
   MPI_Init(&argc, &argv);
   int rank = 0;
   int size = 1;

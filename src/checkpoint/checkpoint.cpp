@@ -1,0 +1,459 @@
+#include "checkpoint/checkpoint.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "checkpoint/shard_runs.hpp"
+#include "checkpoint/tensor_file.hpp"
+#include "core/errors.hpp"
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "core/output_file.hpp"
+#include "core/version.hpp"
+
+namespace meshslice {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kModelFile = "model.safetensors";
+const char* const kOptimizerFile = "optimizer.safetensors";
+const char* const kTrainerFile = "trainer.json";
+const char* const kFormat = "meshslice checkpoint";
+
+int rank_of(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+std::string broadcast(MPI_Comm comm, std::string text) {
+  unsigned long long length = text.size();
+  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  text.resize(length);
+  MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm);
+  return text;
+}
+
+// Runs `work` on rank 0 (the file system's bookkeeping); its failure is the same UserError on
+// every rank.
+void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
+  std::string error;
+  if (rank_of(comm) == 0) {
+    try {
+      work();
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "failed";
+    }
+  }
+  error = broadcast(comm, error);
+  if (!error.empty()) throw UserError(error);
+}
+
+std::string hex32(std::uint32_t v) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", v);
+  return text;
+}
+
+// The model's tensors in file order: every rank lists the same, whatever it holds.
+std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& m) {
+  std::vector<std::pair<std::string, ParamShape>> out;
+  for (std::size_t b = 0; b < m.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      out.emplace_back(parameter_name(b, ParamKind(k)), param_shape(m, ParamKind(k)));
+  return out;
+}
+
+// One tensor of a file as this rank has it: the elements [first, first + count) of a
+// parameter's shard in `data`, whether this rank owns them in the file (writes them, checks
+// their CRC) — each element has one owner: replica 0, mesh row 0 for the gains' copies, and
+// with ZeRO-1 every replica for its row of the optimizer state.
+template <class T>
+struct Held {
+  const Parameter<T>* param = nullptr;  // null: this rank holds nothing of the tensor
+  Matrix<T> data;
+  std::size_t first = 0, count = 0;
+  bool owned = false;
+  std::vector<ShardRun> runs() const {
+    if (!param) return {};
+    return shard_runs(param->layout, param->global, param->value.extent(0),
+                      param->value.extent(1), first, count);
+  }
+};
+
+// What one file holds: (name, global shape) in file order, and this rank's part of each.
+template <class T>
+struct FileContents {
+  std::vector<std::pair<std::string, ParamShape>> tensors;
+  std::vector<Held<T>> held;
+};
+
+template <class T>
+FileContents<T> model_contents(const ModelShape& m, const Torus& torus,
+                               const ParameterSet<T>& params) {
+  FileContents<T> out;
+  out.tensors = model_tensors(m);
+  const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
+  for (const auto& [name, shape] : out.tensors) {
+    Held<T> h;
+    h.param = params.find(name);
+    if (h.param) {
+      h.data = h.param->value;
+      h.count = elements(h.data);
+      h.owned = replica0 && (!h.param->row_copies || row0);
+    }
+    out.held.push_back(h);
+  }
+  return out;
+}
+
+template <class T>
+FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
+                                   const ParameterSet<T>& params, const Optimizer<T>& optimizer) {
+  FileContents<T> out;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < params.size(); ++i) index[params[i].name] = i;
+  const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
+  for (const auto& [name, shape] : model_tensors(m))
+    for (std::size_t s = 0; s < optimizer.state_count(); ++s) {
+      out.tensors.emplace_back(name + "." + optimizer.state_names()[s], shape);
+      Held<T> h;
+      const auto at = index.find(name);
+      if (at != index.end()) {
+        h.param = &params[at->second];
+        h.data = optimizer.state(at->second, s);
+        h.count = elements(h.data);
+        h.first = h.param->sharded() ? h.param->dp_row * h.count : 0;
+        h.owned = (h.param->sharded() || replica0) && (!h.param->row_copies || row0);
+      }
+      out.held.push_back(h);
+    }
+  return out;
+}
+
+template <class T>
+SafetensorsLayout file_layout(const FileContents<T>& contents, std::size_t step) {
+  std::vector<SafetensorsTensor> tensors;
+  for (const auto& [name, shape] : contents.tensors)
+    tensors.push_back({name, dtype_for_bytes(sizeof(T)), {shape.rows, shape.cols}});
+  return safetensors_layout(std::move(tensors),
+                            {{"format", "meshslice"}, {"step", std::to_string(step)}});
+}
+
+// Writes a file; returns its CRC-32 and size.
+template <class T>
+std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_Comm comm,
+                                                   const FileContents<T>& contents,
+                                                   std::size_t step) {
+  TensorFileWriter out(comm, path, file_layout(contents, step));
+  for (std::size_t i = 0; i < contents.held.size(); ++i) {
+    const Held<T>& h = contents.held[i];
+    std::vector<ShardRun> runs;
+    std::vector<T> staged;
+    if (h.owned) {
+      runs = h.runs();
+      const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.data);
+      staged.resize(h.count);
+      stage(runs, host.data(), staged.data());
+    }
+    out.write(i, runs, staged.data(), true);
+  }
+  const std::uint32_t crc = out.finish();
+  return {crc, out.layout().file_bytes};
+}
+
+// Reads a file into what this rank holds; UserError unless it holds every tensor of the run
+// with the run's shape, and its CRC-32 is `crc`.
+template <class T, class F>
+void read_tensors(TensorFileReader& in, const FileContents<T>& contents) {
+  for (std::size_t i = 0; i < contents.held.size(); ++i) {
+    const Held<T>& h = contents.held[i];
+    const SafetensorsTensor* t = in.layout().find(contents.tensors[i].first);
+    const std::size_t index = static_cast<std::size_t>(t - in.layout().tensors.data());
+    std::vector<ShardRun> runs = h.runs();
+    std::vector<F> staged(h.count);
+    in.read(index, runs, staged.data(), h.owned);
+    if (!h.param) continue;
+    const auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), h.data);
+    unstage(runs, staged.data(), host.data());
+    Kokkos::deep_copy(h.data, host);
+  }
+}
+
+template <class T>
+void read_file(const std::string& path, MPI_Comm comm, const FileContents<T>& contents,
+               const json::Value& record) {
+  TensorFileReader in(comm, path);
+  const SafetensorsLayout& layout = in.layout();
+  for (const auto& [name, shape] : contents.tensors) {  // the same checks on every rank
+    const SafetensorsTensor* t = layout.find(name);
+    require(t != nullptr, path, " has no tensor ", name, ", which this model has");
+    require(t->shape == std::vector<std::uint64_t>{shape.rows, shape.cols}, path, ": tensor ",
+            name, " is not ", shape.rows, " x ", shape.cols);
+  }
+  require(layout.tensors.size() == contents.tensors.size(), path, " holds ",
+          layout.tensors.size(), " tensors, this model ", contents.tensors.size());
+  const bool doubles = !layout.tensors.empty() && layout.tensors.front().dtype == "F64";
+  if (doubles)
+    read_tensors<T, double>(in, contents);
+  else
+    read_tensors<T, float>(in, contents);
+  const std::uint32_t crc = in.finish();
+  const std::string recorded = record.at("crc32").as_string();
+  require(hex32(crc) == recorded, path, " fails its CRC-32 check (trainer.json records ",
+          recorded, ", the file gives ", hex32(crc),
+          "): the file is damaged; resume from another checkpoint");
+}
+
+json::Value model_json(const ModelShape& m) {
+  json::Value v = json::Value::object();
+  v.set("hidden", m.hidden);
+  v.set("heads", m.heads);
+  v.set("blocks", m.blocks);
+  v.set("seq_len", m.seq_len);
+  v.set("sequences", m.sequences);
+  return v;
+}
+
+std::string trainer_json(const CheckpointFacts& f,
+                         const std::map<std::string, std::pair<std::uint32_t, std::uint64_t>>&
+                             files) {
+  json::Value root = json::Value::object();
+  root.set("format", kFormat);
+  root.set("format_version", 1);
+  root.set("step", f.step);
+  root.set("learning_rate", f.lr);
+  root.set("next_train_input_stream", train_input_stream(f.step));
+  root.set("precision", f.precision);
+  root.set("model", model_json(f.model));
+  root.set("optimizer", optimizer_name(f.optimizer));
+  json::Value seeds = json::Value::object();
+  seeds.set("student", f.seeds.student);
+  seeds.set("teacher", f.seeds.teacher);
+  seeds.set("data", f.seeds.data);
+  root.set("seeds", seeds);
+  root.set("layout", f.layout);
+  json::Value list = json::Value::object();
+  for (const auto& [name, facts] : files) {
+    json::Value file = json::Value::object();
+    file.set("bytes", facts.second);
+    file.set("crc32", hex32(facts.first));
+    list.set(name, file);
+  }
+  root.set("files", list);
+  root.set("build", json::parse(version_json()));
+  root.set("deck", f.deck);
+  return root.dump(2) + "\n";
+}
+
+// The step of a directory named step-NNNNNNN (or step-NNNNNNN.partial); false for others.
+bool step_of(const std::string& name, std::size_t& step, bool& partial) {
+  const std::string prefix = "step-", suffix = ".partial";
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::string digits = name.substr(prefix.size());
+  partial = digits.size() > suffix.size() &&
+            digits.compare(digits.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (partial) digits.resize(digits.size() - suffix.size());
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  step = std::stoul(digits);
+  return true;
+}
+
+// Complete checkpoints under dir, oldest first.
+std::vector<std::pair<std::size_t, fs::path>> complete_checkpoints(const fs::path& dir) {
+  std::vector<std::pair<std::size_t, fs::path>> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::size_t step = 0;
+    bool partial = false;
+    if (entry.is_directory() && step_of(entry.path().filename().string(), step, partial) &&
+        !partial && fs::exists(entry.path() / kTrainerFile))
+      out.emplace_back(step, entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(concat("cannot read ", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) throw std::runtime_error(concat("cannot read ", path.string()));
+  return text.str();
+}
+
+// A checkpoint's trainer.json against the run: the model's shape and the task must be the
+// same.
+void check_fits(const std::string& path, const json::Value& root, const CheckpointFacts& run) {
+  require(root.at("format").as_string() == kFormat && root.at("format_version").as_uint() == 1,
+          path, "/trainer.json is not a meshslice checkpoint of format version 1");
+  const json::Value& model = root.at("model");
+  const auto same = [&](const char* key, std::uint64_t saved, std::uint64_t now) {
+    require(saved == now, "checkpoint ", path, " holds a model with model.", key, " = ", saved,
+            ", the deck asks for model.", key, " = ", now, ": the model's shape cannot change "
+            "on resume (set model.", key, " to ", saved, ", or start afresh without --resume)");
+  };
+  same("hidden", model.at("hidden").as_uint(), run.model.hidden);
+  same("heads", model.at("heads").as_uint(), run.model.heads);
+  same("blocks", model.at("blocks").as_uint(), run.model.blocks);
+  const std::string optimizer = root.at("optimizer").as_string();
+  require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path, " holds the state of "
+          "optimizer.kind = ", optimizer, ", the deck asks for ", optimizer_name(run.optimizer),
+          " (set optimizer.kind to ", optimizer, ", or start afresh without --resume)");
+  const json::Value& seeds = root.at("seeds");
+  const auto same_seed = [&](const char* key, const char* deck_key, std::uint64_t now) {
+    const std::uint64_t saved = seeds.at(key).as_uint();
+    require(saved == now, "checkpoint ", path, " trained on the task of train.", deck_key,
+            " = ", saved, ", the deck has ", now, ": another task (set train.", deck_key,
+            " to ", saved, ")");
+  };
+  same_seed("teacher", "seed_teacher", run.seeds.teacher);
+  same_seed("data", "seed_data", run.seeds.data);
+}
+
+}  // namespace
+
+std::string checkpoint_name(std::size_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%07zu", step);
+  return name;
+}
+
+template <class T>
+std::string save_checkpoint(const std::string& dir, std::size_t keep, const Torus& torus,
+                            const ParameterSet<T>& params, const Optimizer<T>& optimizer,
+                            const CheckpointFacts& facts) {
+  const MPI_Comm comm = torus.comm();
+  const fs::path final_path = fs::path(dir) / checkpoint_name(facts.step);
+  const fs::path partial = fs::path(dir) / (checkpoint_name(facts.step) + ".partial");
+  on_rank_zero(comm, [&] {
+    std::error_code error;
+    fs::create_directories(dir, error);
+    if (!fs::is_directory(dir))
+      throw std::runtime_error(concat("cannot make the checkpoint directory ", dir, ": ",
+                                      error ? error.message() : "a file of that name exists"));
+    fs::remove_all(partial);  // a save of this step that did not finish
+    if (!fs::create_directory(partial, error) || error)
+      throw std::runtime_error(concat("cannot make ", partial.string(), ": ", error.message()));
+  });
+  std::map<std::string, std::pair<std::uint32_t, std::uint64_t>> files;
+  files[kModelFile] = write_file((partial / kModelFile).string(), comm,
+                                 model_contents(facts.model, torus, params), facts.step);
+  files[kOptimizerFile] =
+      write_file((partial / kOptimizerFile).string(), comm,
+                 optimizer_contents(facts.model, torus, params, optimizer), facts.step);
+  on_rank_zero(comm, [&] {
+    write_output_file((partial / kTrainerFile).string(), trainer_json(facts, files));
+    const fs::path old = fs::path(dir) / (checkpoint_name(facts.step) + ".old");
+    fs::remove_all(old);
+    if (fs::exists(final_path)) fs::rename(final_path, old);  // a save of the same step again
+    fs::rename(partial, final_path);
+    fs::remove_all(old);
+    const fs::path link = fs::path(dir) / "latest", staged = fs::path(dir) / "latest.partial";
+    fs::remove(staged);
+    fs::create_directory_symlink(final_path.filename(), staged);
+    fs::rename(staged, link);  // atomic: `latest` always names a complete checkpoint
+    const auto all = complete_checkpoints(dir);
+    for (std::size_t i = 0; keep > 0 && i + keep < all.size(); ++i) fs::remove_all(all[i].second);
+  });
+  return final_path.string();
+}
+
+std::string find_checkpoint(const std::string& request, const std::string& dir, MPI_Comm comm) {
+  std::string found;
+  on_rank_zero(comm, [&] {
+    if (request != "auto") {
+      const fs::path path(request);
+      std::size_t step = 0;
+      bool partial = false;
+      require(fs::exists(path), "--resume ", request, ": no such checkpoint directory");
+      require(fs::is_directory(path), "--resume ", request, " is a file; a checkpoint is a "
+              "directory holding trainer.json (e.g. OUT/checkpoints/latest)");
+      require(!(step_of(path.filename().string(), step, partial) && partial), "--resume ",
+              request, " is an incomplete save (.partial): resume from a complete checkpoint "
+              "or --resume auto");
+      require(fs::exists(path / kTrainerFile), "--resume ", request, " has no trainer.json: "
+              "not a complete checkpoint (its save did not finish)");
+      found = path.string();
+      return;
+    }
+    if (!fs::is_directory(dir)) return;
+    std::vector<std::pair<std::size_t, fs::path>> candidates;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      std::size_t step = 0;
+      bool partial = false;
+      if (entry.is_directory() && step_of(entry.path().filename().string(), step, partial))
+        candidates.emplace_back(step, entry.path());
+    }
+    std::sort(candidates.rbegin(), candidates.rend());
+    for (const auto& [step, path] : candidates) {
+      std::size_t s = 0;
+      bool partial = false;
+      step_of(path.filename().string(), s, partial);
+      if (!partial && fs::exists(path / kTrainerFile)) {
+        found = path.string();
+        return;
+      }
+      log_info("warning: --resume auto passes over ", path.string(), " (",
+               partial ? "an incomplete save" : "no trainer.json", ")");
+    }
+  });
+  return broadcast(comm, found);
+}
+
+template <class T>
+CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
+                                const ParameterSet<T>& params, const Optimizer<T>& optimizer,
+                                const CheckpointFacts& run) {
+  const MPI_Comm comm = torus.comm();
+  std::string text;
+  on_rank_zero(comm, [&] { text = read_text(fs::path(path) / kTrainerFile); });
+  text = broadcast(comm, text);
+  json::Value root;
+  CheckpointFacts saved = run;
+  try {
+    root = json::parse(text);
+    check_fits(path, root, run);
+    saved.step = root.at("step").as_uint();
+    saved.lr = root.at("learning_rate").as_number();
+    saved.precision = root.at("precision").as_string();
+    saved.layout = root.at("layout").as_string();
+    root.at("files").at(kModelFile).at("crc32").as_string();
+    root.at("files").at(kOptimizerFile).at("crc32").as_string();
+  } catch (const json::Error& e) {
+    throw UserError(concat(path, "/trainer.json: ", e.what()));
+  }
+  if (saved.precision != run.precision)
+    log_info("checkpoint ", path, " holds ", saved.precision, " tensors; read as ", run.precision);
+  const json::Value& files = root.at("files");
+  read_file((fs::path(path) / kModelFile).string(), comm,
+            model_contents(run.model, torus, params), files.at(kModelFile));
+  read_file((fs::path(path) / kOptimizerFile).string(), comm,
+            optimizer_contents(run.model, torus, params, optimizer), files.at(kOptimizerFile));
+  return saved;
+}
+
+template std::string save_checkpoint(const std::string&, std::size_t, const Torus&,
+                                     const ParameterSet<float>&, const Optimizer<float>&,
+                                     const CheckpointFacts&);
+template std::string save_checkpoint(const std::string&, std::size_t, const Torus&,
+                                     const ParameterSet<double>&, const Optimizer<double>&,
+                                     const CheckpointFacts&);
+template CheckpointFacts load_checkpoint(const std::string&, const Torus&,
+                                         const ParameterSet<float>&, const Optimizer<float>&,
+                                         const CheckpointFacts&);
+template CheckpointFacts load_checkpoint(const std::string&, const Torus&,
+                                         const ParameterSet<double>&, const Optimizer<double>&,
+                                         const CheckpointFacts&);
+
+}  // namespace meshslice

@@ -1,0 +1,70 @@
+#pragma once
+// Training state that outlives the job. A checkpoint is a directory DIR/step-NNNNNNN holding
+//   model.safetensors      every parameter as its global tensor ("blocks.3.ff1.weight")
+//   optimizer.safetensors  the optimizer's state under the parameters' names (".exp_avg", ...)
+//   trainer.json           the step, the schedule's position, the task's seeds, the model's
+//                          shape, the precision, the resolved deck, the build, each file's
+//                          size and CRC-32
+// written by every rank at once (checkpoint/tensor_file.hpp: each rank its own blocks, dp
+// replicas and mesh rows holding copies write nothing twice), into step-NNNNNNN.partial, renamed
+// into place only after every rank's write succeeded and trainer.json is complete; DIR/latest
+// then points at it. A directory without trainer.json, or named .partial, is never loaded.
+//
+// Because the files hold global tensors, a checkpoint loads into any layout: another mesh
+// shape, dp, pp split, plan (W or W^T storage), ZeRO on or off, or precision; each rank reads
+// exactly its own blocks. Only the model's shape and the task must match.
+//
+//     save_checkpoint(out + "/checkpoints", keep, torus, model.parameters(), model.optimizer(), facts);
+//     const std::string path = find_checkpoint("auto", out + "/checkpoints", comm);
+//     if (!path.empty()) facts = load_checkpoint(path, torus, params, optimizer, run_facts);
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+
+#include "mesh/torus.hpp"
+#include "model/model_config.hpp"
+#include "model/optimizer.hpp"
+#include "model/parameter_set.hpp"
+
+namespace meshslice {
+
+// What trainer.json records besides the files.
+struct CheckpointFacts {
+  std::size_t step = 0;  // steps done: the next step (and its data) is step + 1
+  ModelShape model;
+  std::string precision;  // "float" or "double"
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  TaskSeeds seeds;
+  double lr = 0;       // the learning rate of step `step`: the schedule's position
+  std::string layout;  // the saving run's mesh, pipeline and plan (for the record)
+  std::string deck;    // its resolved deck (YAML)
+};
+
+// "step-0000120".
+std::string checkpoint_name(std::size_t step);
+
+// Saves the state into dir/step-NNNNNNN and points dir/latest at it; with keep > 0, removes the
+// oldest complete checkpoints beyond the newest `keep`. Collective over the torus. UserError on
+// every rank when any rank fails (a full disk, a directory it cannot write): the previous
+// checkpoints are untouched. Returns the checkpoint's path.
+template <class T>
+std::string save_checkpoint(const std::string& dir, std::size_t keep, const Torus& torus,
+                            const ParameterSet<T>& params, const Optimizer<T>& optimizer,
+                            const CheckpointFacts& facts);
+
+// The checkpoint `request` names: a checkpoint directory, or "auto": the newest complete one
+// under `dir` (a warning for each incomplete one passed over; "" when there is none).
+// Collective: rank 0 looks, every rank gets the answer or the same UserError.
+std::string find_checkpoint(const std::string& request, const std::string& dir, MPI_Comm comm);
+
+// Loads the checkpoint at `path` into this run's parameters and optimizer state, whatever their
+// layout, and returns its facts. UserError on every rank when it does not fit the run (`run`:
+// the model's shape, the optimizer, the task's seeds), or its files are damaged (CRC-32),
+// truncated or unreadable. Collective over the torus.
+template <class T>
+CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
+                                const ParameterSet<T>& params, const Optimizer<T>& optimizer,
+                                const CheckpointFacts& run);
+
+}  // namespace meshslice

@@ -1,0 +1,348 @@
+// Checkpoints (checkpoint/checkpoint.hpp) on 4 ranks, every layout built from the same world:
+// a run saved on one layout and resumed on another (mesh shape, dp, pp with 1F1B, ZeRO-1, a
+// transposed plan and other algorithms) goes on exactly as the serial reference's straight run
+// (1e-9, double); resumed on its own layout it is bit-identical to the straight run (float and
+// double); damaged, truncated, incomplete or mismatched checkpoints are one clear error on every
+// rank.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint.hpp"
+#include "core/errors.hpp"
+#include "gemm/real_executor.hpp"
+#include "model/reference_model.hpp"
+#include "model/trainer.hpp"
+#include "reference_check.hpp"
+
+namespace meshslice::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 2 blocks of H = 24 (6 heads), 4 sequences of 12 tokens per step: every layout of 4 ranks
+// below splits it.
+ModelShape shape_for(int dp) {
+  ModelShape s;
+  s.hidden = 24;
+  s.heads = 6;
+  s.blocks = 2;
+  s.seq_len = 12;
+  s.sequences = 4 / static_cast<std::size_t>(dp);  // the same global batch on every layout
+  return s;
+}
+
+OptimizerSettings adamw() {
+  OptimizerSettings o;
+  o.lr = 1e-2;
+  o.min_lr = 1e-3;
+  o.warmup_steps = 3;
+  o.total_steps = 20;
+  o.weight_decay = 0.01;
+  o.clip_norm = 0.5;
+  return o;
+}
+
+const TaskSeeds kSeeds{11, 12, 13};
+
+GemmChoice choice(Algorithm a, int slices) { return GemmChoice{a, {slices, 1}}; }
+
+// One way to run the model on the 4 ranks.
+struct RunLayout {
+  std::string name;
+  MeshShape mesh;
+  BlockPlan plan;
+  StepSettings step;
+};
+
+BlockPlan default_plan(Algorithm a = Algorithm::meshslice, int slices = 2) {
+  return default_block_plan(shape_for(1), choice(a, slices));
+}
+
+// Every FC layer transposed or W-stationary (weights stored as W^T where the plan says), with
+// another algorithm than the default's.
+BlockPlan transposed_plan() {
+  BlockPlan p = default_plan(Algorithm::summa, 2);
+  p[0].stationary = Stationary::W;
+  p[0].transposed = true;
+  p[1].stationary = Stationary::X;
+  p[2].stationary = Stationary::X;
+  p[2].transposed = true;
+  return p;
+}
+
+StepSettings pipeline(std::size_t micro_batches, bool zero = false) {
+  StepSettings s;
+  s.schedule = PipelineSchedule::one_f_one_b;
+  s.micro_batches = micro_batches;
+  s.zero = zero;
+  return s;
+}
+
+// A trainer of one layout, with the executor and torus it runs on.
+template <class T>
+struct LayoutRun {
+  explicit LayoutRun(const RunLayout& l, const OptimizerSettings& o = adamw())
+      : layout(l),
+        shape(shape_for(l.mesh.dp)),
+        torus(MPI_COMM_WORLD, l.mesh),
+        ex(torus, CommOptions{}),
+        trainer(ex, shape, l.plan, o, kSeeds, l.step) {}
+  CheckpointFacts facts() {
+    CheckpointFacts f;
+    f.step = trainer.steps_done();
+    f.model = shape;
+    f.precision = sizeof(T) == 8 ? "double" : "float";
+    f.seeds = kSeeds;
+    f.layout = layout.name;
+    return f;
+  }
+  std::string save(const std::string& dir) {
+    return save_checkpoint(dir, 0, torus, trainer.student().parameters(),
+                           trainer.student().optimizer(), facts());
+  }
+  void load(const std::string& path) {
+    const CheckpointFacts saved = load_checkpoint(path, torus, trainer.student().parameters(),
+                                                  trainer.student().optimizer(), facts());
+    trainer.resume_at(saved.step);
+  }
+  RunLayout layout;
+  ModelShape shape;
+  Torus torus;
+  RealExecutor<T> ex;
+  Trainer<RealExecutor<T>> trainer;
+};
+
+// A fresh directory every rank sees (rank 0 makes it), removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::string made(256, '\0');
+    if (rank == 0) {
+      std::string pattern = (fs::temp_directory_path() / "meshslice-ckpt-XXXXXX").string();
+      made = mkdtemp(pattern.data());
+      made.resize(256, '\0');
+    }
+    MPI_Bcast(made.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = made.c_str();
+  }
+  ~TempDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && !std::getenv("KEEP_CKPT")) fs::remove_all(path_);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+bool four_ranks() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size == 4;
+}
+
+const RunLayout kSquare{"2x2", {1, 1, 2, 2}, default_plan(), {}};
+
+std::vector<RunLayout> other_layouts() {
+  return {
+      {"dp2_1x2", {2, 1, 1, 2}, default_plan(), {}},
+      {"pp2_2x1_1f1b", {1, 2, 2, 1}, default_plan(), pipeline(2)},
+      {"dp2_1x2_zero", {2, 1, 1, 2}, default_plan(Algorithm::collective, 1), pipeline(1, true)},
+      {"2x2_transposed_summa", {1, 1, 2, 2}, transposed_plan(), {}},
+      {"4x1_wang", {1, 1, 4, 1}, default_plan(Algorithm::wang, 1), {}},
+      {"dp4", {4, 1, 1, 1}, default_plan(), pipeline(1, true)},
+  };
+}
+
+// Saved after 10 steps on 2x2, resumed on each other layout: the next 10 steps, the evaluation
+// and the final weights are the reference's straight 20 steps (1e-9).
+TEST(Checkpoint, ResumesOnAnotherLayoutAsTheStraightRun) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  TempDir dir;
+  ReferenceTrainer<double> reference(shape_for(1), kSeeds, adamw());
+  std::string path;
+  {
+    LayoutRun<double> saving(kSquare);
+    expect_matches_reference(saving.trainer, reference, saving.shape, 1, 10, "before saving");
+    path = saving.save(dir.path());
+  }
+  for (const RunLayout& layout : other_layouts()) {
+    ReferenceTrainer<double> straight = reference;
+    LayoutRun<double> resumed(layout);
+    resumed.load(find_checkpoint(path, dir.path(), MPI_COMM_WORLD));
+    expect_matches_reference(resumed.trainer, straight, resumed.shape, layout.mesh.dp, 10,
+                             "resumed on " + layout.name);
+  }
+}
+
+// The other way round: saved by ZeRO-1 replicas (each writes its row of the optimizer state)
+// and by pipeline stages, resumed on 2x2.
+TEST(Checkpoint, SavedByZeroReplicasAndStagesResumesOn2x2) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  for (const RunLayout& saving_layout : {other_layouts()[2], other_layouts()[1]}) {
+    TempDir dir;
+    ReferenceTrainer<double> reference(shape_for(1), kSeeds, adamw());
+    std::string path;
+    {
+      LayoutRun<double> saving(saving_layout);
+      expect_matches_reference(saving.trainer, reference, saving.shape, saving_layout.mesh.dp,
+                               10, "saving on " + saving_layout.name);
+      path = saving.save(dir.path());
+    }
+    LayoutRun<double> resumed(kSquare);
+    resumed.load(find_checkpoint("auto", dir.path(), MPI_COMM_WORLD));
+    expect_matches_reference(resumed.trainer, reference, resumed.shape, 1, 10,
+                             "saved on " + saving_layout.name);
+  }
+}
+
+// 20 steps straight against 10, save, a fresh trainer resuming, 10 more: the same losses,
+// gradient norms and final weights, bit for bit.
+template <class T>
+void expect_bit_identical_resume(const RunLayout& layout) {
+  TempDir dir;
+  LayoutRun<T> straight(layout);
+  {
+    LayoutRun<T> first(layout);
+    expect_identical_steps(straight.trainer, first.trainer, 10);
+    first.save(dir.path());
+  }
+  LayoutRun<T> resumed(layout);
+  resumed.load(find_checkpoint("auto", dir.path(), MPI_COMM_WORLD));
+  expect_identical_steps(straight.trainer, resumed.trainer, 10);
+  EXPECT_EQ(straight.trainer.eval_loss(1), resumed.trainer.eval_loss(1)) << layout.name;
+  for (std::size_t b = 0; b < straight.shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      EXPECT_EQ(straight.trainer.student().gather(b, ParamKind(k)),
+                resumed.trainer.student().gather(b, ParamKind(k)))
+          << layout.name << " " << parameter_name(b, ParamKind(k));
+}
+
+TEST(Checkpoint, ResumingOnTheSameLayoutIsBitIdentical) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  for (const RunLayout& layout : {other_layouts()[0], other_layouts()[1]}) {
+    expect_bit_identical_resume<float>(layout);
+    expect_bit_identical_resume<double>(layout);
+  }
+}
+
+// Float saved, double resumed: the float weights, exactly.
+TEST(Checkpoint, PrecisionChangesOnResume) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  TempDir dir;
+  LayoutRun<float> saving(kSquare);
+  saving.trainer.step();
+  const std::string path = saving.save(dir.path());
+  LayoutRun<double> resumed(kSquare);
+  resumed.load(path);
+  for (std::size_t b = 0; b < saving.shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      EXPECT_EQ(saving.trainer.student().gather(b, ParamKind(k)),
+                resumed.trainer.student().gather(b, ParamKind(k)));
+}
+
+// `what` must fail on every rank with a UserError whose message holds `words`.
+template <class F>
+void expect_error_everywhere(F&& what, const std::string& words) {
+  std::string message;
+  try {
+    what();
+  } catch (const UserError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find(words), std::string::npos) << "'" << words << "' not in: " << message;
+}
+
+// Rank 0 changes a file (the others wait).
+template <class F>
+void on_rank_zero(F&& change) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) change();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(CheckpointErrors, DamagedIncompleteOrMismatchedCheckpointsAreClearErrors) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  TempDir dir;
+  LayoutRun<double> run(kSquare);
+  run.trainer.step();
+  const std::string first = run.save(dir.path());
+  run.trainer.step();
+  const std::string path = run.save(dir.path());
+  const std::string model = path + "/model.safetensors";
+  const auto bytes = fs::file_size(model);
+  std::vector<char> original(bytes);
+  on_rank_zero([&] { std::ifstream(model, std::ios::binary).read(original.data(), bytes); });
+  const auto restore = [&] {
+    on_rank_zero([&] { std::ofstream(model, std::ios::binary).write(original.data(), bytes); });
+  };
+  LayoutRun<double> other(kSquare);
+  const auto load = [&](const std::string& p) { return [&, p] { other.load(p); }; };
+
+  on_rank_zero([&] {  // one flipped byte in the data
+    std::fstream f(model, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(bytes - 100));
+    f.put(static_cast<char>(original[bytes - 100] ^ 0x10));
+  });
+  expect_error_everywhere(load(path), "model.safetensors fails its CRC-32 check");
+  restore();
+  on_rank_zero([&] { fs::resize_file(model, bytes - 8); });
+  expect_error_everywhere(load(path), "truncated");
+  restore();
+  other.load(path);  // restored: loads
+
+  on_rank_zero([&] { fs::rename(path + "/trainer.json", path + "/moved.json"); });
+  expect_error_everywhere([&] { find_checkpoint(path, dir.path(), MPI_COMM_WORLD); },
+                          "has no trainer.json");
+  // auto passes over it to the previous complete checkpoint
+  EXPECT_EQ(find_checkpoint("auto", dir.path(), MPI_COMM_WORLD), first);
+  on_rank_zero([&] { fs::rename(path + "/moved.json", path + "/trainer.json"); });
+  on_rank_zero([&] { fs::rename(path, path + ".partial"); });
+  expect_error_everywhere([&] { find_checkpoint(path + ".partial", dir.path(), MPI_COMM_WORLD); },
+                          "incomplete save");
+  EXPECT_EQ(find_checkpoint("auto", dir.path(), MPI_COMM_WORLD), first);
+  expect_error_everywhere([&] { find_checkpoint(model, dir.path(), MPI_COMM_WORLD); },
+                          "no such checkpoint");
+  expect_error_everywhere(
+      [&] { find_checkpoint(first + "/model.safetensors", dir.path(), MPI_COMM_WORLD); },
+      "is a file");
+  EXPECT_EQ(find_checkpoint("auto", dir.path() + "/none", MPI_COMM_WORLD), "");
+
+  // Another model shape or optimizer: named by its deck key.
+  RunLayout wider = kSquare;
+  LayoutRun<double> bigger(wider);
+  CheckpointFacts facts = bigger.facts();
+  facts.model.hidden = 48;
+  expect_error_everywhere(
+      [&] {
+        load_checkpoint(first, bigger.torus, bigger.trainer.student().parameters(),
+                        bigger.trainer.student().optimizer(), facts);
+      },
+      "model.hidden = 24, the deck asks for model.hidden = 48");
+  OptimizerSettings sgd = adamw();
+  sgd.kind = OptimizerKind::sgd;
+  LayoutRun<double> with_sgd(kSquare, sgd);
+  CheckpointFacts sgd_facts = with_sgd.facts();
+  sgd_facts.optimizer = OptimizerKind::sgd;
+  expect_error_everywhere(
+      [&] {
+        load_checkpoint(first, with_sgd.torus, with_sgd.trainer.student().parameters(),
+                        with_sgd.trainer.student().optimizer(), sgd_facts);
+      },
+      "optimizer.kind = adamw");
+}
+
+}  // namespace
+}  // namespace meshslice::testing

@@ -1,0 +1,71 @@
+// A shard's runs in the global tensor (checkpoint/shard_runs.hpp) against the element-wise map
+// of its layout: every element of the part of the shard lands where StoredLayout::logical puts
+// it, exactly once, in increasing global order, for plain, transposed and QKV-permuted shards
+// and for parts that start and end inside a row (a ZeRO-1 replica's row of the shard).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "checkpoint/shard_runs.hpp"
+
+namespace meshslice {
+namespace {
+
+void expect_runs_match_layout(const StoredLayout& layout, const ParamShape& global,
+                              std::size_t rows, std::size_t cols, std::size_t first,
+                              std::size_t count) {
+  std::map<std::uint64_t, std::uint64_t> want;  // global offset -> index in the part
+  for (std::size_t i = first; i < first + count; ++i) {
+    std::size_t row = 0, col = 0;
+    layout.logical(i / cols, i % cols, row, col);
+    want[row * global.cols + col] = i - first;
+  }
+  std::map<std::uint64_t, std::uint64_t> got;
+  std::uint64_t last = 0;
+  bool any = false;
+  for (const ShardRun& run : shard_runs(layout, global, rows, cols, first, count)) {
+    EXPECT_TRUE(!any || run.offset >= last) << "runs out of order";
+    for (std::uint64_t k = 0; k < run.length; ++k)
+      EXPECT_TRUE(got.emplace(run.offset + k, run.local + k * run.stride).second);
+    last = run.offset + run.length;
+    any = true;
+  }
+  EXPECT_EQ(got, want) << "transposed " << layout.transposed << " qkv " << layout.qkv_hidden
+                       << " first " << first << " count " << count;
+  // Staging there and back is the identity.
+  std::vector<double> part(count), staged(count), back(count);
+  for (std::size_t i = 0; i < count; ++i) part[i] = static_cast<double>(i);
+  const auto runs = shard_runs(layout, global, rows, cols, first, count);
+  stage(runs, part.data(), staged.data());
+  unstage(runs, staged.data(), back.data());
+  EXPECT_EQ(back, part);
+}
+
+TEST(ShardRuns, EveryElementLandsWhereItsLayoutSays) {
+  const std::size_t hidden = 12;
+  for (const bool transposed : {false, true})
+    for (const bool qkv : {false, true})
+      for (std::size_t j = 0; j < 2; ++j) {  // mesh column j of 2, mesh row 1 of 2
+        const ParamShape global{hidden, qkv ? 3 * hidden : 2 * hidden};
+        const std::size_t stored_rows = transposed ? global.cols : global.rows;
+        const std::size_t stored_cols = transposed ? global.rows : global.cols;
+        StoredLayout layout;
+        layout.transposed = transposed;
+        layout.mesh_cols = 2;
+        layout.qkv_hidden = qkv ? hidden : 0;
+        const std::size_t rows = stored_rows / 2, cols = stored_cols / 2;
+        layout.row0 = rows;
+        layout.col0 = j * cols;
+        const std::size_t n = rows * cols;
+        expect_runs_match_layout(layout, global, rows, cols, 0, n);
+        for (const std::size_t dp : {2, 3, 5, 7})  // ZeRO-1 rows, inside and across rows
+          if (n % dp == 0)
+            for (std::size_t r = 0; r < dp; ++r)
+              expect_runs_match_layout(layout, global, rows, cols, r * n / dp, n / dp);
+        expect_runs_match_layout(layout, global, rows, cols, 5, cols + 3);
+        expect_runs_match_layout(layout, global, rows, cols, 1, 2);
+      }
+}
+
+}  // namespace
+}  // namespace meshslice
