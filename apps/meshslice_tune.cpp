@@ -100,12 +100,15 @@ int main(int argc, char** argv) {
       "analytical cost model (t_launch + (P-1)(t_sync + bytes/bw) per collective, each local "
       "GEMM at the chip's rate); validate: true also emulates the choice and the emulator's "
       "optimum. mode plan: the joint dp x pp x rows x cols planner with micro-batches, "
-      "schedules, checkpointing and ZeRO-1 under the memory per chip (OUT/planner.csv). Both "
+      "schedules, activation recomputation and ZeRO-1 under the memory per chip "
+      "(OUT/planner.csv). Both "
       "write OUT/tune.csv or the ranking and OUT/plan.yaml (run it with meshslice-train --set "
       "plan=OUT/plan.yaml). mode calibrate (every MPI rank): times "
       "this machine's collectives and GEMMs and writes OUT/machine.yaml and "
       "OUT/calibration.csv. tune and plan run in one process.",
-      "tune/gpt3-256.yaml", valid_parameters, {}};
+      "tune/gpt3-256.yaml", valid_parameters, {},
+      {{"planner.checkpointing", "planner.recompute",
+        "activation recomputation; 'checkpoint' means saved training state"}}};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);
     if (settings.mode == "calibrate") return calibrate(context, settings);

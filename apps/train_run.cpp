@@ -15,6 +15,7 @@
 #include "core/version.hpp"
 #include "gemm/local_gemm_rate.hpp"
 #include "model/trainer.hpp"
+#include "train_checkpoints.hpp"
 #include "train_emulate_only.hpp"
 #include "train_emulated.hpp"
 #include "train_report.hpp"
@@ -64,6 +65,16 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   print_pipeline(s, trainer.split());
   const MemoryUse memory = trainer.memory();
   print_memory(memory);
+  TrainCheckpoints checkpoints(context, s, torus);
+  const auto& params = trainer.student().parameters();
+  const auto& optimizer_state = trainer.student().optimizer();
+  const std::size_t resumed = checkpoints.resume(params, optimizer_state);
+  trainer.resume_at(resumed);
+  const std::size_t steps_run = s.steps - resumed;
+  if (steps_run == 0) {
+    log_info("the checkpoint has done all train.steps = ", s.steps, ": nothing left to train");
+    return 0;
+  }
 
   const bool writer = context.rank == 0;
   std::unique_ptr<CsvWriter> csv;
@@ -75,14 +86,16 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                                  "exposed_comm_fraction", "relayouts", "bubble_fraction",
                                  "emulated_seconds", "emulated_exposed_comm_fraction",
                                  "emulated_flop_utilization"});
+  if (csv)
+    for (const std::string& row : checkpoints.earlier_rows()) csv->line(row);
   const double flops = step_flops(s.model, s.mesh.dp);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
-  log_info("step 0: eval loss ", first_eval);
+  log_info("step ", resumed, ": eval loss ", first_eval);
   double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
   double best_step_bubble = 0;  // of the fastest step, the least disturbed by other work
   std::size_t relayouts_before = 0;
-  for (std::size_t step = 1; step <= s.steps; ++step) {
+  for (std::size_t step = resumed + 1; step <= s.steps; ++step) {
     // The batch is made before the step starts (on every stage, as a data loader would have
     // it ready), so the teacher on the last stage does not hold the pipeline up.
     trainer.prepare_step();
@@ -100,7 +113,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     MPI_Allreduce(MPI_IN_PLACE, &span, 1, MPI_DOUBLE, MPI_MAX, torus.comm());
     MPI_Allreduce(MPI_IN_PLACE, &busy, 1, MPI_DOUBLE, MPI_SUM, torus.comm());
     const double bubble = span > 0 ? 1 - busy / ranks / span : 0;
-    if (step > 1 || s.steps == 1) total_bubble += bubble;  // the first step warms up
+    if (step > resumed + 1 || steps_run == 1) total_bubble += bubble;  // the first warms up
     EmulatedSteps::Step emulated_step;
     if (emulated)
       emulated_step = emulated->end_step(torus.comm(), step, s.trace_steps.count(step) > 0);
@@ -115,11 +128,11 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
       for (const TraceEvent& e : trace.events()) kept.add(e);
       kept.add(TraceEvent{concat("step ", step), TraceLane::phase, trace_start, trace.now()});
     }
-    if (step > 1 && seconds < best_seconds) {
+    if ((step > resumed + 1 || steps_run == 1) && seconds < best_seconds) {
       best_seconds = seconds;
       best_step_bubble = bubble;
     }
-    if (step == 1) first_loss = r.loss;
+    if (step == resumed + 1) first_loss = r.loss;
     last_loss = r.loss;
     const std::size_t relayouts = trainer.student().relayouts().count - relayouts_before;
     relayouts_before = trainer.student().relayouts().count;
@@ -127,7 +140,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const double eval_loss = eval ? trainer.eval_loss(s.eval_batches) : 0;
     if (eval) last_eval = eval_loss;
     const double gflops = flops / seconds / 1e9, fraction = flops / seconds / (ranks * peak);
-    if (step == 1 || step == s.steps || step % s.log_every == 0 || eval)
+    if (step == resumed + 1 || step == s.steps || step % s.log_every == 0 || eval)
       log_info("step ", step, "/", s.steps, "  loss ", r.loss,
                eval ? concat("  eval ", eval_loss) : std::string(), "  ", seconds * 1e3,
                " ms (+", r.data_seconds * 1e3, " ms batch)  ",
@@ -145,6 +158,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts, bubble,
                if_emulated(emulated_step.seconds), if_emulated(emulated_step.exposed_fraction),
                if_emulated(emulated_step.flop_utilization));
+    if (checkpoints.after_step(step, r.lr, params, optimizer_state)) {
+      if (csv) csv->finish();
+      return checkpoints.exit_status();
+    }
   }
   if (!s.trace_steps.empty()) {
     write_chrome_trace(kept, context.out_dir + "/trace.json", torus.comm());
@@ -182,20 +199,22 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     json << "{\n  \"mesh\": \"" << s.mesh.str() << "\",\n  \"steps\": " << s.steps
          << ",\n  \"first_loss\": " << first_loss << ",\n  \"last_loss\": " << last_loss
          << ",\n  \"first_eval_loss\": " << first_eval << ",\n  \"last_eval_loss\": " << last_eval
-         << ",\n  \"mean_step_seconds\": " << total_seconds / s.steps
+         << ",\n  \"resumed_from_step\": " << resumed
+         << ",\n  \"mean_step_seconds\": " << total_seconds / std::max<std::size_t>(1, steps_run)
          << ",\n  \"best_step_seconds\": " << best_seconds
          << ",\n  \"tokens_per_second\": " << tokens / best_seconds
          << ",\n  \"gemm_gflops\": " << flops / best_seconds / 1e9
          << ",\n  \"local_gemm_peak_gflops\": " << peak / 1e9
          << ",\n  \"peak_fraction\": " << flops / best_seconds / (ranks * peak)
          << ",\n  \"ideal_step_seconds\": " << ideal_seconds
-         << ",\n  \"mean_exposed_comm_fraction\": " << total_exposed / s.steps
+         << ",\n  \"mean_exposed_comm_fraction\": " << total_exposed / std::max<std::size_t>(1, steps_run)
          << ",\n  \"pipeline\": {\"stages\": " << s.mesh.pp << ", \"schedule\": \""
          << schedule_name(s.step.schedule) << "\", \"microbatches\": " << s.step.micro_batches
          << ", \"virtual_stages\": " << s.step.virtual_stages
          << ", \"checkpointed_blocks\": " << s.step.checkpointed.size()
          << ", \"zero\": " << (s.step.zero ? "true" : "false")
-         << ", \"mean_bubble_fraction\": " << total_bubble / std::max<std::size_t>(1, s.steps - 1)
+         << ", \"mean_bubble_fraction\": "
+         << total_bubble / std::max<std::size_t>(1, steps_run - 1)
          << ", \"best_step_bubble_fraction\": " << best_step_bubble
          << "}"
          << ",\n  \"relayouts\": " << trainer.student().relayouts().count

@@ -42,10 +42,21 @@ Teuchos::ParameterList valid_parameters() {
              "multiple of mesh.pp)");
   pipe.set("virtual_stages", 1, "interleaved: model chunks per rank (mesh.pp x virtual_stages "
            "<= model.blocks)");
-  auto& ckpt = valid.sublist("checkpointing", false, "Activation checkpointing.");
-  ckpt.set("blocks", Teuchos::Array<std::string>(),
-           "blocks whose activations are dropped after the forward pass and recomputed in the "
-           "backward pass: block numbers (0-based), or 'all'; empty = none");
+  auto& recompute = valid.sublist("recompute", false,
+                                  "Activation recomputation (activation checkpointing).");
+  recompute.set("blocks", Teuchos::Array<std::string>(),
+                "blocks whose activations are dropped after the forward pass and recomputed in "
+                "the backward pass: block numbers (0-based), or 'all'; empty = none");
+  auto& ckpt = valid.sublist("checkpoint", false,
+                             "Training state saved to disk and resumed (model, optimizer, step).");
+  ckpt.set("every", 0, "save a checkpoint every N steps; 0 = only at the end (checkpoint.at_end)");
+  ckpt.set("keep", 3, "keep the newest N complete checkpoints, remove older ones; 0 = keep all");
+  ckpt.set("at_end", true, "save a checkpoint after the last step (and when a signal stops the "
+           "run: SIGTERM or SIGUSR1)");
+  ckpt.set("dir", "", "where checkpoints go: DIR/step-NNNNNNN, DIR/latest; empty = OUT/checkpoints");
+  ckpt.set("resume", "", "resume from this checkpoint directory, or 'auto': the newest complete "
+           "one under checkpoint.dir (a fresh start when there is none); empty = start afresh. "
+           "--resume PATH is short for it");
   auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
   set_choice(opt, "kind", "adamw", {"adamw", "sgd"}, "adamw, or sgd with momentum");
   opt.set("lr", 3e-3, "peak learning rate, reached at the end of warm-up");
@@ -103,10 +114,10 @@ Teuchos::ParameterList valid_parameters() {
 namespace {
 
 // The deck sections a plan file may set besides its layers, and the keys of each it may set (none
-// listed: all): meshslice-tune's planner decides the mesh, the pipeline, checkpointing, ZeRO-1
+// listed: all): meshslice-tune's planner decides the mesh, the pipeline, recomputation, ZeRO-1
 // and, for the global batch it was given, the sequences per replica, together with the layers.
 const std::map<std::string, std::vector<std::string>> kPlanSections = {
-    {"mesh", {}}, {"pipeline", {}}, {"checkpointing", {}}, {"optimizer", {"zero"}},
+    {"mesh", {}}, {"pipeline", {}}, {"recompute", {}}, {"optimizer", {"zero"}},
     {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
 const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
@@ -130,9 +141,12 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
     const std::string& key = file.name(it);
     const auto section_keys = kPlanSections.find(key);
     const bool section = section_keys != kPlanSections.end();
+    require(key != "checkpointing", "plan file ", path, ": 'checkpointing' was renamed "
+            "'recompute' (activation recomputation; 'checkpoint' now means saved training "
+            "state): rename the section");
     require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
             "'; a plan holds hidden, heads, tokens, layers and the sections mesh, pipeline, "
-            "checkpointing, optimizer (zero only) and model (sequences only)");
+            "recompute, optimizer (zero only) and model (sequences only)");
     if (!section) continue;
     require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
     const Teuchos::ParameterList& part = file.sublist(key);
@@ -209,7 +223,7 @@ Settings settings_from(const AppContext& context) {
   s.step.schedule = parse_schedule(get_param<std::string>(d, "pipeline.schedule"));
   s.step.micro_batches = positive("pipeline.microbatches");
   s.step.virtual_stages = positive("pipeline.virtual_stages");
-  for (const std::string& entry : get_strings(d, "checkpointing.blocks")) {
+  for (const std::string& entry : get_strings(d, "recompute.blocks")) {
     if (entry == "all") {
       for (std::size_t b = 0; b < s.model.blocks; ++b) s.step.checkpointed.insert(b);
       continue;
@@ -221,7 +235,7 @@ Settings settings_from(const AppContext& context) {
     } catch (const std::exception&) {
       used = 0;
     }
-    require(used == entry.size() && block >= 0, "checkpointing.blocks holds '", entry,
+    require(used == entry.size() && block >= 0, "recompute.blocks holds '", entry,
             "': give block numbers (0 to model.blocks - 1) or 'all'");
     s.step.checkpointed.insert(static_cast<std::size_t>(block));
   }
@@ -261,6 +275,12 @@ Settings settings_from(const AppContext& context) {
             step, ", not a step of this run (1 to train.steps = ", s.steps, ")");
     s.trace_steps.insert(static_cast<std::size_t>(step));
   }
+  s.checkpoint.every = non_negative("checkpoint.every");
+  s.checkpoint.keep = non_negative("checkpoint.keep");
+  s.checkpoint.at_end = get_param<bool>(d, "checkpoint.at_end");
+  s.checkpoint.dir = get_param<std::string>(d, "checkpoint.dir");
+  if (s.checkpoint.dir.empty()) s.checkpoint.dir = context.out_dir + "/checkpoints";
+  s.checkpoint.resume = get_param<std::string>(d, "checkpoint.resume");
   const std::string hardware = get_param<std::string>(d, "hardware");
   if (hardware != "none")
     s.machine =

@@ -20,17 +20,27 @@ namespace meshslice::train {
 
 Teuchos::ParameterList valid_parameters();
 
+// Checkpoints of the training state (checkpoint/checkpoint.hpp).
+struct CheckpointSettings {
+  std::size_t every = 0;  // steps between saves; 0 = none but the last
+  std::size_t keep = 3;   // newest complete ones kept; 0 = all
+  bool at_end = true;     // after the last step, or when a signal stops the run
+  std::string dir;        // OUT/checkpoints unless the deck says
+  std::string resume;     // a checkpoint, "auto" or "" (a fresh start)
+};
+
 struct Settings {
   MeshShape mesh;
   CommOptions comm;
   ModelShape model;
-  StepSettings step;  // pipeline schedule, micro-batches, checkpointing
+  StepSettings step;  // pipeline schedule, micro-batches, recomputation, ZeRO-1
   OptimizerSettings optimizer;
   TaskSeeds seeds;
   std::size_t steps = 0;
   std::size_t eval_every = 0;  // 0: only after the last step
   std::size_t eval_batches = 0;
   std::size_t log_every = 1;
+  CheckpointSettings checkpoint;
   std::string precision;       // "float" or "double"
   int gemm_chunks = 8;
   int fail_at_collective = -1;  // test aid (debug.fail_at_collective): -1 = off

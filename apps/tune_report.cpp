@@ -140,7 +140,7 @@ void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int ch
 void write_planner_csv(const std::string& path, const tune::PlanSearch& search) {
   CsvWriter csv(
       path, {"rank", "dp", "pp", "rows", "cols", "microbatches", "schedule", "virtual_stages",
-             "checkpointing", "zero", "step_seconds", "compute_seconds", "bubble_seconds",
+             "recompute", "zero", "step_seconds", "compute_seconds", "bubble_seconds",
              "pp_seconds", "dp_exposed_seconds", "flop_utilization", "memory_bytes", "why_slower"});
   const tune::Candidate& best = search.best();
   for (std::size_t i = 0; i < search.ranked.size(); ++i) {
@@ -214,7 +214,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
   pipeline.set("schedule", std::string(schedule_name(c.schedule)));
   pipeline.set("virtual_stages", static_cast<int>(c.virtual_stages));
   if (c.checkpointing)
-    plan.sublist("checkpointing").set("blocks", Teuchos::Array<std::string>(1, "all"));
+    plan.sublist("recompute").set("blocks", Teuchos::Array<std::string>(1, "all"));
   plan.sublist("optimizer").set("zero", c.zero);
   Teuchos::Array<std::string> layers;
   const auto& gemms = mesh_choice.gemms;
@@ -232,7 +232,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                          " sequences x ", s.seq_len, " tokens per step on ", c.chips(),
                          " chips of ", machine_name, ": ", c.str(),
                          ".\nRun it: meshslice-train DECK --set plan=", path,
-                         "\n(the plan sets the deck's mesh, pipeline, checkpointing, ZeRO-1 and "
+                         "\n(the plan sets the deck's mesh, pipeline, recomputation, ZeRO-1 and "
                          "sequences per replica; the deck's model must have these hidden, heads "
                          "and seq_len)"));
 }

@@ -15,7 +15,7 @@ Teuchos::ParameterList valid_parameters() {
   set_choice(valid, "mode", "tune", {"tune", "plan", "calibrate"},
              "tune: phases 1 and 2 for one tensor-parallel mesh of `chips` chips; plan: the joint "
              "planner, dp x pp x rows x cols = chips with micro-batches, schedule, "
-             "checkpointing and ZeRO-1 under the memory per chip; calibrate: time this MPI "
+             "recomputation and ZeRO-1 under the memory per chip; calibrate: time this MPI "
              "machine's collectives and GEMMs and write OUT/machine.yaml (every rank takes part)");
   valid.set("machine", std::string("tpuv4-sim"),
             "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a "
@@ -58,8 +58,8 @@ Teuchos::ParameterList valid_parameters() {
            Teuchos::Array<std::string>(std::vector<std::string>{"gpipe", "1f1b", "interleaved"}),
            "pipeline schedules tried: gpipe, 1f1b, interleaved");
   plan.set("virtual_stages", 2, "interleaved: model chunks per stage");
-  set_choice(plan, "checkpointing", "both", {"both", "off", "all"},
-             "activation checkpointing tried: both, off (never), all (every block)");
+  set_choice(plan, "recompute", "both", {"both", "off", "all"},
+             "activation recomputation tried: both, off (never), all (every block)");
   set_choice(plan, "zero", "both", {"both", "off", "on"}, "ZeRO-1 tried: both, off, on");
   plan.set("memory_gib", 0.0, "memory per chip (GiB); 0 = the machine's HBM (hbm_gib)");
   plan.set("top", 10, "configurations in the ranking");
@@ -155,7 +155,7 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
           " must be at least 2 (chunks per stage of the "
           "interleaved schedule)");
   p.virtual_stages = static_cast<std::size_t>(v);
-  p.checkpointing = tried(get_param<std::string>(deck, "planner.checkpointing"), "all");
+  p.checkpointing = tried(get_param<std::string>(deck, "planner.recompute"), "all");
   p.zero = tried(get_param<std::string>(deck, "planner.zero"), "on");
   const double gib = get_param<double>(deck, "planner.memory_gib");
   require(gib >= 0, "planner.memory_gib = ", gib, " must not be negative (0: the machine's HBM)");

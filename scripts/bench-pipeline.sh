@@ -10,7 +10,7 @@
 #      shared machine; the mean over steps 2.. beside it), against the theory, and
 #      the saved activations of the rank that keeps the most (estimated) and the process
 #      high-water mark (measured, the largest rank's);
-#   2. inputs/train/bench-h1024.yaml without and with checkpointing.blocks = all, as it is
+#   2. inputs/train/bench-h1024.yaml without and with recompute.blocks = all, as it is
 #      (2 blocks) and with 4 blocks;
 #   3. the pipeline deck as dp 2 x 1x1 without stages, without and with ZeRO-1 (optimizer.zero).
 # Prints both tables and writes OUT/bench-pipeline.json. Environment: BUILD_DIR (default
@@ -50,9 +50,9 @@ for m in 4 8; do
 done
 h1024=$repo/inputs/train/bench-h1024.yaml
 train checkpointing-off "$h1024"
-train checkpointing-all "$h1024" --set checkpointing.blocks=all
+train checkpointing-all "$h1024" --set recompute.blocks=all
 train checkpointing-off-4-blocks "$h1024" --set model.blocks=4
-train checkpointing-all-4-blocks "$h1024" --set model.blocks=4 --set checkpointing.blocks=all
+train checkpointing-all-4-blocks "$h1024" --set model.blocks=4 --set recompute.blocks=all
 for zero in false true; do
   train "zero-$zero" "$repo/inputs/train/bench-pipeline.yaml" --set mesh.pp=1 --set mesh.dp=2 \
     --set optimizer.zero=$zero

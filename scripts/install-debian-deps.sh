@@ -12,6 +12,7 @@ packages=(
   libgtest-dev
   libscalapack-openmpi-dev   # ScaLAPACK PxGEMM baseline of meshslice-bench
   python3                    # the test scripts check that the Chrome traces are valid JSON
+  python3-numpy              # a test reads a checkpoint as a Python user would (json + numpy)
   gnuplot-nox                # PNG plots of meshslice-sim (without it the .gp scripts and data are still written)
   "$@"
 )

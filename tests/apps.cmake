@@ -40,7 +40,7 @@ set(CHECK_TRAIN ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_train.sh)
 set(SHORT_TRAIN --set train.steps=40 --set train.eval_every=20 --set train.log_every=10)
 meshslice_app_test(train_help 1 ${TRAIN} --help)
 set_tests_properties(train_help PROPERTIES PASS_REGULAR_EXPRESSION
-  "plan\\.layers.*--set plan=VALUE  means --set plan.source=file --set plan.file=VALUE")
+  "plan\\.layers.*--plan VALUE .or --set plan=VALUE.  means --set plan.source=file --set plan.file=VALUE.*--resume VALUE .or --set resume=VALUE.  means --set checkpoint.resume=VALUE.*checkpointing\\.blocks is now recompute\\.blocks")
 meshslice_app_test(train_laptop_1x2 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-1x2 40
   ${MPI2} ${TRAIN} ${SHORT_TRAIN})
 meshslice_app_test(train_explicit_plan_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-plan 40
@@ -53,7 +53,7 @@ meshslice_app_test(train_dp_tp 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/trai
 # Pipeline stages with dp, micro-batches, ZeRO-1 and a checkpointed block: dp 2 x pp 2 x 1x2.
 meshslice_app_test(train_pipeline_dp_pp 8 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-dp-pp 20
   ${MPI8} ${TRAIN} --set mesh.dp=2 --set mesh.pp=2 --set pipeline.microbatches=4
-  --set optimizer.zero=true --set checkpointing.blocks=1 --set train.steps=20
+  --set optimizer.zero=true --set recompute.blocks=1 --set train.steps=20
   --set train.eval_every=10 --set train.trace_steps=[5])
 # Hardware mode with pipeline stages: the emulated chips wait for each other's emulated work.
 meshslice_app_test(train_hardware_pipeline 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4-pp
@@ -113,8 +113,15 @@ meshslice_app_test(fault_in_plan_ends_job 4
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_fault_ends_job.sh ${CMAKE_CURRENT_BINARY_DIR}/fault 30
   ${MPI4} ${TRAIN} --set mesh.rows=2 --set mesh.cols=2 --set train.steps=20
   --set debug.fail_at_collective=30 --set debug.fail_on_rank=1)
-# An interrupted run (SIGTERM, as a scheduler's time limit sends it) leaves partial files only.
-meshslice_app_test(interrupted_run_leaves_partial_files 2
+# An interrupted run (SIGTERM, as a scheduler's time limit sends it) stops after a step with a
+# checkpoint and no summary.
+meshslice_app_test(interrupted_run_saves_a_checkpoint 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interrupted_run.sh
   ${CMAKE_CURRENT_BINARY_DIR}/interrupted ${MPI2} ${TRAIN} --set train.steps=100000
   --set train.log_every=1)
+# Checkpoints end to end: a resume bit-identical to the straight run, another layout, SIGUSR1,
+# a full disk, a rank killed while saving (tests/scripts/check_checkpoints.sh).
+meshslice_app_test(checkpoints_resume 4
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_checkpoints.sh ${CMAKE_CURRENT_BINARY_DIR}/checkpoints
+  $<TARGET_FILE:meshslice-train> ${PROJECT_SOURCE_DIR}/inputs/train/laptop.yaml
+  ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${MESHSLICE_MPIEXEC_FLAGS})

@@ -116,8 +116,18 @@ void TensorFile::own_runs(std::size_t tensor, const std::vector<ShardRun>& runs,
 }
 
 std::uint32_t TensorFile::finish() {
+  if (writing_ && file_ != MPI_FILE_NULL) {
+    // Some MPI-IO layers report a short write (a full disk) only in their own log line: the
+    // size the file ended with says it for them.
+    failed(MPI_File_sync(file_), "flushing");
+    MPI_Offset size = 0;
+    if (!failed(MPI_File_get_size(file_, &size), "asking the size") &&
+        static_cast<std::uint64_t>(size) != layout_.file_bytes && error_.empty())
+      error_ = concat("the file has ", size, " of its ", layout_.file_bytes,
+                      " bytes after the write (is the disk full?)");
+  }
   if (file_ != MPI_FILE_NULL) failed(MPI_File_close(&file_), "closing");
-  agree("writing or reading");
+  agree(writing_ ? "writing" : "reading");
   // Every owner's pieces on rank 0, in file order: they must tile the file exactly.
   const int rank = rank_of(comm_);
   int ranks = 1;
@@ -155,6 +165,7 @@ std::uint32_t TensorFile::finish() {
 TensorFileWriter::TensorFileWriter(MPI_Comm comm, const std::string& path,
                                    const SafetensorsLayout& layout)
     : TensorFile(comm, path) {
+  writing_ = true;
   layout_ = layout;
   element_ = file_element(layout_);
   failed(MPI_File_open(comm_, path_.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,

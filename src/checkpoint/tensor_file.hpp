@@ -57,6 +57,7 @@ class TensorFile {
   SafetensorsLayout layout_;
   MPI_File file_ = MPI_FILE_NULL;
   MPI_Datatype element_ = MPI_DATATYPE_NULL;
+  bool writing_ = false;
   std::string error_;  // this rank's first failure
   struct Piece {
     std::uint64_t offset, bytes, crc;

@@ -77,26 +77,61 @@ std::vector<std::string> expand_shorthands(const std::vector<std::string>& overr
   return out;
 }
 
+// Whether the deck holds `key` ("a.b.c": sublists a and b, then c).
+bool deck_has(const Teuchos::ParameterList& deck, const std::string& key) {
+  const Teuchos::ParameterList* list = &deck;
+  std::string::size_type start = 0;
+  for (auto dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start = dot + 1)) {
+    const std::string name = key.substr(start, dot - start);
+    if (!list->isSublist(name)) return false;
+    list = &list->sublist(name);
+  }
+  return list->isParameter(key.substr(start));
+}
+
+// UserError when the deck or an override uses a key the app renamed.
+void check_renamed(const Teuchos::ParameterList& deck, const std::vector<std::string>& overrides,
+                   const std::vector<AppSpec::Renamed>& renamed) {
+  for (const auto& r : renamed) {
+    const auto message = [&](const std::string& where) {
+      return UserError(concat(where, "deck key '", r.old_key, "' was renamed '", r.new_key,
+                              "' (", r.why, "): set ", r.new_key, " instead"));
+    };
+    if (deck_has(deck, r.old_key)) throw message("");
+    for (const std::string& assignment : overrides)
+      if (assignment.compare(0, assignment.find('='), r.old_key) == 0)
+        throw message(concat("--set ", assignment, ": "));
+  }
+}
+
 // Parses the command line and loads, overrides and validates the deck into ctx.
 // Returns false when --help was asked for (printed here on rank 0).
 bool prepare(int argc, char** argv, const AppSpec& spec, AppContext& ctx, std::string& sources) {
-  const CommandLine line = parse_command_line(argc, argv, spec.default_deck.empty());
+  std::vector<std::string> shorthand_names;
+  for (const auto& shorthand : spec.shorthands) shorthand_names.push_back(shorthand.name);
+  const CommandLine line =
+      parse_command_line(argc, argv, spec.default_deck.empty(), shorthand_names);
   const Teuchos::ParameterList valid = spec.valid_parameters();
   if (line.help) {
     if (ctx.rank != 0) return false;
     print_help(std::cout, spec.name, spec.summary, valid, spec.default_deck);
     if (!spec.shorthands.empty()) std::cout << "\nShorthands:\n";
     for (const auto& shorthand : spec.shorthands) {
-      std::cout << "  --set " << shorthand.name << "=VALUE  means";
+      std::cout << "  --" << shorthand.name << " VALUE (or --set " << shorthand.name
+                << "=VALUE)  means";
       for (const std::string& stands_for : shorthand.expands_to)
         std::cout << " --set " << expanded(stands_for, "VALUE");
       std::cout << "\n";
     }
+    for (const auto& r : spec.renamed)
+      std::cout << (&r == &spec.renamed.front() ? "\nRenamed keys:\n" : "") << "  " << r.old_key
+                << " is now " << r.new_key << " (" << r.why << ")\n";
     return false;
   }
   const std::string deck_path =
       line.deck_path.empty() ? resolve_default_deck(spec.default_deck) : line.deck_path;
   ctx.deck = load_deck(deck_path);
+  check_renamed(ctx.deck, line.overrides, spec.renamed);
   const bool empty_deck = ctx.deck.numParams() == 0;
   for (const auto& assignment : expand_shorthands(line.overrides, spec.shorthands))
     apply_override(ctx.deck, valid, assignment);
@@ -182,7 +217,7 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
     log_info(sources, "; resolved deck in ", (fs::path(ctx.out_dir) / "deck.yaml").string());
 
     const int status = body(ctx);
-    if (status == 0 && ctx.rank == 0) description.commit();
+    if ((status == 0 || status == kExitResumable) && ctx.rank == 0) description.commit();
     return status;
   } catch (const UserError& e) {
     // Every rank evaluated the same check and threw the same error (see core/errors.hpp).

@@ -26,15 +26,25 @@ struct AppSpec {
   std::string default_deck;
   // The valid parameters with defaults and doc strings (see core/deck.hpp).
   std::function<Teuchos::ParameterList()> valid_parameters;
-  // Command-line shorthands: `--set NAME=VALUE` stands for the assignments of `expands_to`, in
-  // order, each with "{}" replaced by VALUE (meshslice-train: plan=PATH is plan.source=file and
-  // plan.file=PATH). --help lists them.
+  // Command-line shorthands: `--NAME VALUE` (or `--set NAME=VALUE`) stands for the assignments
+  // of `expands_to`, in order, each with "{}" replaced by VALUE (meshslice-train: --plan PATH is
+  // plan.source=file and plan.file=PATH). --help lists them.
   struct Shorthand {
     std::string name;
     std::vector<std::string> expands_to;
   };
   std::vector<Shorthand> shorthands;
+  // Deck keys the app renamed ("checkpointing.blocks" -> "recompute.blocks"): using the old one
+  // in the deck or a --set is an error that names the new one and why.
+  struct Renamed {
+    std::string old_key, new_key, why;
+  };
+  std::vector<Renamed> renamed;
 };
+
+// The exit status of a run a signal stopped early after saving its state (sysexits' EX_TEMPFAIL:
+// try again): a batch script requeues the job with --resume auto.
+constexpr int kExitResumable = 75;
 
 struct AppContext {
   Teuchos::ParameterList deck;  // validated, defaults filled, overrides applied

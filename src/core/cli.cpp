@@ -49,7 +49,8 @@ std::string usage_line(const std::string& program, bool deck_required) {
 }
 
 
-CommandLine parse_command_line(int argc, char** argv, bool deck_required) {
+CommandLine parse_command_line(int argc, char** argv, bool deck_required,
+                               const std::vector<std::string>& shorthands) {
   const std::string program = program_name(argc, argv);
   const auto fail = [&](const std::string& problem) {
     return UserError(concat(problem, "\n", usage_line(program, deck_required), "\n(run '", program,
@@ -80,6 +81,13 @@ CommandLine parse_command_line(int argc, char** argv, bool deck_required) {
       line.overrides.push_back(option_value("--set", arg, i));
     } else if (arg == "--out" || starts_with(arg, "--out=")) {
       line.out_dir = option_value("--out", arg, i);
+    } else if (const auto name = std::find_if(shorthands.begin(), shorthands.end(),
+                                              [&](const std::string& n) {
+                                                return arg == "--" + n ||
+                                                       starts_with(arg, "--" + n + "=");
+                                              });
+               name != shorthands.end()) {
+      line.overrides.push_back(*name + "=" + option_value("--" + *name, arg, i));
     } else if (starts_with(arg, "--kokkos-")) {
       // Kokkos::initialize reads these (some Kokkos versions leave them in argv), but ignores
       // names it does not know: a misspelt one would be lost without a word.

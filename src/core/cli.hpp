@@ -19,7 +19,10 @@ struct CommandLine {
 // Arguments starting with --kokkos- are skipped (they belong to Kokkos::initialize) when they
 // name an option of kokkos_options(); any other --kokkos-* is a UserError (a typo Kokkos would
 // silently ignore).
-CommandLine parse_command_line(int argc, char** argv, bool deck_required = true);
+// `shorthands`: the app's option names (without --) that `--NAME VALUE` gives as the override
+// NAME=VALUE (core/app.hpp's AppSpec::shorthands).
+CommandLine parse_command_line(int argc, char** argv, bool deck_required = true,
+                               const std::vector<std::string>& shorthands = {});
 
 // The --kokkos-* options Kokkos::initialize reads, Kokkos 3.4's and 4.x's (some were renamed),
 // each with what it sets; --help lists them.

@@ -30,6 +30,11 @@ class CsvWriter {
     out_.stream() << line.str() << '\n';
     out_.flush();  // rows survive a job killed mid-run, in PATH.partial
   }
+  // A row already formatted (an earlier run's, carried over by a resumed one).
+  void line(const std::string& text) {
+    out_.stream() << text << '\n';
+    out_.flush();
+  }
   // The run is complete: the file goes under its name.
   void finish() { out_.commit(); }
 

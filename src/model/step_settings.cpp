@@ -43,7 +43,7 @@ void check_step_settings(const StepSettings& step, const ModelShape& shape, cons
           2 * p * v * m, " message channels, more than the ", AxisComm::kPointToPointChannels,
           " MPI tags allow; use fewer micro-batches");
   for (const std::size_t b : step.checkpointed)
-    require(b < shape.blocks, "checkpointing.blocks names block ", b, " but the model has blocks "
+    require(b < shape.blocks, "recompute.blocks names block ", b, " but the model has blocks "
             "0 to ", shape.blocks - 1);
 }
 

@@ -45,11 +45,11 @@
 #include "comm/small_all_reduce.hpp"
 #include "gemm/real_executor.hpp"
 #include "model/fc_layer.hpp"
-#include "model/gradient_sync.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
 #include "model/optimizer.hpp"
+#include "model/parameter_update.hpp"
 #include "model/parameter_set.hpp"
 
 namespace meshslice {
@@ -214,15 +214,7 @@ class Transformer {
   void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
-  void start_sync(const Block& b, ParamKind kind);  // its dp averaging, through its handle
-  // visit(parameter) for every parameter in the order the dp averaging plans them (the blocks
-  // last to first, each in backward order): the planning and ZeRO-1's gathers agree.
-  template <class F>
-  void for_each_gradient(F&& visit);
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
-  // The global gradient norm's square, every gradient's dp rows (1 where not divisible) summed
-  // in one order whether ZeRO-1 holds them or not: bit-identical either way.
-  double gradient_squares();
   // `out` empty: a recomputation, which stops once the backward pass has all it needs.
   void block_forward(const Block& b, const Saved& s, const Mat& out);
   // `accumulate` and `sync` as in backward().
@@ -239,13 +231,12 @@ class Transformer {
   std::size_t dp_;
   ParameterSet<T> params_;
   Optimizer<T> optimizer_;
-  std::size_t update_elements_ = 0;  // what the optimizer updates on this rank
   std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
   std::vector<ModelChunk> chunks_;
   std::vector<std::size_t> chunk_begin_;  // blocks_ index of each chunk's first block
   std::vector<Block> blocks_;             // this rank's, chunk by chunk
   Saved recompute_;                       // the checkpointed blocks' activations, recomputed
-  std::unique_ptr<GradientSync<Exec>> sync_;
+  std::unique_ptr<ParameterUpdate<Exec>> update_;  // trainable: dp averaging, norm, optimizer
   std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<BlockTranspose<T>>> transposes_;
   std::map<std::pair<bool, std::size_t>, RelayoutCost> relayout_costs_;  // (from standard, width)
   SmallAllReduce<T> small_;

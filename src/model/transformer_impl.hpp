@@ -18,10 +18,6 @@
 namespace meshslice {
 namespace transformer_detail {
 
-inline constexpr ParamKind kBackwardOrder[kParamKinds] = {ParamKind::ff2,        ParamKind::ff1,
-                                                   ParamKind::norm2_gain, ParamKind::attn_out,
-                                                   ParamKind::qkv,        ParamKind::norm1_gain};
-
 inline void check_shape(const ModelShape& s, int pr, int pc) {
   require(s.hidden > 0 && s.heads > 0 && s.blocks > 0 && s.seq_len > 0 && s.sequences > 0,
           "model: hidden, heads, blocks, seq_len and sequences must all be positive");
@@ -118,18 +114,14 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_x_[1] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_gain_ = alloc(1, local_hidden(), "grad_gain", memory_.work);
-    // The gradients in backward order, block by block. The schedule decides which chunk
-    // finishes first, but every block's gradients have the same shapes in the same order, so
-    // the planned sequence holds for any order of whole blocks.
-    std::vector<DpReduction> reductions;
-    for_each_gradient([&](Parameter<T>& p) {
-      p.sync = reductions.size();
-      if (p.sharded())
-        reductions.push_back({{dp_, elements(p.grad) / dp_}, true});
-      else
-        reductions.push_back({{p.grad.extent(0), p.grad.extent(1)}, false});
-    });
-    sync_ = std::make_unique<GradientSync<Exec>>(ex, std::move(reductions));
+    // The gradients in backward order: the blocks last to first, each block's parameters in the
+    // reverse of its layers' forward order (ParamKind's). The schedule decides which chunk
+    // finishes first, but a chunk's backward passes follow the later chunks' (the last
+    // micro-batch's gradients flow through the virtual stages in reverse), so this order holds.
+    std::vector<std::size_t> order;
+    for (std::size_t bi = blocks_.size(); bi-- > 0;)
+      for (std::size_t k = kParamKinds; k-- > 0;) order.push_back(blocks_[bi].params + k);
+    update_ = std::make_unique<ParameterUpdate<Exec>>(ex, params_, optimizer_, order);
   }
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
   // step; nothing is allocated during a step).
@@ -144,7 +136,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   if (p2.input() != p1.output()) plan_relayouts(shape.ffn());
   for (const auto& l : layers_) memory_.workspaces += l->workspace_bytes();
   for (const auto& [key, transpose] : transposes_) memory_.workspaces += transpose->bytes();
-  if (sync_) memory_.workspaces += sync_->workspace_bytes();
+  if (update_) memory_.workspaces += update_->workspace_bytes();
   fence(space_, "transformer_init");
 }
 
@@ -179,7 +171,6 @@ void Transformer<Exec>::add_parameter(std::size_t block, ParamKind kind, std::ui
       state.push_back(alloc(updated.extent(0), updated.extent(1), "optimizer_state",
                             memory_.optimizer_state));
     optimizer_.add(std::move(state));
-    update_elements_ += elements(updated);
   }
   params_.add(std::move(p));
 }
@@ -414,14 +405,6 @@ void Transformer<Exec>::require_whole(const char* call) const {
 }
 
 template <class Exec>
-template <class F>
-void Transformer<Exec>::for_each_gradient(F&& visit) {
-  for (std::size_t bi = blocks_.size(); bi-- > 0;)
-    for (ParamKind kind : transformer_detail::kBackwardOrder)
-      visit(params_[blocks_[bi].params + static_cast<std::size_t>(kind)]);
-}
-
-template <class Exec>
 void Transformer<Exec>::forward(const Mat& x, const Mat& y) {
   require_whole("forward(x, y)");
   forward(0, 0, x, y);
@@ -437,7 +420,7 @@ void Transformer<Exec>::backward(const Mat& dy) {
 template <class Exec>
 void Transformer<Exec>::begin_step() {
   require(trainable_, "Transformer::begin_step on a model built without gradients");
-  sync_->begin_step();
+  update_->begin_step();
 }
 
 template <class Exec>
@@ -502,15 +485,6 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
 }
 
 template <class Exec>
-void Transformer<Exec>::start_sync(const Block& b, ParamKind kind) {
-  const Parameter<T>& p = param(b, kind);
-  if (p.sharded())
-    sync_->start(p.sync, ex_.wrap(as_rows(p.grad, dp_)), ex_.wrap(p.grad_row));
-  else
-    sync_->start(p.sync, ex_.wrap(p.grad));
-}
-
-template <class Exec>
 void Transformer<Exec>::fc_forward(FcKind k, const Mat& x, const Mat& w, const Mat& y) {
   layer(k).forward(ex_.wrap(x), ex_.wrap(w), ex_.wrap(y));
 }
@@ -535,7 +509,7 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
   // Parameter `kind`'s gradient, and when it is complete its dp averaging started.
   auto grad = [&](ParamKind kind) -> const Mat& { return param(b, kind).grad; };
   auto done = [&](ParamKind kind) {
-    if (sync) start_sync(b, kind);
+    if (sync) update_->start(param(b, kind));
   };
 
   // FF2, GeLU, FF1 (each weight gradient first, so its dp averaging overlaps the data GEMM).
@@ -573,65 +547,9 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
 }
 
 template <class Exec>
-double Transformer<Exec>::gradient_squares() {
-  // Per gradient, its dp rows when its elements divide over dp (ZeRO-1 holds one of them, the
-  // averaged shard), else the whole: partial sums of squares in a fixed order. The weight shards
-  // are disjoint over the tensor-parallel chips; the gains are copied on every mesh row, so only
-  // row 0 counts them.
-  std::vector<double> partials;
-  const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
-  const double updated = static_cast<double>(update_elements_);
-  ex_.compute("gradient_norm", LocalWork::streaming(updated), [&] {
-    for (const Parameter<T>& p : params_) {
-      if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
-      const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (!p.sharded())
-          partials.push_back(sum_squares(space_, row_of(p.grad, rows, r)));
-        else
-          partials.push_back(r == replica ? sum_squares(space_, p.grad_row) : 0.0);
-      }
-    }
-  });
-  if (zero_ && dp_ > 1)  // the other replicas' shards (one non-zero term each: exact)
-    ex_.communicate("gradient_norm", Axis::dp,
-                    {CommWork::all_reduce, static_cast<double>(partials.size())}, [&] {
-                      MPI_Allreduce(MPI_IN_PLACE, partials.data(),
-                                    static_cast<int>(partials.size()), MPI_DOUBLE, MPI_SUM,
-                                    torus_.axis(Axis::dp).comm());
-                    });
-  double local = 0;
-  for (const double p : partials) local += p;
-  double squares = 0;
-  ex_.communicate("gradient_norm", Axis::tp, {CommWork::all_reduce, 1},
-                  [&] { squares = sum_over(torus_.axis(Axis::tp), local); });
-  if (ex_.size(Axis::pp) > 1)  // every stage's blocks
-    ex_.communicate("gradient_norm", Axis::pp, {CommWork::all_reduce, 1},
-                    [&] { squares = sum_over(torus_.axis(Axis::pp), squares); });
-  return squares;
-}
-
-template <class Exec>
 double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
   require(trainable_, "Transformer::update on a model built without gradients");
-  sync_->finish();
-  const double norm = std::sqrt(gradient_squares());
-  const double clip = clip_factor(optimizer, norm);
-  const double traffic = optimizer_.traffic_per_element() * update_elements_;
-  ex_.compute("optimizer", LocalWork::streaming(traffic), [&] {
-    optimizer_.step(space_, optimizer, t, clip, params_);
-    for (const Parameter<T>& p : params_)  // ZeRO-1: what the gather sends
-      if (p.sharded()) Kokkos::deep_copy(space_, p.grad_row, p.updated());
-    fence(space_, "optimizer_step");
-  });
-  if (zero_ && dp_ > 1) {  // every replica's rows back into each parameter
-    sync_->begin_gather();
-    for_each_gradient([&](const Parameter<T>& p) {
-      if (p.sharded()) sync_->gather(p.sync, ex_.wrap(p.grad_row), ex_.wrap(as_rows(p.value, dp_)));
-    });
-    sync_->finish_gather();
-  }
-  return norm;
+  return update_->finish(optimizer, t);
 }
 
 template <class Exec>

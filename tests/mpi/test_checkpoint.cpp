@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "checkpoint/checkpoint.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "core/errors.hpp"
 #include "gemm/real_executor.hpp"
 #include "model/reference_model.hpp"
@@ -252,6 +253,44 @@ TEST(Checkpoint, PrecisionChangesOnResume) {
                 resumed.trainer.student().gather(b, ParamKind(k)));
 }
 
+// Rank 0 writes or changes a file (the others wait).
+template <class F>
+void on_rank_zero(F&& change) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) change();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// For tests/scripts/read_checkpoint.py (ctest checkpoint_python_reader): a 2x2 run whose
+// layers keep W, W^T and the permuted QKV saves a checkpoint under $MESHSLICE_CHECKPOINT_EXPORT,
+// and rank 0 writes the same weights gathered by another path (Transformer::gather, element by
+// element through each shard's layout) to gathered.safetensors beside it.
+TEST(CheckpointFile, ExportsWeightsForThePythonReader) {
+  const char* out = std::getenv("MESHSLICE_CHECKPOINT_EXPORT");
+  if (!four_ranks() || !out) GTEST_SKIP() << "run by ctest checkpoint_export (4 ranks)";
+  LayoutRun<double> run({"2x2_transposed_summa", {1, 1, 2, 2}, transposed_plan(), {}});
+  for (int step = 0; step < 3; ++step) run.trainer.step();
+  run.save(std::string(out) + "/checkpoints");
+  std::vector<SafetensorsTensor> tensors;
+  std::vector<std::vector<double>> values;
+  for (std::size_t b = 0; b < run.shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k) {
+      const ParamShape shape = param_shape(run.shape, ParamKind(k));
+      tensors.push_back({parameter_name(b, ParamKind(k)), "F64", {shape.rows, shape.cols}});
+      values.push_back(run.trainer.student().gather(b, ParamKind(k)));
+    }
+  on_rank_zero([&] {
+    const SafetensorsLayout layout = safetensors_layout(tensors, {});
+    std::ofstream file(std::string(out) + "/gathered.safetensors", std::ios::binary);
+    file.write(layout.prefix.data(), static_cast<std::streamsize>(layout.prefix.size()));
+    for (const auto& v : values)
+      file.write(reinterpret_cast<const char*>(v.data()),
+                 static_cast<std::streamsize>(v.size() * sizeof(double)));
+    ASSERT_TRUE(file.good());
+  });
+}
+
 // `what` must fail on every rank with a UserError whose message holds `words`.
 template <class F>
 void expect_error_everywhere(F&& what, const std::string& words) {
@@ -262,15 +301,6 @@ void expect_error_everywhere(F&& what, const std::string& words) {
     message = e.what();
   }
   EXPECT_NE(message.find(words), std::string::npos) << "'" << words << "' not in: " << message;
-}
-
-// Rank 0 changes a file (the others wait).
-template <class F>
-void on_rank_zero(F&& change) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) change();
-  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST(CheckpointErrors, DamagedIncompleteOrMismatchedCheckpointsAreClearErrors) {

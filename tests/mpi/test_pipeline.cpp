@@ -230,7 +230,7 @@ TEST(PipelineErrors, SettingsTheStepCannotRunAreClearErrors) {
   }
   step = {};
   step.checkpointed = {4};
-  expect_error(step, shape(4), "checkpointing.blocks names block 4");
+  expect_error(step, shape(4), "recompute.blocks names block 4");
 }
 
 }  // namespace

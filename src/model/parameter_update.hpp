@@ -1,0 +1,155 @@
+#pragma once
+// Everything that happens to a parameter set between a backward pass and the next forward pass,
+// over the data-parallel replicas: each gradient's dp averaging (started by the backward pass
+// through the parameter's own handle as soon as the gradient is complete, progressed by the rest
+// of the pass: model/gradient_sync.hpp), the global gradient norm (every replica's rows, every
+// stage's blocks, every tensor-parallel shard), clipping, the optimizer's step and, with ZeRO-1,
+// the all-gathers of the updated rows. Planned at construction, so an update allocates nothing.
+//
+//     ParameterUpdate<Exec> update(ex, params, optimizer, backward_order);
+//     update.begin_step();
+//     ... backward pass: update.start(p) once p's gradient is complete ...
+//     const double norm = update.finish(settings, t);   // averaged, clipped, stepped
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include <mpi.h>
+
+#include "comm/small_all_reduce.hpp"
+#include "core/errors.hpp"
+#include "gemm/caller_work.hpp"
+#include "model/gradient_sync.hpp"
+#include "model/kernels/elementwise.hpp"
+#include "model/model_math.hpp"
+#include "model/optimizer.hpp"
+#include "model/parameter_set.hpp"
+
+namespace meshslice {
+
+template <class Exec>
+class ParameterUpdate {
+ public:
+  using T = typename Exec::Scalar;
+
+  // `order`: the parameters' indices in the order the backward pass completes their gradients;
+  // each parameter's handle (Parameter::sync) is its place in it.
+  ParameterUpdate(Exec& ex, ParameterSet<T>& params, const Optimizer<T>& optimizer,
+                  const std::vector<std::size_t>& order)
+      : ex_(ex),
+        params_(params),
+        optimizer_(optimizer),
+        order_(order),
+        dp_(static_cast<std::size_t>(ex.size(Axis::dp))),
+        sync_(ex, reductions()) {
+    for (const Parameter<T>& p : params_) {
+      update_elements_ += elements(p.updated());
+      sharded_ = sharded_ || p.sharded();
+    }
+  }
+
+  std::size_t workspace_bytes() const { return sync_.workspace_bytes(); }
+
+  void begin_step() { sync_.begin_step(); }
+
+  // Starts averaging p's complete gradient over dp; an error unless p is next in the order.
+  void start(const Parameter<T>& p) {
+    if (p.sharded())
+      sync_.start(p.sync, ex_.wrap(as_rows(p.grad, dp_)), ex_.wrap(p.grad_row));
+    else
+      sync_.start(p.sync, ex_.wrap(p.grad));
+  }
+
+  // Finishes the averaging, clips to the global norm and steps the optimizer (step t, 1-based);
+  // returns the global gradient norm before clipping.
+  double finish(const OptimizerSettings& settings, std::size_t t) {
+    sync_.finish();
+    const double norm = std::sqrt(gradient_squares());
+    const double clip = clip_factor(settings, norm);
+    const ExecSpace space = ex_.compute_space();
+    const double traffic = optimizer_.traffic_per_element() * update_elements_;
+    ex_.compute("optimizer", LocalWork::streaming(traffic), [&] {
+      optimizer_.step(space, settings, t, clip, params_);
+      for (const Parameter<T>& p : params_)  // ZeRO-1: what the gather sends
+        if (p.sharded()) Kokkos::deep_copy(space, p.grad_row, p.updated());
+      fence(space, "optimizer_step");
+    });
+    if (!sharded_) return norm;
+    sync_.begin_gather();  // every replica's rows back into each parameter
+    for (const std::size_t i : order_) {
+      const Parameter<T>& p = params_[i];
+      if (p.sharded()) sync_.gather(p.sync, ex_.wrap(p.grad_row), ex_.wrap(as_rows(p.value, dp_)));
+    }
+    sync_.finish_gather();
+    return norm;
+  }
+
+ private:
+  // The dp reductions in the backward order, each parameter given its handle.
+  std::vector<DpReduction> reductions() {
+    std::vector<DpReduction> out;
+    for (const std::size_t i : order_) {
+      Parameter<T>& p = params_[i];
+      p.sync = out.size();
+      if (p.sharded())
+        out.push_back({{dp_, elements(p.grad) / dp_}, true});
+      else
+        out.push_back({{p.grad.extent(0), p.grad.extent(1)}, false});
+    }
+    require(out.size() == params_.size(), "ParameterUpdate: the backward order names ",
+            out.size(), " of ", params_.size(), " parameters");
+    return out;
+  }
+
+  // The global gradient norm's square. Per gradient, its dp rows when its elements divide over
+  // dp, else the whole: partial sums of squares in a fixed order, whether ZeRO-1 holds the rows
+  // or not, so the norm is bit-identical either way. With ZeRO-1 each replica adds its own row
+  // (the others' are zero) and replica 0 the unsharded gradients, and one all-reduce over dp
+  // (one non-zero term each: exact) completes them. The weight shards are disjoint over the
+  // tensor-parallel chips; the gains are copied on every mesh row, so only row 0 counts them.
+  double gradient_squares() {
+    std::vector<double> partials;
+    const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
+    const ExecSpace space = ex_.compute_space();
+    ex_.compute("gradient_norm", LocalWork::streaming(static_cast<double>(update_elements_)),
+                [&] {
+                  for (const Parameter<T>& p : params_) {
+                    if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
+                    const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
+                    for (std::size_t r = 0; r < rows; ++r) {
+                      const bool counted = !sharded_ || (p.sharded() ? r : 0) == replica;
+                      const Matrix<T> part = p.sharded() ? p.grad_row : row_of(p.grad, rows, r);
+                      partials.push_back(counted ? sum_squares(space, part) : 0.0);
+                    }
+                  }
+                });
+    const Torus& torus = ex_.torus();
+    if (sharded_)
+      ex_.communicate("gradient_norm", Axis::dp,
+                      {CommWork::all_reduce, static_cast<double>(partials.size())}, [&] {
+                        MPI_Allreduce(MPI_IN_PLACE, partials.data(),
+                                      static_cast<int>(partials.size()), MPI_DOUBLE, MPI_SUM,
+                                      torus.axis(Axis::dp).comm());
+                      });
+    double local = 0;
+    for (const double p : partials) local += p;
+    double squares = 0;
+    ex_.communicate("gradient_norm", Axis::tp, {CommWork::all_reduce, 1},
+                    [&] { squares = sum_over(torus.axis(Axis::tp), local); });
+    if (ex_.size(Axis::pp) > 1)  // every stage's blocks
+      ex_.communicate("gradient_norm", Axis::pp, {CommWork::all_reduce, 1},
+                      [&] { squares = sum_over(torus.axis(Axis::pp), squares); });
+    return squares;
+  }
+
+  Exec& ex_;
+  ParameterSet<T>& params_;
+  const Optimizer<T>& optimizer_;
+  std::vector<std::size_t> order_;
+  std::size_t dp_;
+  std::size_t update_elements_ = 0;  // what the optimizer updates on this rank
+  bool sharded_ = false;             // ZeRO-1 shards at least one parameter
+  GradientSync<Exec> sync_;
+};
+
+}  // namespace meshslice
