@@ -74,15 +74,15 @@ std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& 
 }
 
 // One tensor of a file as this rank has it: the elements [first, first + count) of a
-// parameter's shard in `data`, whether this rank owns them in the file (writes them, checks
-// their CRC) — each element has one owner: replica 0, mesh row 0 for the gains' copies, and
-// with ZeRO-1 every replica for its row of the optimizer state.
+// parameter's shard in `data` (all of them are read), and whether this rank writes them. Each
+// element has one writer: replica 0, mesh row 0 for the gains' copies, and with ZeRO-1 every
+// replica for its row of the optimizer state.
 template <class T>
 struct Held {
   const Parameter<T>* param = nullptr;  // null: this rank holds nothing of the tensor
   Matrix<T> data;
   std::size_t first = 0, count = 0;
-  bool owned = false;
+  bool writes = false;
   std::vector<ShardRun> runs() const {
     if (!param) return {};
     return shard_runs(param->layout, param->global, param->value.extent(0),
@@ -109,7 +109,7 @@ FileContents<T> model_contents(const ModelShape& m, const Torus& torus,
     if (h.param) {
       h.data = h.param->value;
       h.count = elements(h.data);
-      h.owned = replica0 && (!h.param->row_copies || row0);
+      h.writes = replica0 && (!h.param->row_copies || row0);
     }
     out.held.push_back(h);
   }
@@ -133,7 +133,7 @@ FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
         h.data = optimizer.state(at->second, s);
         h.count = elements(h.data);
         h.first = h.param->sharded() ? h.param->dp_row * h.count : 0;
-        h.owned = (h.param->sharded() || replica0) && (!h.param->row_copies || row0);
+        h.writes = (h.param->sharded() || replica0) && (!h.param->row_copies || row0);
       }
       out.held.push_back(h);
     }
@@ -155,33 +155,33 @@ std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_
                                                    const FileContents<T>& contents,
                                                    std::size_t step) {
   TensorFileWriter out(comm, path, file_layout(contents, step));
+  std::vector<T> staged;  // reused: see TensorFile's buffers
   for (std::size_t i = 0; i < contents.held.size(); ++i) {
     const Held<T>& h = contents.held[i];
     std::vector<ShardRun> runs;
-    std::vector<T> staged;
-    if (h.owned) {
+    if (h.writes) {
       runs = h.runs();
       const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.data);
       staged.resize(h.count);
       stage(runs, host.data(), staged.data());
     }
-    out.write(i, runs, staged.data(), true);
+    out.write(i, runs, staged.data());
   }
   const std::uint32_t crc = out.finish();
   return {crc, out.layout().file_bytes};
 }
 
-// Reads a file into what this rank holds; UserError unless it holds every tensor of the run
-// with the run's shape, and its CRC-32 is `crc`.
+// Reads each tensor of `contents` into what this rank holds of it (F: the file's scalar).
 template <class T, class F>
 void read_tensors(TensorFileReader& in, const FileContents<T>& contents) {
+  std::vector<F> staged;  // reused: see TensorFile's buffers
   for (std::size_t i = 0; i < contents.held.size(); ++i) {
     const Held<T>& h = contents.held[i];
     const SafetensorsTensor* t = in.layout().find(contents.tensors[i].first);
     const std::size_t index = static_cast<std::size_t>(t - in.layout().tensors.data());
     std::vector<ShardRun> runs = h.runs();
-    std::vector<F> staged(h.count);
-    in.read(index, runs, staged.data(), h.owned);
+    staged.resize(h.count);
+    in.read(index, runs, staged.data());
     if (!h.param) continue;
     const auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), h.data);
     unstage(runs, staged.data(), host.data());

@@ -37,29 +37,36 @@ std::vector<ShardRun> shard_runs(const StoredLayout& layout, const ParamShape& g
   std::vector<ShardRun> runs;
   if (count == 0 || shard_rows == 0 || shard_cols == 0) return runs;
   // Along a global row the shard's elements are consecutive in its stored columns, or (stored
-  // transposed) in its stored rows: `along` walks that direction, `across` the other. The
-  // runs are where the global column steps by one (the QKV permutation breaks them).
+  // transposed) in its stored rows: `along` walks that direction, `across` the other. A run ends
+  // where the global column does not step by one (the QKV permutation), which depends on `along`
+  // alone: the pattern of a rectangle's first line holds for all of its lines.
   for (const Rect& rect : rectangles(shard_cols, first, count)) {
     const bool t = layout.transposed;
     const std::size_t a0 = t ? rect.r0 : rect.c0, a1 = t ? rect.r1 : rect.c1;
     const std::size_t x0 = t ? rect.c0 : rect.r0, x1 = t ? rect.c1 : rect.r1;
     const std::size_t stride = t ? shard_cols : 1;
+    const auto logical = [&](std::size_t x, std::size_t a, std::size_t& row, std::size_t& col) {
+      layout.logical(t ? a : x, t ? x : a, row, col);
+    };
+    struct Segment {
+      std::size_t a, length, col;
+    };
+    std::vector<Segment> pattern;
+    for (std::size_t a = a0; a < a1; ++a) {
+      std::size_t row = 0, col = 0;
+      logical(x0, a, row, col);
+      if (!pattern.empty() && col == pattern.back().col + pattern.back().length)
+        ++pattern.back().length;
+      else
+        pattern.push_back({a, 1, col});
+    }
     for (std::size_t x = x0; x < x1; ++x) {
-      ShardRun run;
-      std::size_t last_col = 0;
-      for (std::size_t a = a0; a < a1; ++a) {
-        const std::size_t r = t ? a : x, c = t ? x : a;
-        std::size_t row = 0, col = 0;
-        layout.logical(r, c, row, col);
-        if (run.length > 0 && col == last_col + 1) {
-          ++run.length;
-        } else {
-          if (run.length > 0) runs.push_back(run);
-          run = {row * global.cols + col, 1, r * shard_cols + c - first, stride};
-        }
-        last_col = col;
+      std::size_t row = 0, col = 0;
+      logical(x, a0, row, col);
+      for (const Segment& s : pattern) {
+        const std::size_t r = t ? s.a : x, c = t ? x : s.a;
+        runs.push_back({row * global.cols + s.col, s.length, r * shard_cols + c - first, stride});
       }
-      if (run.length > 0) runs.push_back(run);
     }
   }
   std::sort(runs.begin(), runs.end(),
