@@ -207,7 +207,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
          << ",\n  \"local_gemm_peak_gflops\": " << peak / 1e9
          << ",\n  \"peak_fraction\": " << flops / best_seconds / (ranks * peak)
          << ",\n  \"ideal_step_seconds\": " << ideal_seconds
-         << ",\n  \"mean_exposed_comm_fraction\": " << total_exposed / std::max<std::size_t>(1, steps_run)
+         << ",\n  \"mean_exposed_comm_fraction\": "
+         << total_exposed / std::max<std::size_t>(1, steps_run)
          << ",\n  \"pipeline\": {\"stages\": " << s.mesh.pp << ", \"schedule\": \""
          << schedule_name(s.step.schedule) << "\", \"microbatches\": " << s.step.micro_batches
          << ", \"virtual_stages\": " << s.step.virtual_stages

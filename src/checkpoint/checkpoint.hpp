@@ -14,7 +14,7 @@
 // shape, dp, pp split, plan (W or W^T storage), ZeRO on or off, or precision; each rank reads
 // exactly its own blocks. Only the model's shape and the task must match.
 //
-//     save_checkpoint(out + "/checkpoints", keep, torus, model.parameters(), model.optimizer(), facts);
+//     save_checkpoint(dir, keep, torus, model.parameters(), model.optimizer(), facts);
 //     const std::string path = find_checkpoint("auto", out + "/checkpoints", comm);
 //     if (!path.empty()) facts = load_checkpoint(path, torus, params, optimizer, run_facts);
 #include <mpi.h>

@@ -150,7 +150,8 @@ std::uint32_t TensorFile::finish() {
   int complete = 1;
   if (rank_ == 0) {
     std::vector<Piece> pieces;
-    for (std::size_t i = 0; i < all.size(); i += 3) pieces.push_back({all[i], all[i + 1], all[i + 2]});
+    for (std::size_t i = 0; i < all.size(); i += 3)
+      pieces.push_back({all[i], all[i + 1], all[i + 2]});
     std::sort(pieces.begin(), pieces.end(),
               [](const Piece& a, const Piece& b) { return a.offset < b.offset; });
     std::uint64_t at = 0;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "reference_check.hpp"
+#include "test_support.hpp"
 
 namespace meshslice::testing {
 namespace {
@@ -292,14 +294,8 @@ TEST(CheckpointFile, ExportsWeightsForThePythonReader) {
 }
 
 // `what` must fail on every rank with a UserError whose message holds `words`.
-template <class F>
-void expect_error_everywhere(F&& what, const std::string& words) {
-  std::string message;
-  try {
-    what();
-  } catch (const UserError& e) {
-    message = e.what();
-  }
+void expect_error_everywhere(const std::function<void()>& what, const std::string& words) {
+  const std::string message = test::user_error_of(what);
   EXPECT_NE(message.find(words), std::string::npos) << "'" << words << "' not in: " << message;
 }
 

@@ -155,8 +155,8 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
   StepSettings zero;
   zero.zero = true;
   RealExecutor<double> ex(torus(), CommOptions{});
-  Trainer<RealExecutor<double>> trainer(ex, shape, default_block_plan(shape, choice(Algorithm::meshslice, 1)),
-                                        opt, seeds, zero);
+  const BlockPlan plan = default_block_plan(shape, choice(Algorithm::meshslice, 1));
+  Trainer<RealExecutor<double>> trainer(ex, shape, plan, opt, seeds, zero);
   std::size_t sharded = 0;
   for (const Parameter<double>& p : trainer.student().parameters()) sharded += p.sharded();
   ASSERT_GT(sharded, 0u);

@@ -43,19 +43,24 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-// The message of the UserError `action` throws; a test failure if it throws nothing or another
+// The message of the Error `action` throws; a test failure if it throws nothing or another
 // type.
-inline std::string user_error_of(const std::function<void()>& action) {
+template <class Error>
+std::string error_of(const std::function<void()>& action, const char* expected) {
   try {
     action();
-  } catch (const UserError& e) {
+  } catch (const Error& e) {
     return e.what();
   } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a UserError, got another exception: " << e.what();
+    ADD_FAILURE() << "expected a " << expected << ", got another exception: " << e.what();
     return "";
   }
-  ADD_FAILURE() << "expected a UserError, nothing was thrown";
+  ADD_FAILURE() << "expected a " << expected << ", nothing was thrown";
   return "";
+}
+
+inline std::string user_error_of(const std::function<void()>& action) {
+  return error_of<UserError>(action, "UserError");
 }
 
 inline void expect_contains(const std::string& text, std::initializer_list<std::string> parts) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/json.hpp"
+#include "test_support.hpp"
 
 namespace meshslice {
 namespace {
@@ -18,16 +19,7 @@ namespace {
 // The message of the json::Error `action` throws; a test failure if it throws nothing or another
 // type.
 std::string json_error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const json::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a json::Error, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a json::Error, nothing was thrown";
-  return "";
+  return test::error_of<json::Error>(action, "json::Error");
 }
 
 std::string parse_error(const std::string& text) {
