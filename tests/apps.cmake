@@ -119,6 +119,12 @@ meshslice_app_test(interrupted_run_saves_a_checkpoint 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interrupted_run.sh
   ${CMAKE_CURRENT_BINARY_DIR}/interrupted ${MPI2} ${TRAIN} --set train.steps=100000
   --set train.log_every=1)
+# Ranks that disagree on what to run (another --set, another file of the same name) end the job
+# before it starts, naming what differs (core/agreement.hpp).
+meshslice_app_test(ranks_that_disagree_end_the_job 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_ranks_disagree.sh ${CMAKE_CURRENT_BINARY_DIR}/disagree
+  $<TARGET_FILE:meshslice-train> ${PROJECT_SOURCE_DIR}/inputs/train/laptop.yaml
+  ${MESHSLICE_MPIEXEC} ${MESHSLICE_MPIEXEC_FLAGS})
 # Checkpoints end to end: a resume bit-identical to the straight run, another layout, SIGUSR1,
 # a full disk, a rank killed while saving (tests/scripts/check_checkpoints.sh).
 meshslice_app_test(checkpoints_resume 4

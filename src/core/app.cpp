@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/agreement.hpp"
 #include "core/cli.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
@@ -203,6 +204,7 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
     }
     if (!all_ranks_ok(error, spec.name, ctx.rank, ctx.size)) return 2;
     if (!run) return 0;
+    require_agreement(MPI_COMM_WORLD, inputs_to_agree_on(ctx.deck));
 
     RunDescription description;
     if (ctx.rank == 0) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# check_ranks_disagree.sh OUT TRAIN DECK MPIEXEC [MPIEXEC_FLAGS...]: the pre-flight agreement
+# (core/agreement.hpp). A launcher that gives one rank of two a different --set, or a working
+# directory where the same file name holds another plan, must end the job before it starts: exit
+# 2 on every rank within 30 s and one message naming the part that differs and the rank.
+set -u
+out=$1 train=$2 deck=$3 mpiexec=$4
+shift 4
+flags=("$@")
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$out"
+mkdir -p "$out/a" "$out/b"
+cd "$out" || exit 1
+expect() {  # expect NAME PATTERN -- per-rank arguments (MPMD, one rank each)...
+  local name=$1 pattern=$2
+  shift 3
+  local start=$SECONDS
+  timeout 30 "$mpiexec" "${flags[@]}" "$@" >"$name.log" 2>&1
+  local status=$?
+  [ "$status" -ne 124 ] || fail "$name: no exit within 30 s"
+  [ "$status" -ne 0 ] || { cat "$name.log"; fail "$name: exit 0"; }
+  [ "$(grep -cE "$pattern" "$name.log")" -eq 1 ] || { cat "$name.log"; fail "$name: not once: $pattern"; }
+  grep -E "$pattern" "$name.log"
+  echo "PASS: $name (exit $status after $((SECONDS - start)) s)"
+}
+common=(--set train.steps=2 --set train.eval_every=0)
+expect different_set "resolved deck .after --set.: rank.s. 1 differ from rank 0" -- \
+  -np 1 "$train" "$deck" "${common[@]}" --out run : \
+  -np 1 "$train" "$deck" "${common[@]}" --set optimizer.lr=0.01 --out run
+printf 'layers:\n  - qkv Y meshslice S=2\n  - attn_out Y meshslice S=2\n  - ff1 Y meshslice S=2\n  - ff2 X meshslice S=2\n' >a/plan.yaml
+sed 's/S=2/S=1/' a/plan.yaml >b/plan.yaml
+expect different_file "file plan.file = plan.yaml: rank.s. 1 differ from rank 0" -- \
+  -np 1 --wdir a "$train" "$deck" "${common[@]}" --plan plan.yaml --out ../run : \
+  -np 1 --wdir b "$train" "$deck" "${common[@]}" --plan plan.yaml --out ../run
