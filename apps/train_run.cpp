@@ -15,6 +15,7 @@
 #include "core/version.hpp"
 #include "gemm/local_gemm_rate.hpp"
 #include "model/trainer.hpp"
+#include "nonfinite_guard.hpp"
 #include "train_checkpoints.hpp"
 #include "train_emulate_only.hpp"
 #include "train_emulated.hpp"
@@ -66,6 +67,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const MemoryUse memory = trainer.memory();
   print_memory(memory);
   TrainCheckpoints checkpoints(context, s, torus);
+  NonfiniteGuard nonfinite(s);
   const auto& params = trainer.student().parameters();
   const auto& optimizer_state = trainer.student().optimizer();
   const std::size_t resumed = checkpoints.resume(params, optimizer_state);
@@ -85,7 +87,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                                  "data_seconds", "tokens_per_s", "gemm_gflops", "peak_fraction",
                                  "exposed_comm_fraction", "relayouts", "bubble_fraction",
                                  "emulated_seconds", "emulated_exposed_comm_fraction",
-                                 "emulated_flop_utilization"});
+                                 "emulated_flop_utilization", "update_skipped"});
   if (csv)
     for (const std::string& row : checkpoints.earlier_rows()) csv->line(row);
   const double flops = step_flops(s.model, s.mesh.dp);
@@ -106,6 +108,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     if (emulated) emulated->begin_step(torus.comm());
     const auto r = trainer.step();
     MPI_Barrier(torus.comm());
+    nonfinite.after(step, r, trainer);
     // The pipeline's bubble: of its span (the common start to the last stage's last message),
     // the share the stages were not working, averaged (each stage's work is its run less its
     // waits for the neighbours).
@@ -149,7 +152,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                static_cast<int>(std::lround(100 * exposed)), "%",
                s.mesh.pp > 1 ? concat("  bubble ", static_cast<int>(std::lround(100 * bubble)), "%")
                              : std::string(),
-               "  |g| ", r.grad_norm, "  lr ", r.lr,
+               "  |g| ", r.grad_norm, "  lr ", r.lr, r.nonfinite ? "  (update skipped)" : "",
                emulated ? emulated->progress(emulated_step) : std::string());
     // The emulated columns are empty without hardware mode.
     const auto if_emulated = [&](double v) { return emulated ? concat(v) : std::string(); };
@@ -157,7 +160,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
       csv->row(step, r.loss, eval ? concat(eval_loss) : std::string(), r.grad_norm, r.lr, seconds,
                r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts, bubble,
                if_emulated(emulated_step.seconds), if_emulated(emulated_step.exposed_fraction),
-               if_emulated(emulated_step.flop_utilization));
+               if_emulated(emulated_step.flop_utilization), r.nonfinite ? 1 : 0);
     if (checkpoints.after_step(step, r.lr, params, optimizer_state)) {
       if (csv) csv->finish();
       return checkpoints.exit_status();
@@ -218,6 +221,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
          << total_bubble / std::max<std::size_t>(1, steps_run - 1)
          << ", \"best_step_bubble_fraction\": " << best_step_bubble
          << "}"
+         << ",\n  \"updates_skipped\": " << nonfinite.skipped()
          << ",\n  \"relayouts\": " << trainer.student().relayouts().count
          << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
          << ",\n  \"memory_high_water_mib\": " << rss

@@ -76,6 +76,11 @@ Teuchos::ParameterList valid_parameters() {
   train.set("eval_batches", 2, "held-out batches per evaluation");
   train.set("log_every", 100, "a progress line every N steps (and the first and last)");
   set_choice(train, "precision", "float", {"float", "double"}, "scalar type of every tensor");
+  set_choice(train, "on_nonfinite", "stop", {"stop", "skip"},
+             "a step whose loss or gradient norm is NaN or infinite: stop (end the run naming the "
+             "step and the first parameter with a non-finite gradient, nothing applied or "
+             "saved) or skip (drop that step's update and go on)");
+  train.set("max_skipped", 10, "on_nonfinite skip: stop after this many skipped steps in a row");
   train.set("seed_student", 1, "seed of the trained model's initial weights");
   train.set("seed_teacher", 2, "seed of the fixed teacher that makes the targets");
   train.set("seed_data", 3, "seed of the inputs");
@@ -262,6 +267,8 @@ Settings settings_from(const AppContext& context) {
   s.eval_batches = positive("train.eval_batches");
   s.log_every = positive("train.log_every");
   s.precision = get_param<std::string>(d, "train.precision");
+  s.skip_nonfinite = get_param<std::string>(d, "train.on_nonfinite") == "skip";
+  s.max_skipped = non_negative("train.max_skipped");
   s.seeds = {static_cast<std::uint64_t>(non_negative("train.seed_student")),
              static_cast<std::uint64_t>(non_negative("train.seed_teacher")),
              static_cast<std::uint64_t>(non_negative("train.seed_data"))};

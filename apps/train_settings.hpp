@@ -40,6 +40,8 @@ struct Settings {
   std::size_t eval_every = 0;  // 0: only after the last step
   std::size_t eval_batches = 0;
   std::size_t log_every = 1;
+  bool skip_nonfinite = false;  // train.on_nonfinite: skip (else stop)
+  std::size_t max_skipped = 10;
   CheckpointSettings checkpoint;
   std::string precision;       // "float" or "double"
   int gemm_chunks = 8;

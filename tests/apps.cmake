@@ -125,6 +125,11 @@ meshslice_app_test(ranks_that_disagree_end_the_job 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_ranks_disagree.sh ${CMAKE_CURRENT_BINARY_DIR}/disagree
   $<TARGET_FILE:meshslice-train> ${PROJECT_SOURCE_DIR}/inputs/train/laptop.yaml
   ${MESHSLICE_MPIEXEC} ${MESHSLICE_MPIEXEC_FLAGS})
+# A diverging run (a learning rate that blows the weights up) stops with one error naming the
+# step and the first non-finite gradient, or skips the bad updates up to train.max_skipped.
+meshslice_app_test(nonfinite_steps_stop_or_skip 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_nonfinite.sh ${CMAKE_CURRENT_BINARY_DIR}/nonfinite
+  ${MPI2} ${TRAIN})
 # Checkpoints end to end: a resume bit-identical to the straight run, another layout, SIGUSR1,
 # a full disk, a rank killed while saving (tests/scripts/check_checkpoints.sh).
 meshslice_app_test(checkpoints_resume 4

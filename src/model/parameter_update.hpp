@@ -9,7 +9,9 @@
 //     ParameterUpdate<Exec> update(ex, params, optimizer, backward_order);
 //     update.begin_step();
 //     ... backward pass: update.start(p) once p's gradient is complete ...
-//     const double norm = update.finish(settings, t);   // averaged, clipped, stepped
+//     const double norm = update.reduce();   // averaged over dp; the global norm
+//     if (std::isfinite(norm)) update.apply(settings, t, norm);   // clipped, stepped
+//     else ... update.first_nonfinite() names the culprit ...
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -60,11 +62,15 @@ class ParameterUpdate {
       sync_.start(p.sync, ex_.wrap(p.grad));
   }
 
-  // Finishes the averaging, clips to the global norm and steps the optimizer (step t, 1-based);
-  // returns the global gradient norm before clipping.
-  double finish(const OptimizerSettings& settings, std::size_t t) {
+  // Finishes the averaging; returns the global gradient norm (collective).
+  double reduce() {
     sync_.finish();
-    const double norm = std::sqrt(gradient_squares());
+    return std::sqrt(gradient_squares());
+  }
+
+  // Clips the averaged gradients to the global norm `norm` (reduce()'s) and steps the optimizer
+  // (step t, 1-based).
+  void apply(const OptimizerSettings& settings, std::size_t t, double norm) {
     const double clip = clip_factor(settings, norm);
     const ExecSpace space = ex_.compute_space();
     const double traffic = optimizer_.traffic_per_element() * update_elements_;
@@ -74,14 +80,29 @@ class ParameterUpdate {
         if (p.sharded()) Kokkos::deep_copy(space, p.grad_row, p.updated());
       fence(space, "optimizer_step");
     });
-    if (!sharded_) return norm;
+    if (!sharded_) return;
     sync_.begin_gather();  // every replica's rows back into each parameter
     for (const std::size_t i : order_) {
       const Parameter<T>& p = params_[i];
       if (p.sharded()) sync_.gather(p.sync, ex_.wrap(p.grad_row), ex_.wrap(as_rows(p.value, dp_)));
     }
     sync_.finish_gather();
-    return norm;
+  }
+
+  // After reduce(): the first parameter of the model (block by block, ParamKind order) whose
+  // averaged gradient holds a NaN or an infinity on any rank, as block * kParamKinds + kind;
+  // `none` when every gradient is finite. Collective over the job: a check made only when the
+  // norm is not finite.
+  static constexpr std::size_t none = ~std::size_t{0};
+  std::size_t first_nonfinite() {
+    unsigned long long first = none;
+    const ExecSpace space = ex_.compute_space();
+    for (const Parameter<T>& p : params_)
+      if (!std::isfinite(sum_squares(space, p.sharded() ? p.grad_row : p.grad)))
+        first = std::min<unsigned long long>(
+            first, p.block * kParamKinds + static_cast<std::size_t>(p.kind));
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ex_.torus().comm());
+    return static_cast<std::size_t>(first);
   }
 
  private:

@@ -40,6 +40,9 @@ class Trainer {
   struct StepResult {
     double loss = 0;       // this step's training loss (mean over the global batch), before the update
     double grad_norm = 0;  // global gradient norm before clipping
+    // The loss or the gradient norm was NaN or infinite: the update was not applied (the
+    // parameters and optimizer state are as before the step).
+    bool nonfinite = false;
     double lr = 0;
     // What making the batch took (inputs and the teacher's forward pass): the task's data
     // pipeline, not training work; prepare_step() does it, or else step() first.

@@ -4,6 +4,7 @@
 #include "model/trainer.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "comm/small_all_reduce.hpp"
@@ -263,7 +264,11 @@ typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
   r.data_seconds = data_seconds_;
   prepared_ = false;
   ++steps_;
-  ex_.phase("update", [&] { r.grad_norm = student_.update(optimizer_, steps_); });
+  ex_.phase("update", [&] {
+    r.grad_norm = student_.reduce_gradients();
+    r.nonfinite = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
+    if (!r.nonfinite) student_.apply_update(optimizer_, steps_, r.grad_norm);
+  });
   r.lr = learning_rate(optimizer_, steps_);
   return r;
 }

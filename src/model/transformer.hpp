@@ -38,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -134,6 +135,13 @@ class Transformer {
   // (1-based) of the optimizer the model was built for. Returns the global gradient norm before
   // clipping.
   double update(const OptimizerSettings& optimizer, std::size_t t);
+  // The same in two parts, for a caller that inspects the norm before the update: the dp
+  // averaging finished and the global gradient norm (collective), then the update with it.
+  double reduce_gradients();
+  void apply_update(const OptimizerSettings& optimizer, std::size_t t, double norm);
+  // After reduce_gradients(): the name of the first parameter (block by block) whose gradient is
+  // not finite, or "" when all are. Collective over the job.
+  std::string first_nonfinite_gradient();
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).

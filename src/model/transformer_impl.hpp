@@ -549,7 +549,30 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
 template <class Exec>
 double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
   require(trainable_, "Transformer::update on a model built without gradients");
-  return update_->finish(optimizer, t);
+  const double norm = reduce_gradients();
+  apply_update(optimizer, t, norm);
+  return norm;
+}
+
+template <class Exec>
+double Transformer<Exec>::reduce_gradients() {
+  require(trainable_, "Transformer::reduce_gradients on a model built without gradients");
+  return update_->reduce();
+}
+
+template <class Exec>
+void Transformer<Exec>::apply_update(const OptimizerSettings& optimizer, std::size_t t,
+                                     double norm) {
+  require(trainable_, "Transformer::apply_update on a model built without gradients");
+  update_->apply(optimizer, t, norm);
+}
+
+template <class Exec>
+std::string Transformer<Exec>::first_nonfinite_gradient() {
+  require(trainable_, "Transformer::first_nonfinite_gradient on a model built without gradients");
+  const std::size_t first = update_->first_nonfinite();
+  if (first == ParameterUpdate<Exec>::none) return "";
+  return parameter_name(first / kParamKinds, ParamKind(first % kParamKinds));
 }
 
 template <class Exec>
