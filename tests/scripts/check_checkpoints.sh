@@ -9,8 +9,8 @@
 #      status 75; --resume auto in the same OUT finishes it, train.csv complete;
 #   4. a full disk during a save (a small tmpfs; skipped where none can be mounted): one error,
 #      non-zero exit, and the previous checkpoint still resumes;
-#   5. one rank killed (kill -9) while the run saves every step: --resume auto goes on from the
-#      newest complete checkpoint.
+#   5. one rank killed (kill -9) while the run saves every step: the job ends within 30 s, non-zero,
+#      and --resume auto goes on from the newest complete checkpoint.
 set -u
 out=$1 train=$2 deck=$3 mpiexec=$4 np_flag=$5
 shift 5
@@ -132,12 +132,15 @@ for _ in $(seq 1 200); do  # try to land inside a save
 done
 partial=$(ls killed/checkpoints | grep partial)
 kill -9 "$victim"
+killed_at=$SECONDS
 wait "$job"
 status=$?
+took=$((SECONDS - killed_at))
+[ "$took" -le 30 ] || fail "the other rank outlived the killed one by $took s"
 pkill -9 -f "^$train .*--out killed"  # none should be left; never leave one running
 [ "$status" -ne 0 ] || fail "a job with a killed rank exited 0"
 latest=$(readlink killed/checkpoints/latest)
-echo "killed a rank with ${partial:-no save} in progress (latest complete: $latest); exit $status"
+echo "killed a rank with ${partial:-no save} in progress (latest complete: $latest); the job exited $status within $took s"
 steps=$((10#${latest#step-} + 2))
 run 2 --set train.steps=$steps --set model.hidden=256 --set model.sequences=4 --out killed \
   --resume auto >killed-2.log 2>&1 || { cat killed-2.log; fail "resuming after the kill"; }
