@@ -12,6 +12,7 @@
 
 #include "checkpoint/shard_runs.hpp"
 #include "checkpoint/tensor_file.hpp"
+#include "core/broadcast_text.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
@@ -34,14 +35,6 @@ int rank_of(MPI_Comm comm) {
   return rank;
 }
 
-std::string broadcast(MPI_Comm comm, std::string text) {
-  unsigned long long length = text.size();
-  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-  text.resize(length);
-  MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm);
-  return text;
-}
-
 // Runs `work` on rank 0 (the file system's bookkeeping); its failure is the same UserError on
 // every rank.
 void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
@@ -54,7 +47,7 @@ void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
       if (error.empty()) error = "failed";
     }
   }
-  error = broadcast(comm, error);
+  error = broadcast_text(comm, error);
   if (!error.empty()) throw UserError(error);
 }
 
@@ -408,7 +401,7 @@ std::string find_checkpoint(const std::string& request, const std::string& dir, 
                partial ? "an incomplete save" : "no trainer.json", ")");
     }
   });
-  return broadcast(comm, found);
+  return broadcast_text(comm, found);
 }
 
 template <class T>
@@ -418,7 +411,7 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
   const MPI_Comm comm = torus.comm();
   std::string text;
   on_rank_zero(comm, [&] { text = read_text(fs::path(path) / kTrainerFile); });
-  text = broadcast(comm, text);
+  text = broadcast_text(comm, text);
   json::Value root;
   CheckpointFacts saved = run;
   try {

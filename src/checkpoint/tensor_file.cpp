@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/broadcast_text.hpp"
 #include "core/crc32.hpp"
 #include "core/errors.hpp"
 
@@ -56,11 +57,7 @@ void TensorFile::agree(const char* what) {
   int first = error_.empty() ? INT_MAX : rank_;
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
   if (first == INT_MAX) return;
-  int length = static_cast<int>(error_.size());
-  MPI_Bcast(&length, 1, MPI_INT, first, comm_);
-  std::string message = error_;
-  message.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(message.data(), length, MPI_CHAR, first, comm_);
+  const std::string message = broadcast_text(comm_, error_, first);
   if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
   throw UserError(concat(what, " ", path_, " failed on rank ", first, ": ", message));
 }
@@ -256,9 +253,8 @@ TensorFileReader::TensorFileReader(MPI_Comm comm, const std::string& path)
   }
   agree("reading");
   MPI_Bcast(&file_bytes, 1, MPI_OFFSET, 0, comm_);
-  MPI_Bcast(&length, 1, MPI_UINT64_T, 0, comm_);
-  header.resize(length);
-  MPI_Bcast(header.data(), static_cast<int>(length), MPI_CHAR, 0, comm_);
+  header = broadcast_text(comm_, header);
+  length = header.size();
   try {
     layout_ = parse_safetensors_header(header, static_cast<std::uint64_t>(file_bytes));
     element_ = file_element(layout_);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/broadcast_text.hpp"
 #include "core/crc32.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
@@ -66,10 +67,7 @@ void require_agreement(MPI_Comm comm, const std::vector<AgreementPart>& parts) {
   // Rank 0's names for the parts: every rank builds the same message from the same record.
   std::string names_text;
   for (const AgreementPart& part : parts) names_text += part.name + '\n';
-  unsigned long long length = names_text.size();
-  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-  names_text.resize(length);
-  MPI_Bcast(names_text.data(), static_cast<int>(length), MPI_CHAR, 0, comm);
+  names_text = broadcast_text(comm, names_text);
   std::vector<std::string> names;
   std::istringstream lines(names_text);
   for (std::string line; std::getline(lines, line);) names.push_back(line);
