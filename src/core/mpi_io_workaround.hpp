@@ -1,9 +1,10 @@
 #pragma once
-// Open MPI's default collective I/O component (fcoll/vulcan) writes wrong data for some
-// non-contiguous file views: ranks whose views interleave at a fine grain, as a checkpoint's
-// global tensors do (a sharded optimizer state left 36 elements unwritten in our tests; Open MPI
-// issue #12718, fixed upstream in August 2024; Debian 12 ships 4.1.4). The other components
-// (dynamic_gen2, the default of earlier releases) and ROMIO write the same views correctly.
+// Open MPI's default collective I/O component (fcoll/vulcan) writes wrong data in Debian 12's
+// Open MPI 4.1.4: a checkpoint written by interleaved file views left 36 elements of a sharded
+// optimizer state unwritten, and one written by contiguous per-rank domains fails its CRC too
+// (our tests, with OMPI_MCA_fcoll=vulcan; upstream reports of vulcan corruption:
+// open-mpi/ompi#12718). The other components (dynamic_gen2, the default of earlier releases) and
+// ROMIO write the same files correctly.
 //
 // Called before MPI_Init: under Open MPI, unless the user chose a component
 // (OMPI_MCA_fcoll or OMPI_MCA_io set), it excludes vulcan for this process.
