@@ -113,17 +113,15 @@ template <class T>
 FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
                                    const ParameterSet<T>& params, const Optimizer<T>& optimizer) {
   FileContents<T> out;
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < params.size(); ++i) index[params[i].name] = i;
   const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
   for (const auto& [name, shape] : model_tensors(m))
     for (std::size_t s = 0; s < optimizer.state_count(); ++s) {
       out.tensors.emplace_back(name + "." + optimizer.state_names()[s], shape);
       Held<T> h;
-      const auto at = index.find(name);
-      if (at != index.end()) {
-        h.param = &params[at->second];
-        h.data = optimizer.state(at->second, s);
+      const std::size_t i = params.index_of(name);
+      if (i != ParameterSet<T>::npos) {
+        h.param = &params[i];
+        h.data = optimizer.state(i, s);
         h.count = elements(h.data);
         h.first = h.param->sharded() ? h.param->dp_row * h.count : 0;
         h.writes = (h.param->sharded() || replica0) && (!h.param->row_copies || row0);
@@ -261,18 +259,27 @@ bool step_of(const std::string& name, std::size_t& step, bool& partial) {
   return true;
 }
 
-// Complete checkpoints under dir, oldest first.
-std::vector<std::pair<std::size_t, fs::path>> complete_checkpoints(const fs::path& dir) {
-  std::vector<std::pair<std::size_t, fs::path>> out;
+// A step-NNNNNNN directory under a checkpoint directory, complete or not.
+struct SavedStep {
+  std::size_t step = 0;
+  fs::path path;
+  bool partial = false;  // named .partial: a save that did not finish
+  bool complete() const { return !partial && fs::exists(path / kTrainerFile); }
+};
+
+// Every step directory under dir, oldest first; none when dir does not exist.
+std::vector<SavedStep> saved_steps(const fs::path& dir) {
+  std::vector<SavedStep> out;
   if (!fs::is_directory(dir)) return out;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    std::size_t step = 0;
-    bool partial = false;
-    if (entry.is_directory() && step_of(entry.path().filename().string(), step, partial) &&
-        !partial && fs::exists(entry.path() / kTrainerFile))
-      out.emplace_back(step, entry.path());
+    SavedStep s;
+    s.path = entry.path();
+    if (entry.is_directory() && step_of(s.path.filename().string(), s.step, s.partial))
+      out.push_back(s);
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(), [](const SavedStep& a, const SavedStep& b) {
+    return a.step != b.step ? a.step < b.step : a.path < b.path;
+  });
   return out;
 }
 
@@ -356,8 +363,11 @@ std::string save_checkpoint(const std::string& dir, std::size_t keep, const Toru
     fs::remove(staged);
     fs::create_directory_symlink(final_path.filename(), staged);
     fs::rename(staged, link);  // atomic: `latest` always names a complete checkpoint
-    const auto all = complete_checkpoints(dir);
-    for (std::size_t i = 0; keep > 0 && i + keep < all.size(); ++i) fs::remove_all(all[i].second);
+    std::vector<fs::path> complete;
+    for (const SavedStep& saved : saved_steps(dir))
+      if (saved.complete()) complete.push_back(saved.path);
+    for (std::size_t i = 0; keep > 0 && i + keep < complete.size(); ++i)
+      fs::remove_all(complete[i]);
   });
   return final_path.string();
 }
@@ -380,25 +390,14 @@ std::string find_checkpoint(const std::string& request, const std::string& dir, 
       found = path.string();
       return;
     }
-    if (!fs::is_directory(dir)) return;
-    std::vector<std::pair<std::size_t, fs::path>> candidates;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      std::size_t step = 0;
-      bool partial = false;
-      if (entry.is_directory() && step_of(entry.path().filename().string(), step, partial))
-        candidates.emplace_back(step, entry.path());
-    }
-    std::sort(candidates.rbegin(), candidates.rend());
-    for (const auto& [step, path] : candidates) {
-      std::size_t s = 0;
-      bool partial = false;
-      step_of(path.filename().string(), s, partial);
-      if (!partial && fs::exists(path / kTrainerFile)) {
-        found = path.string();
+    const std::vector<SavedStep> saved = saved_steps(dir);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {  // the newest first
+      if (it->complete()) {
+        found = it->path.string();
         return;
       }
-      log_info("warning: --resume auto passes over ", path.string(), " (",
-               partial ? "an incomplete save" : "no trainer.json", ")");
+      log_info("warning: --resume auto passes over ", it->path.string(), " (",
+               it->partial ? "an incomplete save" : "no trainer.json", ")");
     }
   });
   return broadcast_text(comm, found);

@@ -78,18 +78,6 @@ std::vector<std::string> expand_shorthands(const std::vector<std::string>& overr
   return out;
 }
 
-// Whether the deck holds `key` ("a.b.c": sublists a and b, then c).
-bool deck_has(const Teuchos::ParameterList& deck, const std::string& key) {
-  const Teuchos::ParameterList* list = &deck;
-  std::string::size_type start = 0;
-  for (auto dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start = dot + 1)) {
-    const std::string name = key.substr(start, dot - start);
-    if (!list->isSublist(name)) return false;
-    list = &list->sublist(name);
-  }
-  return list->isParameter(key.substr(start));
-}
-
 // UserError when the deck or an override uses a key the app renamed.
 void check_renamed(const Teuchos::ParameterList& deck, const std::vector<std::string>& overrides,
                    const std::vector<AppSpec::Renamed>& renamed) {
@@ -98,7 +86,7 @@ void check_renamed(const Teuchos::ParameterList& deck, const std::vector<std::st
       return UserError(concat(where, "deck key '", r.old_key, "' was renamed '", r.new_key,
                               "' (", r.why, "): set ", r.new_key, " instead"));
     };
-    if (deck_has(deck, r.old_key)) throw message("");
+    if (find_entry_if_any(deck, r.old_key)) throw message("");
     for (const std::string& assignment : overrides)
       if (assignment.compare(0, assignment.find('='), r.old_key) == 0)
         throw message(concat("--set ", assignment, ": "));

@@ -348,21 +348,22 @@ std::string entry_type_name(const Teuchos::ParameterEntry& entry) {
   return entry.getAny(false).typeName();
 }
 
-const Teuchos::ParameterEntry& find_entry(const Teuchos::ParameterList& deck,
-                                          const std::string& dotted_key) {
+const Teuchos::ParameterEntry* find_entry_if_any(const Teuchos::ParameterList& deck,
+                                                 const std::string& dotted_key) {
   const Teuchos::ParameterList* list = &deck;
   std::string::size_type start = 0;
   for (auto dot = dotted_key.find('.'); dot != std::string::npos;
        start = dot + 1, dot = dotted_key.find('.', start)) {
     const std::string name = dotted_key.substr(start, dot - start);
-    if (!list->isSublist(name)) {
-      throw std::logic_error(concat("deck has no sublist '", dotted_key.substr(0, dot),
-                                    "' (asked for '", dotted_key, "')"));
-    }
+    if (!list->isSublist(name)) return nullptr;
     list = &list->sublist(name);
   }
-  const std::string name = dotted_key.substr(start);
-  const Teuchos::ParameterEntry* entry = list->getEntryPtr(name);
+  return list->getEntryPtr(dotted_key.substr(start));
+}
+
+const Teuchos::ParameterEntry& find_entry(const Teuchos::ParameterList& deck,
+                                          const std::string& dotted_key) {
+  const Teuchos::ParameterEntry* entry = find_entry_if_any(deck, dotted_key);
   if (entry == nullptr) throw std::logic_error(concat("deck has no key '", dotted_key, "'"));
   return *entry;
 }

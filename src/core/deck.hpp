@@ -72,8 +72,12 @@ void write_deck_yaml(const std::string& path, const Teuchos::ParameterList& deck
 // "int", "double", "bool", "string", "int array", "double array", "string array", "sublist".
 std::string entry_type_name(const Teuchos::ParameterEntry& entry);
 
-// The entry at a dotted key ("mesh.rows"). Asking for a key the app did not declare is a bug in
-// the app, hence std::logic_error rather than UserError.
+// The entry at a dotted key ("mesh.rows"), or null when the deck has none (a user's deck before
+// validation may lack any key).
+const Teuchos::ParameterEntry* find_entry_if_any(const Teuchos::ParameterList& deck,
+                                                 const std::string& dotted_key);
+// The same for a validated deck: asking for a key the app did not declare is a bug in the app,
+// hence std::logic_error rather than UserError.
 const Teuchos::ParameterEntry& find_entry(const Teuchos::ParameterList& deck,
                                           const std::string& dotted_key);
 

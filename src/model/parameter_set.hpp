@@ -9,7 +9,9 @@
 //     Parameter<float>& p = set.add(...);   // while the model is built
 //     for (Parameter<float>& p : set) ... p.value, p.grad ...
 //     const Parameter<float>* q = set.find("blocks.3.ff1.weight");
+//     std::size_t i = set.index_of("blocks.3.ff1.weight");   // npos when not held
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,8 +62,11 @@ struct Parameter {
 template <class T>
 class ParameterSet {
  public:
+  static constexpr std::size_t npos = ~std::size_t{0};
+
   Parameter<T>& add(Parameter<T> p) {
-    require(find(p.name) == nullptr, "ParameterSet: parameter ", p.name, " added twice");
+    require(index_.emplace(p.name, params_.size()).second, "ParameterSet: parameter ", p.name,
+            " added twice");
     params_.push_back(std::move(p));
     return params_.back();
   }
@@ -72,14 +77,19 @@ class ParameterSet {
   auto end() { return params_.end(); }
   auto begin() const { return params_.begin(); }
   auto end() const { return params_.end(); }
+  // The place of the parameter named `name` in the set (npos: not held).
+  std::size_t index_of(const std::string& name) const {
+    const auto at = index_.find(name);
+    return at == index_.end() ? npos : at->second;
+  }
   const Parameter<T>* find(const std::string& name) const {
-    for (const Parameter<T>& p : params_)
-      if (p.name == name) return &p;
-    return nullptr;
+    const std::size_t i = index_of(name);
+    return i == npos ? nullptr : &params_[i];
   }
 
  private:
   std::vector<Parameter<T>> params_;
+  std::map<std::string, std::size_t> index_;
 };
 
 }  // namespace meshslice

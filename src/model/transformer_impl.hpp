@@ -548,7 +548,6 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
 
 template <class Exec>
 double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
-  require(trainable_, "Transformer::update on a model built without gradients");
   const double norm = reduce_gradients();
   apply_update(optimizer, t, norm);
   return norm;

@@ -110,9 +110,11 @@ struct LayoutRun {
     return save_checkpoint(dir, 0, torus, trainer.student().parameters(),
                            trainer.student().optimizer(), facts());
   }
-  void load(const std::string& path) {
+  // Loads as a run with `run`'s facts (default: this run's) would.
+  void load(const std::string& path) { load(path, facts()); }
+  void load(const std::string& path, const CheckpointFacts& run) {
     const CheckpointFacts saved = load_checkpoint(path, torus, trainer.student().parameters(),
-                                                  trainer.student().optimizer(), facts());
+                                                  trainer.student().optimizer(), run);
     trainer.resume_at(saved.step);
   }
   RunLayout layout;
@@ -351,23 +353,14 @@ TEST(CheckpointErrors, DamagedIncompleteOrMismatchedCheckpointsAreClearErrors) {
   LayoutRun<double> bigger(wider);
   CheckpointFacts facts = bigger.facts();
   facts.model.hidden = 48;
-  expect_error_everywhere(
-      [&] {
-        load_checkpoint(first, bigger.torus, bigger.trainer.student().parameters(),
-                        bigger.trainer.student().optimizer(), facts);
-      },
-      "model.hidden = 24, the deck asks for model.hidden = 48");
+  expect_error_everywhere([&] { bigger.load(first, facts); },
+                          "model.hidden = 24, the deck asks for model.hidden = 48");
   OptimizerSettings sgd = adamw();
   sgd.kind = OptimizerKind::sgd;
   LayoutRun<double> with_sgd(kSquare, sgd);
   CheckpointFacts sgd_facts = with_sgd.facts();
   sgd_facts.optimizer = OptimizerKind::sgd;
-  expect_error_everywhere(
-      [&] {
-        load_checkpoint(first, with_sgd.torus, with_sgd.trainer.student().parameters(),
-                        with_sgd.trainer.student().optimizer(), sgd_facts);
-      },
-      "optimizer.kind = adamw");
+  expect_error_everywhere([&] { with_sgd.load(first, sgd_facts); }, "optimizer.kind = adamw");
 }
 
 }  // namespace
