@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       "bench/gemm.yaml", valid_parameters, {}, {}};
   return meshslice::run_app(argc, argv, spec, [](meshslice::AppContext& context) {
     const std::string mode = meshslice::get_param<std::string>(context.deck, "mode");
+    meshslice::FlightRecorder::instance().start(
+        meshslice::flight_settings_from(context.deck, context.out_dir, context.rank));
     return mode == "gemm" ? meshslice::bench::run_gemm_bench(context)
                           : meshslice::bench::run_collectives(context);
   });

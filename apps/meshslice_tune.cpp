@@ -5,6 +5,7 @@
 // Mode calibrate: the machine description of the MPI machine it runs on.
 #include <chrono>
 
+#include "comm/comm_parameters.hpp"
 #include "core/app.hpp"
 #include "core/log.hpp"
 #include "core/output_file.hpp"
@@ -111,7 +112,11 @@ int main(int argc, char** argv) {
         "activation recomputation; 'checkpoint' means saved training state"}}};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);
-    if (settings.mode == "calibrate") return calibrate(context, settings);
+    if (settings.mode == "calibrate") {  // the only mode that communicates
+      FlightRecorder::instance().start(
+          flight_settings_from(context.deck, context.out_dir, context.rank));
+      return calibrate(context, settings);
+    }
     return run_on_rank_zero(context, [&] {
       return settings.mode == "plan" ? plan_training(context, settings)
                                      : tune_block(context, settings);

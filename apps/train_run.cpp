@@ -237,6 +237,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
 
 template <class T>
 int train(AppContext& context, const Settings& s) {
+  FlightRecorder::instance().start(s.flight);
   Torus torus(MPI_COMM_WORLD, s.mesh);
   // The lower bound of a stage: its share of the blocks (rounded up) on one micro-batch.
   ModelShape stage_share = s.step.micro_batch_shape(s.model);

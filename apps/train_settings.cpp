@@ -96,7 +96,16 @@ Teuchos::ParameterList valid_parameters() {
   debug.set("fail_at_collective", -1,
             "the n-th collective (from 0) that rank debug.fail_on_rank starts for real throws "
             "instead, as a bug in a GEMM plan would (the job must end, not hang); -1 = off");
-  debug.set("fail_on_rank", 0, "the MPI rank debug.fail_at_collective fails on");
+  debug.set("fail_on_rank", 0, "the MPI rank debug.fail_at_collective and debug.inject act on");
+  set_choice(debug, "inject", "none", {"none", "skip", "wrong_size", "sleep"},
+             "a fault in communication operation debug.inject_at_op of rank debug.fail_on_rank, "
+             "for the tests of the watchdog: skip it, post it one element short, or sleep "
+             "debug.inject_sleep_seconds before it");
+  debug.set("inject_at_op", 1,
+            "the rank's communication operation (from 1, as numbered in its flight recorder) "
+            "debug.inject hits; a skip or a short message moves to the next non-blocking one");
+  debug.set("inject_sleep_seconds", 0.0,
+            "how long debug.inject: sleep sleeps; 0 = comm.timeout_seconds + 60");
   auto& plan = valid.sublist("plan", false, "How each FC layer's GEMMs run (Table 1 dataflows).");
   set_choice(plan, "source", "default", {"default", "layers", "file"},
              "default: the largest of X, W, Y stays stationary (transposed variant where it "
@@ -277,6 +286,16 @@ Settings settings_from(const AppContext& context) {
   s.fail_on_rank = get_param<int>(d, "debug.fail_on_rank");
   require(s.fail_on_rank >= 0 && s.fail_on_rank < context.size, "debug.fail_on_rank = ",
           s.fail_on_rank, " is not a rank of this job (0 to ", context.size - 1, ")");
+  s.flight = flight_settings_from(d, context.out_dir, context.rank);
+  s.flight.inject = parse_injected_fault(get_param<std::string>(d, "debug.inject"));
+  s.flight.inject_rank = s.fail_on_rank;
+  s.flight.inject_at = positive("debug.inject_at_op");
+  s.flight.inject_sleep_seconds = get_param<double>(d, "debug.inject_sleep_seconds");
+  if (s.flight.inject_sleep_seconds <= 0)
+    s.flight.inject_sleep_seconds = s.flight.timeout_seconds + 60;
+  require(s.flight.inject == InjectedFault::none || s.flight.capacity > 0, "debug.inject = ",
+          injected_fault_name(s.flight.inject), " acts through the flight recorder: set "
+          "comm.flight_recorder > 0");
   for (const int step : get_ints(d, "train.trace_steps")) {
     require(step >= 1 && static_cast<std::size_t>(step) <= s.steps, "train.trace_steps holds ",
             step, ", not a step of this run (1 to train.steps = ", s.steps, ")");

@@ -10,6 +10,7 @@
 
 #include "comm/comm_options.hpp"
 #include "core/app.hpp"
+#include "core/flight_recorder.hpp"
 #include "hardware/model.hpp"
 #include "mesh/torus.hpp"
 #include "model/layer_plan.hpp"
@@ -47,6 +48,7 @@ struct Settings {
   int gemm_chunks = 8;
   int fail_at_collective = -1;  // test aid (debug.fail_at_collective): -1 = off
   int fail_on_rank = 0;
+  FlightSettings flight;  // comm.flight_recorder, comm.timeout_seconds, debug.inject*
   std::set<std::size_t> trace_steps;  // steps written to OUT/trace.json
   // Hardware mode: every op of the step is also timed on this emulated machine (null: off).
   std::shared_ptr<const hw::MachineModel> machine;

@@ -130,6 +130,13 @@ meshslice_app_test(ranks_that_disagree_end_the_job 2
 meshslice_app_test(nonfinite_steps_stop_or_skip 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_nonfinite.sh ${CMAKE_CURRENT_BINARY_DIR}/nonfinite
   ${MPI2} ${TRAIN})
+# A hang becomes an error (core/flight_recorder.hpp): a fault injected on rank 1 (a skipped
+# collective, one posted one element short, a sleep past the timeout) ends every rank within
+# comm.timeout_seconds + 30 s, and meshslice-flight-report names the operation.
+meshslice_app_test(flight_recorder_ends_hangs 4
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_flight_recorder.sh ${CMAKE_CURRENT_BINARY_DIR}/flight 5
+  $<TARGET_FILE_DIR:meshslice-train>/meshslice-flight-report
+  ${MPI4} ${TRAIN} --set mesh.rows=2 --set mesh.cols=2)
 # Checkpoints end to end: a resume bit-identical to the straight run, another layout, SIGUSR1,
 # a full disk, a rank killed while saving (tests/scripts/check_checkpoints.sh).
 meshslice_app_test(checkpoints_resume 4

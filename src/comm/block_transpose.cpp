@@ -5,6 +5,7 @@
 #include <string>
 
 #include "comm/mpi_datatype.hpp"
+#include "comm/recorded_op.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 
@@ -121,10 +122,14 @@ void BlockTranspose<T>::run(const ExecSpace& space, const Matrix<T>& in, const M
   }
   if (staged_) Kokkos::deep_copy(space, send_host_, send_);
   fence(space, "relayout_pack");
-  MPI_Alltoallv(staged_ ? send_host_.data() : send_.data(), send_counts_.data(),
-                send_offsets_.data(), mpi_datatype<T>(),
-                staged_ ? receive_host_.data() : receive_.data(), receive_counts_.data(),
-                receive_offsets_.data(), mpi_datatype<T>(), torus_.axis(Axis::tp).comm());
+  {
+    const AxisComm& tp = torus_.axis(Axis::tp);
+    const RecordedOp op(ring_op(CommKind::all_to_all, tp, send_.extent(0), sizeof(T)));
+    MPI_Alltoallv(staged_ ? send_host_.data() : send_.data(), send_counts_.data(),
+                  send_offsets_.data(), mpi_datatype<T>(),
+                  staged_ ? receive_host_.data() : receive_.data(), receive_counts_.data(),
+                  receive_offsets_.data(), mpi_datatype<T>(), tp.comm());
+  }
   if (staged_) Kokkos::deep_copy(space, receive_, receive_host_);
   for (const Piece& r : receives_) {
     if (r.rows * r.cols == 0) continue;

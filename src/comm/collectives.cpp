@@ -11,6 +11,7 @@
 
 #include "comm/buffers.hpp"
 #include "comm/partial_collectives.hpp"
+#include "comm/recorded_op.hpp"
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
@@ -97,8 +98,9 @@ bool reduced_through_mpi(const CommOptions& options, int parts) {
   return options.impl == CollectiveImpl::native || parts > 1;
 }
 
-Request make_request(std::vector<CommStep> steps, std::function<void()> on_complete) {
-  return Request(std::make_unique<StepEngine>(std::move(steps), std::move(on_complete)));
+Request make_request(const CommOpInfo& op, std::vector<CommStep> steps,
+                     std::function<void()> on_complete) {
+  return Request(std::make_unique<StepEngine>(std::move(steps), std::move(on_complete), op));
 }
 
 }  // namespace
@@ -135,11 +137,12 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
   } else {
     append_ring_all_gather(steps, ring_context<T>(ring), mpi.data(), equal_blocks(parts, n));
   }
-  return make_request(std::move(steps), [=, keep = out, space = scratch.space] {
-    mpi.pull_all();
-    if (!in_place_blocks) unpack_col_blocks(blocks, parts, keep, space);
-    fence_kernels<Space>(space);
-  });
+  return make_request(ring_op(CommKind::all_gather, ring, n, sizeof(T)), std::move(steps),
+                      [=, keep = out, space = scratch.space] {
+                        mpi.pull_all();
+                        if (!in_place_blocks) unpack_col_blocks(blocks, parts, keep, space);
+                        fence_kernels<Space>(space);
+                      });
 }
 
 template <class T, class Space>
@@ -227,7 +230,7 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   }
   // The captured views keep the input (read in place by MPI), the output, the scratch and the
   // host mirrors (allocated here when no scratch was given; the steps hold raw pointers) alive.
-  return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
+  return make_request(ring_op(CommKind::reduce_scatter, ring, parts * n, sizeof(T)), std::move(steps), [=, keep = std::make_pair(in, out)] {
     if (through_mpi) result.pull_all();
     (void)blocks;
     (void)partial;
@@ -341,7 +344,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   }
   const bool through_mpi = reduced_through_mpi(options, parts);  // else no mirror to pull
   // The host mirrors stay alive with the request: the ring's steps hold raw pointers into them.
-  return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
+  return make_request(ring_op(CommKind::all_reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = std::make_pair(in, out)] {
     if (through_mpi) mpi.pull_all();
     (void)partial;
     (void)received;
@@ -388,7 +391,7 @@ Request ibroadcast(const AxisComm& ring, const Matrix<T, Space>& buffer, int roo
                           root);
   }
   const bool receives = ring.rank() != root;
-  return make_request(std::move(steps), [=, keep = buffer] {
+  return make_request(ring_op(CommKind::broadcast, ring, n, sizeof(T)), std::move(steps), [=, keep = buffer] {
     if (receives) mpi.pull_all();
     (void)keep;
   });
@@ -418,7 +421,7 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
                                    mpi_datatype<T>(), MPI_SUM, root, comm, &reqs.back());
                      },
                      {}});
-    return make_request(std::move(steps), [=, keep = std::make_pair(in, out)] {
+    return make_request(ring_op(CommKind::reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = std::make_pair(in, out)] {
       if (is_root) result.pull_all();
       (void)keep;
     });
@@ -435,7 +438,7 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   mpi.push_all();
   append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets_of<T>(n, options),
                      mpi_received.data(), mpi.sum(), root);
-  return make_request(std::move(steps), [=, keep = out] {
+  return make_request(ring_op(CommKind::reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = out] {
     if (is_root) mpi.pull_all();
     (void)received;
     (void)mpi_received;  // the ring's steps hold a raw pointer into its host mirror
@@ -455,8 +458,9 @@ namespace {
 
 // One Isend and/or Irecv: the whole of a shift, a send or a receive.
 template <class T, class Space>
-Request point_to_point(const AxisComm& axis, int tag, const Matrix<T, Space>* in, int dest,
-                       const Matrix<T, Space>* out, int source, const CommOptions& options,
+Request point_to_point(const CommOpInfo& op, const AxisComm& axis, int tag,
+                       const Matrix<T, Space>* in, int dest, const Matrix<T, Space>* out,
+                       int source, const CommOptions& options,
                        const CommScratch<T, Space>& scratch) {
   ScratchCarver<T, Space> carve(scratch);
   const bool staged = mpi_staged<Space>(options);
@@ -479,7 +483,7 @@ Request point_to_point(const AxisComm& axis, int tag, const Matrix<T, Space>* in
   // The captured views keep the buffers MPI reads and writes alive until completion.
   const Matrix<T, Space> keep_in = sends ? *in : Matrix<T, Space>();
   const Matrix<T, Space> keep_out = receives ? *out : Matrix<T, Space>();
-  return make_request(std::move(steps), [=] {
+  return make_request(op, std::move(steps), [=] {
     if (receives) recv.pull_all();
     (void)keep_in;
     (void)keep_out;
@@ -494,8 +498,10 @@ Request ishift(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T,
   check_same_shape("shift", in, out);
   require(in.data() != out.data(), "shift: input and output must be different buffers");
   // A shift is point-to-point in either implementation: one Isend/Irecv pair on the ring.
-  return point_to_point(ring, ring.next_tag(), &in, ring.neighbour(displacement), &out,
-                        ring.neighbour(-displacement), options, scratch);
+  const int dest = ring.neighbour(displacement);
+  return point_to_point(ring_op(CommKind::shift, ring, elements(in), sizeof(T), dest), ring,
+                        ring.next_tag(), &in, dest, &out, ring.neighbour(-displacement), options,
+                        scratch);
 }
 
 ScratchNeed shift_scratch(std::size_t n, bool staged) { return {0, staged ? 2 * n : 0}; }
@@ -522,16 +528,18 @@ template <class T, class Space>
 Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
               int channel, const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const int dest = stage_peer("send", axis, displacement);
-  return point_to_point<T, Space>(axis, channel_tag(channel), &buffer, dest, nullptr, -1,
-                                  options, scratch);
+  return point_to_point<T, Space>(ring_op(CommKind::send, axis, elements(buffer), sizeof(T), dest),
+                                  axis, channel_tag(channel), &buffer, dest, nullptr, -1, options,
+                                  scratch);
 }
 
 template <class T, class Space>
 Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
               int channel, const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const int source = stage_peer("receive", axis, displacement);
-  return point_to_point<T, Space>(axis, channel_tag(channel), nullptr, -1, &buffer, source,
-                                  options, scratch);
+  return point_to_point<T, Space>(
+      ring_op(CommKind::recv, axis, elements(buffer), sizeof(T), source), axis,
+      channel_tag(channel), nullptr, -1, &buffer, source, options, scratch);
 }
 
 ScratchNeed point_to_point_scratch(std::size_t n, bool staged) { return {0, staged ? n : 0}; }

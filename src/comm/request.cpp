@@ -4,8 +4,18 @@
 
 namespace meshslice {
 
-StepEngine::StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete)
+namespace {
+std::size_t shortfall = 0;  // only the thread that drives MPI posts (MPI_THREAD_FUNNELED)
+}
+
+std::size_t injected_shortfall() { return shortfall; }
+
+StepEngine::StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete,
+                       const CommOpInfo& op)
     : steps_(std::move(steps)), on_complete_(std::move(on_complete)) {
+  CommOpInfo injectable = op;
+  injectable.injectable = true;
+  ticket_ = FlightRecorder::instance().begin(injectable);
   post_current();
 }
 
@@ -13,7 +23,12 @@ StepEngine::~StepEngine() = default;
 
 void StepEngine::post_current() {
   requests_.clear();
-  if (current_ < steps_.size() && steps_[current_].post) steps_[current_].post(requests_);
+  if (ticket_.fault == InjectedFault::skip) return;  // as if this rank never called it
+  if (current_ < steps_.size() && steps_[current_].post) {
+    shortfall = ticket_.fault == InjectedFault::wrong_size ? 1 : 0;
+    steps_[current_].post(requests_);
+    shortfall = 0;
+  }
 }
 
 void StepEngine::finish_current() {
@@ -27,6 +42,7 @@ bool StepEngine::test() {
     if (current_ == steps_.size()) {
       if (on_complete_) on_complete_();
       complete_ = true;
+      FlightRecorder::instance().end(ticket_.seq);
       break;
     }
     int done = 1;
@@ -40,11 +56,14 @@ bool StepEngine::test() {
 }
 
 void StepEngine::wait() {
+  FlightRecorder& recorder = FlightRecorder::instance();
+  if (!complete_) recorder.wait_begin(ticket_.seq);
   while (current_ < steps_.size()) {
     if (!requests_.empty())
       MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
     finish_current();
   }
+  recorder.wait_end();
   test();  // runs on_complete
 }
 

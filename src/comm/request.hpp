@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/flight_recorder.hpp"
+
 namespace meshslice {
 
 struct CommStep {
@@ -22,9 +24,13 @@ struct CommStep {
   std::function<void()> after;
 };
 
+// The engine records its operation in the flight recorder from start to completion, and carries
+// out a fault the recorder injects into it (debug.inject): a skipped operation posts nothing, a
+// short one posts every message one element short.
 class StepEngine {
  public:
-  StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete);
+  StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete,
+             const CommOpInfo& op);
   ~StepEngine();
   StepEngine(const StepEngine&) = delete;
   StepEngine& operator=(const StepEngine&) = delete;
@@ -45,7 +51,12 @@ class StepEngine {
   std::vector<MPI_Request> requests_;
   std::size_t current_ = 0;
   bool complete_ = false;
+  FlightRecorder::Ticket ticket_;
 };
+
+// Elements an injected wrong_size fault takes off each message the step being posted sends or
+// receives (0 otherwise); mpi_count (comm/ring_schedules.hpp) applies it.
+std::size_t injected_shortfall();
 
 // Owning, movable handle. A default-constructed Request is already complete.
 class Request {

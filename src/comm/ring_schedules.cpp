@@ -1,5 +1,6 @@
 #include "comm/ring_schedules.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include "core/errors.hpp"
@@ -29,7 +30,7 @@ int mpi_count(std::size_t n) {
   require(n <= static_cast<std::size_t>(INT_MAX), "a message of ", n,
           " elements exceeds MPI's int count limit (", INT_MAX,
           "); use more ranks or more slices so that each message is smaller");
-  return static_cast<int>(n);
+  return static_cast<int>(n - std::min(n, injected_shortfall()));
 }
 
 }  // namespace meshslice

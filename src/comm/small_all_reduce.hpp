@@ -12,6 +12,7 @@
 #include <string>
 
 #include "comm/mpi_datatype.hpp"
+#include "comm/recorded_op.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
@@ -35,8 +36,11 @@ class SmallAllReduce {
     const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), n);
     Kokkos::deep_copy(space, host, flat);
     fence(space, "small_all_reduce");
-    MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), mpi_datatype<T>(), MPI_SUM,
-                  ring.comm());
+    {
+      const RecordedOp op(ring_op(CommKind::all_reduce, ring, n, sizeof(T)));
+      MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), mpi_datatype<T>(), MPI_SUM,
+                    ring.comm());
+    }
     Kokkos::deep_copy(space, flat, host);
     fence(space, "small_all_reduce");
   }
@@ -47,6 +51,7 @@ class SmallAllReduce {
 
 // A host scalar summed over `ring` (a loss, a squared norm).
 inline double sum_over(const AxisComm& ring, double value) {
+  const RecordedOp op(ring_op(CommKind::all_reduce, ring, 1, sizeof(double)));
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, ring.comm());
   return value;
 }

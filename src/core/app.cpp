@@ -14,6 +14,7 @@
 #include "core/cli.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "core/flight_recorder.hpp"
 #include "core/mpi_io_workaround.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
@@ -263,6 +264,7 @@ int run_app(int argc, char** argv, const AppSpec& spec,
   set_log_prefix(spec.name);
 
   const int exit_code = run_guarded(argc, argv, spec, body);
+  FlightRecorder::instance().stop();  // its watchdog must not outlive MPI
 
   if (owns_kokkos) Kokkos::finalize();
   if (!mpi_ready) MPI_Finalize();

@@ -1,6 +1,9 @@
 #include "mesh/torus.hpp"
 
+#include <algorithm>
+
 #include "core/errors.hpp"
+#include "core/flight_recorder.hpp"
 
 namespace meshslice {
 
@@ -38,6 +41,17 @@ std::string MeshShape::str() const {
 AxisComm::AxisComm(MPI_Comm comm, std::string name) : comm_(comm), name_(std::move(name)) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  MPI_Group group, world;
+  MPI_Comm_group(comm_, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> ring_ranks(size_);
+  for (int r = 0; r < size_; ++r) ring_ranks[r] = r;
+  world_ranks_.resize(size_);
+  MPI_Group_translate_ranks(group, size_, ring_ranks.data(), world, world_ranks_.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  group_first_ = *std::min_element(world_ranks_.begin(), world_ranks_.end());
+  FlightRecorder::instance().note_group(name_, world_ranks_);
 }
 
 AxisComm::~AxisComm() {

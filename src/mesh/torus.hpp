@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,15 @@ class AxisComm {
   int prev() const { return (rank_ + size_ - 1) % size_; }
   int neighbour(int displacement) const;  // rank + displacement on the ring, any sign
   int next_tag() const;
+  // The ring's members as ranks of MPI_COMM_WORLD, in ring order, and the lowest of them (which,
+  // with the axis name, names the ring in the flight recorder's dumps).
+  const std::vector<int>& world_ranks() const { return world_ranks_; }
+  int world_rank_of(int ring_rank) const { return world_ranks_[ring_rank]; }
+  int group_first() const { return group_first_; }
+  // The number of the next collective started on this ring, from 1: it agrees across the ring's
+  // ranks (they start collectives in the same order), which lets the flight recorder's report
+  // line their histories up.
+  std::uint64_t next_op() const { return ++op_sequence_; }
   // The tag of point-to-point messages (pipeline-stage sends), outside the collectives' tag
   // window: ranks that only exchange with one neighbour draw no common tag sequence, and MPI
   // keeps messages between two ranks with one tag in order.
@@ -67,6 +77,9 @@ class AxisComm {
   int rank_ = 0;
   int size_ = 1;
   mutable int tag_sequence_ = 0;
+  mutable std::uint64_t op_sequence_ = 0;
+  std::vector<int> world_ranks_;
+  int group_first_ = 0;
 };
 
 class Torus {

@@ -148,9 +148,12 @@ class ParameterUpdate {
     if (sharded_)
       ex_.communicate("gradient_norm", Axis::dp,
                       {CommWork::all_reduce, static_cast<double>(partials.size())}, [&] {
+                        const AxisComm& dp = torus.axis(Axis::dp);
+                        const RecordedOp op(ring_op(CommKind::all_reduce, dp, partials.size(),
+                                                    sizeof(double)));
                         MPI_Allreduce(MPI_IN_PLACE, partials.data(),
                                       static_cast<int>(partials.size()), MPI_DOUBLE, MPI_SUM,
-                                      torus.axis(Axis::dp).comm());
+                                      dp.comm());
                       });
     double local = 0;
     for (const double p : partials) local += p;

@@ -9,6 +9,7 @@
 #include <string>
 #include <mpi.h>
 
+#include "comm/recorded_op.hpp"
 #include "core/errors.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/kernels/rmsnorm.hpp"
@@ -589,9 +590,12 @@ std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind)
         held->layout.logical(r, c, row, col);
         global[row * logical.cols + col] = static_cast<double>(host(r, c));
       }
-  for (Axis axis : {Axis::tp, Axis::pp})  // the shards, then the stage that holds the block
+  for (Axis axis : {Axis::tp, Axis::pp}) {  // the shards, then the stage that holds the block
+    const AxisComm& ring = torus_.axis(axis);
+    const RecordedOp op(ring_op(CommKind::all_reduce, ring, global.size(), sizeof(double)));
     MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE,
-                  MPI_SUM, torus_.axis(axis).comm());
+                  MPI_SUM, ring.comm());
+  }
   return global;
 }
 
