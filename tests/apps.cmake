@@ -130,6 +130,11 @@ meshslice_app_test(ranks_that_disagree_end_the_job 2
 meshslice_app_test(nonfinite_steps_stop_or_skip 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_nonfinite.sh ${CMAKE_CURRENT_BINARY_DIR}/nonfinite
   ${MPI2} ${TRAIN})
+# A long hardware-mode run (real and emulated executors together) holds no more memory than a
+# short one: executors retire their operations when waited.
+meshslice_app_test(train_hardware_memory_stays_flat 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_memory_stays_flat.sh
+  ${CMAKE_CURRENT_BINARY_DIR}/memory-flat 1000 ${MPI2} ${TRAIN} --set hardware=tpuv4-sim)
 # A hang becomes an error (core/flight_recorder.hpp): a fault injected on rank 1 (a skipped
 # collective, one posted one element short, a sleep past the timeout) ends every rank within
 # comm.timeout_seconds + 30 s, and meshslice-flight-report names the operation.

@@ -165,7 +165,7 @@ class CombinedExecutor {
                           sim_.start_send(axis, buffer.sim, displacement, channel));
     if (carries_clock(axis)) {
       Stamp& stamp = stamps_[op];
-      stamp.time = sim_.completion(ops_[op].second);  // when the data lands at the receiver
+      stamp.time = sim_.completion(ops_.at(op).second);  // when the data lands at the receiver
       MPI_Isend(&stamp.time, 1, MPI_DOUBLE, peer(displacement), channel, clocks_, &stamp.request);
     }
     return op;
@@ -203,15 +203,20 @@ class CombinedExecutor {
         real_.start_partial_reduce_scatter(axis, contribution.real, shard.real, dim, slice, beta),
         sim_.start_partial_reduce_scatter(axis, contribution.sim, shard.sim, dim, slice, beta));
   }
+  // Waiting retires the op, as both executors retire theirs: a run holds only the ops in flight.
   void wait(OpId op) {
-    real_.wait(ops_[op].first);
+    const auto it = ops_.find(op);
+    if (it == ops_.end()) return;  // unknown or already waited: returns at once
+    real_.wait(it->second.first);
     wait_for_clock(op);
-    sim_.wait(ops_[op].second);
+    sim_.wait(it->second.second);
+    ops_.erase(it);
   }
   void wait_all() {
     real_.wait_all();
     while (!stamps_.empty()) wait_for_clock(stamps_.begin()->first);
     sim_.wait_all();
+    ops_.clear();
   }
 
   void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
@@ -222,8 +227,8 @@ class CombinedExecutor {
 
  private:
   OpId track(typename Real::OpId real, SimExecutor::OpId sim) {
-    ops_.emplace_back(real, sim);
-    return ops_.size() - 1;
+    ops_.emplace(next_op_, std::make_pair(real, sim));
+    return next_op_++;
   }
 
   // A pipeline message's emulated time, in flight beside the data.
@@ -239,13 +244,14 @@ class CombinedExecutor {
     const auto it = stamps_.find(op);
     if (it == stamps_.end()) return;
     MPI_Wait(&it->second.request, MPI_STATUS_IGNORE);
-    if (it->second.receive) sim_.complete_no_earlier(ops_[op].second, it->second.time);
+    if (it->second.receive) sim_.complete_no_earlier(ops_.at(op).second, it->second.time);
     stamps_.erase(it);
   }
 
   Real& real_;
   SimExecutor sim_;
-  std::vector<std::pair<typename Real::OpId, SimExecutor::OpId>> ops_;
+  OpId next_op_ = 0;
+  std::map<OpId, std::pair<typename Real::OpId, SimExecutor::OpId>> ops_;  // in flight
   MPI_Comm clocks_ = MPI_COMM_NULL;
   std::map<OpId, Stamp> stamps_;  // map nodes stay put: MPI holds their addresses
 };

@@ -121,10 +121,7 @@ double SimExecutor::core_bandwidth(double start, double duration) {
 SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw::CommCost& cost,
                                            const Mat& in, const Mat& out, double bytes_sent,
                                            Travel travel) {
-  if (rehearsing()) {  // nothing is timed; the op is complete at once
-    op_end_.push_back(0.0);
-    return op_end_.size() - 1;
-  }
+  if (rehearsing()) return issue(0.0);  // nothing is timed; the op is complete at once
   const int forward = engine_of(axis, 0), backward = engine_of(axis, 1);
   const int first = travel == Travel::backward ? backward : forward;
   const int last = travel == Travel::forward ? forward : backward;
@@ -143,8 +140,12 @@ SimExecutor::OpId SimExecutor::communicate(const char* name, Axis axis, const hw
                                         TraceLane::row_links, TraceLane::col_links,
                                         TraceLane::tp_links};  // in Axis order
   record(name, lanes[static_cast<int>(axis)], start, end, bytes_sent, 0.0);
-  op_end_.push_back(end);
-  return op_end_.size() - 1;
+  return issue(end);
+}
+
+SimExecutor::OpId SimExecutor::issue(double end) {
+  in_flight_.emplace(next_op_, end);
+  return next_op_++;
 }
 
 void SimExecutor::local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
@@ -273,22 +274,28 @@ SimExecutor::OpId SimExecutor::start_partial_reduce_scatter(Axis axis, const Mat
 }
 
 double SimExecutor::completion(OpId op) const {
-  require(op < op_end_.size(), "SimExecutor::completion: unknown operation ", op);
-  return op_end_[op];
+  const auto it = in_flight_.find(op);
+  require(it != in_flight_.end(), "SimExecutor::completion: operation ", op, " is not in flight");
+  return it->second;
 }
 
 void SimExecutor::complete_no_earlier(OpId op, double time) {
-  require(op < op_end_.size(), "SimExecutor::complete_no_earlier: unknown operation ", op);
-  op_end_[op] = std::max(op_end_[op], time);
+  const auto it = in_flight_.find(op);
+  require(it != in_flight_.end(), "SimExecutor::complete_no_earlier: operation ", op,
+          " is not in flight");
+  it->second = std::max(it->second, time);
 }
 
 void SimExecutor::wait(OpId op) {
-  require(op < op_end_.size(), "SimExecutor::wait: unknown operation ", op);
-  clock_ = std::max(clock_, op_end_[op]);
+  const auto it = in_flight_.find(op);
+  if (it == in_flight_.end()) return;
+  clock_ = std::max(clock_, it->second);
+  in_flight_.erase(it);
 }
 
 void SimExecutor::wait_all() {
-  for (double end : op_end_) clock_ = std::max(clock_, end);
+  for (const auto& [op, end] : in_flight_) clock_ = std::max(clock_, end);
+  in_flight_.clear();
 }
 
 hw::GemmTiming SimExecutor::time_gemm(std::size_t m, std::size_t n, std::size_t k,

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -138,6 +139,8 @@ class SimExecutor {
                                 const SliceSpec& slice);
   OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
                                     MatrixDim dim, const SliceSpec& slice, double beta = 0);
+  // Waiting retires an op (its completion time is no longer kept, so a run of any length holds
+  // only the ops in flight); an unknown or retired op returns at once, as RealExecutor's does.
   void wait(OpId op);
   void wait_all();
 
@@ -154,8 +157,9 @@ class SimExecutor {
   double now() const { return clock_; }  // the issuing thread's clock
   // Moves the issuing thread's clock to `time` if that is later (an emulated barrier).
   void advance_to(double time) { clock_ = std::max(clock_, time); }
-  // When op `op` completes on the emulated chip; a receive can be told that its data lands no
-  // earlier than `time` (the sender's emulated clock carried along: sim/combined_executor.hpp).
+  // When op `op` (in flight) completes on the emulated chip; a receive can be told that its data
+  // lands no earlier than `time` (the sender's emulated clock carried along:
+  // sim/combined_executor.hpp).
   double completion(OpId op) const;
   void complete_no_earlier(OpId op, double time);
   // Totals so far; `seconds` is the latest end of anything issued (call wait_all() first to
@@ -203,7 +207,9 @@ class SimExecutor {
   Workspace* workspace_ = nullptr;
   double clock_ = 0;
   double engine_free_[engine_count] = {};
-  std::vector<double> op_end_;
+  OpId issue(double end);  // a new op in flight, ending at `end`
+  OpId next_op_ = 0;
+  std::map<OpId, double> in_flight_;  // op -> when it completes, until waited
   // Per ring engine, its operations' NIC activity in time order (a direction runs one at a
   // time; an operation using both directions is kept with the forward one).
   std::deque<NicActivity> nic_[engine_count];
