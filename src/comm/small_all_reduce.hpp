@@ -29,8 +29,8 @@ class SmallAllReduce {
   // x = the sum of x over `ring`, in place (x contiguous, at most max_elements).
   void sum(const ExecSpace& space, const AxisComm& ring, const Matrix<T>& x) {
     const std::size_t n = elements(x);
-    require(n <= host_.extent(0), "SmallAllReduce: ", n, " elements, planned for ",
-            host_.extent(0));
+    MESHSLICE_ASSERT(n <= host_.extent(0), "SmallAllReduce: ", n, " elements, planned for ",
+                     host_.extent(0));
     if (ring.size() == 1) return;
     const Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(host_.data(), n);
     const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), n);

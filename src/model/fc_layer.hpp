@@ -104,8 +104,8 @@ class FcLayer {
 
  private:
   void run(Pass pass, const Mat& a, const Mat& b, const Mat& c, double beta = 0.0) {
-    require(plans_[static_cast<int>(pass)] != nullptr, "FcLayer: ", pass_name(pass),
-            " of a layer planned without its backward passes");
+    MESHSLICE_ASSERT(plans_[static_cast<int>(pass)] != nullptr, "FcLayer: ", pass_name(pass),
+                     " of a layer planned without its backward passes");
     auto& plan = *plans_[static_cast<int>(pass)];
     if (transposed_)
       plan.run(b, a, c, 1.0, beta);  // C^T = op'(B^T, A^T): the operands as kept, swapped

@@ -56,8 +56,9 @@ class GradientSync {
     workspace_.rehearse();
     gather_workspace_.rehearse();
     for (const DpReduction& r : reductions_) {
-      require(!r.scatter || r.shape.rows == dp, "GradientSync: a scattered gradient is viewed "
-              "as dp = ", dp, " rows, not ", r.shape.rows);
+      MESHSLICE_ASSERT(!r.scatter || r.shape.rows == dp,
+                       "GradientSync: a scattered gradient is viewed as dp = ", dp, " rows, not ",
+                       r.shape.rows);
       const Mat g = ex_.placeholder(r.shape.rows, r.shape.cols);
       const Mat shard = ex_.placeholder(1, r.shape.cols);
       {
@@ -76,7 +77,8 @@ class GradientSync {
 
   // The next backward pass starts: gradients are started afresh, in the given order.
   void begin_step() {
-    require(ops_.empty(), "GradientSync: begin_step() before the previous step's finish()");
+    MESHSLICE_ASSERT(ops_.empty(),
+                     "GradientSync: begin_step() before the previous step's finish()");
     workspace_.replay();
   }
 
@@ -85,15 +87,16 @@ class GradientSync {
   // Starts averaging gradient `index` (its shape as given at construction) over dp: in place,
   // or into `shard` (1 x cols) when it scatters.
   void start(std::size_t index, const Mat& gradient, const Mat& shard = Mat()) {
-    require(index == ops_.size() && index < reductions_.size(), "GradientSync: gradient ", index,
-            " started out of order (next is ", ops_.size(), " of ", reductions_.size(), ")");
+    MESHSLICE_ASSERT(index == ops_.size() && index < reductions_.size(), "GradientSync: gradient ",
+                     index, " started out of order (next is ", ops_.size(), " of ",
+                     reductions_.size(), ")");
     const DpReduction& r = reductions_[index];
-    require(gradient.extent(0) == r.shape.rows && gradient.extent(1) == r.shape.cols,
-            "GradientSync: gradient ", index, " is ", gradient.extent(0), "x",
-            gradient.extent(1), " but was planned as ", r.shape.rows, "x", r.shape.cols);
-    require(!r.scatter || (shard.extent(0) == 1 && shard.extent(1) == r.shape.cols),
-            "GradientSync: gradient ", index, " is reduce-scattered and needs its 1x",
-            r.shape.cols, " shard");
+    MESHSLICE_ASSERT(gradient.extent(0) == r.shape.rows && gradient.extent(1) == r.shape.cols,
+                     "GradientSync: gradient ", index, " is ", gradient.extent(0), "x",
+                     gradient.extent(1), " but was planned as ", r.shape.rows, "x", r.shape.cols);
+    MESHSLICE_ASSERT(!r.scatter || (shard.extent(0) == 1 && shard.extent(1) == r.shape.cols),
+                     "GradientSync: gradient ", index, " is reduce-scattered and needs its 1x",
+                     r.shape.cols, " shard");
     const AttachedWorkspace<Exec> attached(ex_, workspace_);
     ops_.push_back(r.scatter ? ex_.start_reduce_scatter(Axis::dp, gradient, shard, MatrixDim::rows)
                              : ex_.start_all_reduce(Axis::dp, gradient, gradient));
@@ -104,8 +107,8 @@ class GradientSync {
 
   // Waits for every started reduction and turns the sums into averages.
   void finish() {
-    require(ops_.size() == reductions_.size(), "GradientSync: finish() after ", ops_.size(),
-            " of ", reductions_.size(), " gradients");
+    MESHSLICE_ASSERT(ops_.size() == reductions_.size(), "GradientSync: finish() after ",
+                     ops_.size(), " of ", reductions_.size(), " gradients");
     workspace_.check_replayed();
     const double scale = 1.0 / ex_.size(Axis::dp);
     for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -118,7 +121,7 @@ class GradientSync {
 
   // ZeRO-1's all-gathers of the updated parameters, in the order of the scattered gradients.
   void begin_gather() {
-    require(gathers_.empty(), "GradientSync: begin_gather() before finish_gather()");
+    MESHSLICE_ASSERT(gathers_.empty(), "GradientSync: begin_gather() before finish_gather()");
     gather_workspace_.replay();
     next_gather_ = 0;
   }
@@ -126,7 +129,8 @@ class GradientSync {
   // `row` holds this replica's (a copy: it must not be part of `parameter`).
   void gather(std::size_t index, const Mat& row, const Mat& parameter) {
     while (next_gather_ < reductions_.size() && !reductions_[next_gather_].scatter) ++next_gather_;
-    require(next_gather_ == index, "GradientSync: parameter ", index, " gathered out of order");
+    MESHSLICE_ASSERT(next_gather_ == index, "GradientSync: parameter ", index,
+                     " gathered out of order");
     ++next_gather_;
     const AttachedWorkspace<Exec> attached(ex_, gather_workspace_);
     gathers_.push_back(ex_.start_all_gather(Axis::dp, row, parameter, MatrixDim::rows));

@@ -31,8 +31,8 @@ class Optimizer {
   std::size_t state_count() const { return state_names().size(); }
   // Adds the next parameter's state, state_count() tensors shaped like what is updated of it.
   void add(std::vector<Matrix<T>> state) {
-    require(state.size() == state_count(), "Optimizer: ", state.size(), " state tensors for ",
-            optimizer_name(kind_), ", which keeps ", state_count());
+    MESHSLICE_ASSERT(state.size() == state_count(), "Optimizer: ", state.size(),
+                     " state tensors for ", optimizer_name(kind_), ", which keeps ", state_count());
     for (const Matrix<T>& s : state) bytes_ += elements(s) * sizeof(T);
     states_.push_back(std::move(state));
   }
@@ -48,10 +48,10 @@ class Optimizer {
   // One step t (1-based) of every parameter of `set`, gradients scaled by `clip`.
   void step(const ExecSpace& space, const OptimizerSettings& settings, std::size_t t,
             double clip, const ParameterSet<T>& set) const {
-    require(settings.kind == kind_, "Optimizer: a ", optimizer_name(settings.kind),
-            " step on the state of ", optimizer_name(kind_));
-    require(set.size() == states_.size(), "Optimizer: ", set.size(), " parameters, state for ",
-            states_.size());
+    MESHSLICE_ASSERT(settings.kind == kind_, "Optimizer: a ", optimizer_name(settings.kind),
+                     " step on the state of ", optimizer_name(kind_));
+    MESHSLICE_ASSERT(set.size() == states_.size(), "Optimizer: ", set.size(),
+                     " parameters, state for ", states_.size());
     for (std::size_t i = 0; i < set.size(); ++i) {
       const Parameter<T>& p = set[i];
       const UpdateScalars u = update_scalars(settings, t, clip, p.decayed());

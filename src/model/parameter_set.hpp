@@ -65,8 +65,8 @@ class ParameterSet {
   static constexpr std::size_t npos = ~std::size_t{0};
 
   Parameter<T>& add(Parameter<T> p) {
-    require(index_.emplace(p.name, params_.size()).second, "ParameterSet: parameter ", p.name,
-            " added twice");
+    MESHSLICE_ASSERT(index_.emplace(p.name, params_.size()).second, "ParameterSet: parameter ",
+                     p.name, " added twice");
     params_.push_back(std::move(p));
     return params_.back();
   }

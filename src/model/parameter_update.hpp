@@ -117,8 +117,8 @@ class ParameterUpdate {
       else
         out.push_back({{p.grad.extent(0), p.grad.extent(1)}, false});
     }
-    require(out.size() == params_.size(), "ParameterUpdate: the backward order names ",
-            out.size(), " of ", params_.size(), " parameters");
+    MESHSLICE_ASSERT(out.size() == params_.size(), "ParameterUpdate: the backward order names ",
+                     out.size(), " of ", params_.size(), " parameters");
     return out;
   }
 

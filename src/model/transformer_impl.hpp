@@ -74,9 +74,9 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   memory_.work += LocalAttention<T>::bytes_for(attention_, trainable);
   const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
   for (const ModelChunk& c : chunks_) {
-    require(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
-            "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,
-            " slots does not fit a model of ", shape.blocks, " blocks");
+    MESHSLICE_ASSERT(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
+                     "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,
+                     " slots does not fit a model of ", shape.blocks, " blocks");
     chunk_begin_.push_back(blocks_.size());
     for (std::size_t bi = c.first; bi < c.first + c.blocks; ++bi) {
       Block& b = blocks_.emplace_back();
@@ -234,8 +234,8 @@ typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, 
 template <class Exec>
 typename Transformer<Exec>::Saved Transformer<Exec>::working_set(const Block& b,
                                                                  std::size_t slot) const {
-  require(slot < b.saved.size(), "Transformer: activation slot ", slot, " of block ", b.index,
-          " (it has ", b.saved.size(), ")");
+  MESHSLICE_ASSERT(slot < b.saved.size(), "Transformer: activation slot ", slot, " of block ",
+                   b.index, " (it has ", b.saved.size(), ")");
   if (!b.checkpointed) return b.saved[slot];
   Saved s = recompute_;
   s.x_in = b.saved[slot].x_in;
@@ -426,10 +426,11 @@ void Transformer<Exec>::begin_step() {
 
 template <class Exec>
 void Transformer<Exec>::forward(std::size_t chunk, std::size_t slot, const Mat& x, const Mat& y) {
-  require(chunk < chunks_.size(), "Transformer::forward: chunk ", chunk, " of ", chunks_.size());
-  require(x.extent(0) == local_tokens() && x.extent(1) == local_hidden() &&
-              y.extent(0) == local_tokens() && y.extent(1) == local_hidden(),
-          "Transformer::forward: shards must be ", local_tokens(), "x", local_hidden());
+  MESHSLICE_ASSERT(chunk < chunks_.size(), "Transformer::forward: chunk ", chunk, " of ",
+                   chunks_.size());
+  MESHSLICE_ASSERT(x.extent(0) == local_tokens() && x.extent(1) == local_hidden() &&
+                       y.extent(0) == local_tokens() && y.extent(1) == local_hidden(),
+                   "Transformer::forward: shards must be ", local_tokens(), "x", local_hidden());
   const std::size_t n = chunks_[chunk].blocks;
   residual(block_of(chunk, 0).saved.at(slot).x_in, x, Mat());
   for (std::size_t i = 0; i < n; ++i) {
@@ -471,9 +472,10 @@ template <class Exec>
 void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat& dy,
                                  const Mat& dx, bool accumulate, bool sync) {
   require(trainable_, "Transformer::backward on a model built without gradients");
-  require(chunk < chunks_.size(), "Transformer::backward: chunk ", chunk, " of ", chunks_.size());
-  require(dy.extent(0) == local_tokens() && dy.extent(1) == local_hidden(),
-          "Transformer::backward: dy must be ", local_tokens(), "x", local_hidden());
+  MESHSLICE_ASSERT(chunk < chunks_.size(), "Transformer::backward: chunk ", chunk, " of ",
+                   chunks_.size());
+  MESHSLICE_ASSERT(dy.extent(0) == local_tokens() && dy.extent(1) == local_hidden(),
+                   "Transformer::backward: dy must be ", local_tokens(), "x", local_hidden());
   const Mat* dout = &dy;
   for (std::size_t i = chunks_[chunk].blocks; i-- > 0;) {
     const Block& b = block_of(chunk, i);
@@ -578,7 +580,8 @@ std::string Transformer<Exec>::first_nonfinite_gradient() {
 template <class Exec>
 std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind) const {
   const ParamShape logical = param_shape(shape_, kind);
-  require(block < shape_.blocks, "Transformer::gather: block ", block, " of ", shape_.blocks);
+  MESHSLICE_ASSERT(block < shape_.blocks, "Transformer::gather: block ", block, " of ",
+                   shape_.blocks);
   std::vector<double> global(logical.rows * logical.cols, 0.0);
   const Parameter<T>* held = params_.find(parameter_name(block, kind));
   const auto host =

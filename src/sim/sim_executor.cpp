@@ -275,14 +275,15 @@ SimExecutor::OpId SimExecutor::start_partial_reduce_scatter(Axis axis, const Mat
 
 double SimExecutor::completion(OpId op) const {
   const auto it = in_flight_.find(op);
-  require(it != in_flight_.end(), "SimExecutor::completion: operation ", op, " is not in flight");
+  MESHSLICE_ASSERT(it != in_flight_.end(), "SimExecutor::completion: operation ", op,
+                   " is not in flight");
   return it->second;
 }
 
 void SimExecutor::complete_no_earlier(OpId op, double time) {
   const auto it = in_flight_.find(op);
-  require(it != in_flight_.end(), "SimExecutor::complete_no_earlier: operation ", op,
-          " is not in flight");
+  MESHSLICE_ASSERT(it != in_flight_.end(), "SimExecutor::complete_no_earlier: operation ", op,
+                   " is not in flight");
   it->second = std::max(it->second, time);
 }
 

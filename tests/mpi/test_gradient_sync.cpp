@@ -135,7 +135,7 @@ TEST(GradientSyncScatter, ShardsThenGathersEveryReplicasRow) {
   round();
   Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
   EXPECT_EQ(g_allocations, 0u);
-  EXPECT_THROW(sync.gather(1, shard, parameter), UserError);  // not a scattered gradient
+  EXPECT_THROW(sync.gather(1, shard, parameter), InternalError);  // not a scattered gradient
 }
 
 TEST(GradientSyncErrors, OutOfOrderOrMisshapenGradientsAreErrors) {
@@ -143,9 +143,9 @@ TEST(GradientSyncErrors, OutOfOrderOrMisshapenGradientsAreErrors) {
   GradientSync<RealExecutor<double>> sync(ex, std::vector<MatrixShape>{{4, 6}, {2, 3}});
   Matrix<double> a("a", 4, 6), b("b", 2, 3);
   sync.begin_step();
-  EXPECT_THROW(sync.start(1, b), UserError);  // out of order
-  EXPECT_THROW(sync.start(0, b), UserError);  // wrong shape
-  EXPECT_THROW(sync.finish(), UserError);     // nothing started yet
+  EXPECT_THROW(sync.start(1, b), InternalError);  // out of order
+  EXPECT_THROW(sync.start(0, b), InternalError);  // wrong shape
+  EXPECT_THROW(sync.finish(), InternalError);     // nothing started yet
   sync.start(0, a);
   sync.start(1, b);
   sync.finish();
