@@ -50,12 +50,15 @@ std::string EmulatedSteps::closing_line(double measured_best_seconds) const {
                 measured_best_seconds / best_.seconds, "x faster than the measured best step");
 }
 
-std::string EmulatedSteps::json() const {
-  return concat("{\"machine\": \"", machine_name(), "\", \"best_step_seconds\": ", best_.seconds,
-                ", \"mean_step_seconds\": ", total_seconds_ / steps_,
-                ", \"tokens_per_second\": ", tokens_ / best_.seconds,
-                ", \"flop_utilization\": ", best_.flop_utilization,
-                ", \"mean_exposed_comm_fraction\": ", total_exposed_ / steps_, "}");
+json::Value EmulatedSteps::json() const {
+  json::Value out = json::Value::object();
+  out.set("machine", machine_name());
+  out.set("best_step_seconds", json::Value::number_or_null(best_.seconds));
+  out.set("mean_step_seconds", json::Value::number_or_null(total_seconds_ / steps_));
+  out.set("tokens_per_second", json::Value::number_or_null(tokens_ / best_.seconds));
+  out.set("flop_utilization", json::Value::number_or_null(best_.flop_utilization));
+  out.set("mean_exposed_comm_fraction", json::Value::number_or_null(total_exposed_ / steps_));
+  return out;
 }
 
 void EmulatedSteps::write_trace(const std::string& path, MPI_Comm comm) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "core/trace.hpp"
 #include "hardware/model.hpp"
 #include "sim/sim_executor.hpp"
@@ -38,7 +39,7 @@ class EmulatedSteps {
   std::string progress(const Step& step) const;
   // The run's closing line and summary.json's "emulated" object.
   std::string closing_line(double measured_best_seconds) const;
-  std::string json() const;
+  json::Value json() const;
   const Step& best() const { return best_; }
   double tokens_per_step() const { return tokens_; }
   // Collective: OUT/trace_emulated.json (nothing kept: nothing written).

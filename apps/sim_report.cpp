@@ -7,6 +7,7 @@
 
 #include "core/csv.hpp"
 #include "core/errors.hpp"
+#include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 #include "core/trace.hpp"
@@ -275,9 +276,9 @@ void write_traces(const SimResults& results, const SimSettings& s, const hw::Mac
     std::string json = trace.chrome_events_json(0);
     if (json.size() >= 2) json.resize(json.size() - 2);  // drop the last ",\n"
     // otherData: trace viewers show it as the trace's metadata.
-    write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"machine\":\"" +
-                                machine.machine.name + "\"},\"traceEvents\":[\n" + json +
-                                "\n]}\n");
+    write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"machine\":" +
+                                json::Value(machine.machine.name).dump() +
+                                "},\"traceEvents\":[\n" + json + "\n]}\n");
     log_info("trace: ", path);
   }
 }

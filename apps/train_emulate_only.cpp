@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/csv.hpp"
+#include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
@@ -53,13 +54,15 @@ int emulate_training(AppContext& context, const Settings& s) {
   }
   if (csv) csv->finish();
   if (writer) {
-    std::ostringstream json;
-    json << "{\n  \"mesh\": \"" << s.mesh.str() << "\",\n  \"chips\": " << s.mesh.total()
-         << ",\n  \"steps\": " << s.steps << ",\n  \"data_free\": true"
-         << ",\n  \"memory_estimate_mib\": " << memory_mib
-         << ",\n  \"emulated\": " << emulated.json() << ",\n  \"build\": " << version_json()
-         << "\n}\n";
-    write_output_file(context.out_dir + "/summary.json", json.str());
+    json::Value summary = json::Value::object();
+    summary.set("mesh", s.mesh.str());
+    summary.set("chips", s.mesh.total());
+    summary.set("steps", s.steps);
+    summary.set("data_free", true);
+    summary.set("memory_estimate_mib", memory_mib);
+    summary.set("emulated", emulated.json());
+    summary.set("build", json::parse(version_json()));
+    write_output_file(context.out_dir + "/summary.json", summary.dump(2) + "\n");
   }
   return 0;
 }

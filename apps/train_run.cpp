@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/csv.hpp"
+#include "core/json.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
 #include "core/memory_check.hpp"
@@ -198,39 +199,45 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            " MiB before the model was built)");
   if (csv) csv->finish();
   if (writer) {
-    std::ostringstream json;
-    json << "{\n  \"mesh\": \"" << s.mesh.str() << "\",\n  \"steps\": " << s.steps
-         << ",\n  \"first_loss\": " << first_loss << ",\n  \"last_loss\": " << last_loss
-         << ",\n  \"first_eval_loss\": " << first_eval << ",\n  \"last_eval_loss\": " << last_eval
-         << ",\n  \"resumed_from_step\": " << resumed
-         << ",\n  \"mean_step_seconds\": " << total_seconds / std::max<std::size_t>(1, steps_run)
-         << ",\n  \"best_step_seconds\": " << best_seconds
-         << ",\n  \"tokens_per_second\": " << tokens / best_seconds
-         << ",\n  \"gemm_gflops\": " << flops / best_seconds / 1e9
-         << ",\n  \"local_gemm_peak_gflops\": " << peak / 1e9
-         << ",\n  \"peak_fraction\": " << flops / best_seconds / (ranks * peak)
-         << ",\n  \"ideal_step_seconds\": " << ideal_seconds
-         << ",\n  \"mean_exposed_comm_fraction\": "
-         << total_exposed / std::max<std::size_t>(1, steps_run)
-         << ",\n  \"pipeline\": {\"stages\": " << s.mesh.pp << ", \"schedule\": \""
-         << schedule_name(s.step.schedule) << "\", \"microbatches\": " << s.step.micro_batches
-         << ", \"virtual_stages\": " << s.step.virtual_stages
-         << ", \"checkpointed_blocks\": " << s.step.checkpointed.size()
-         << ", \"zero\": " << (s.step.zero ? "true" : "false")
-         << ", \"mean_bubble_fraction\": "
-         << total_bubble / std::max<std::size_t>(1, steps_run - 1)
-         << ", \"best_step_bubble_fraction\": " << best_step_bubble
-         << "}"
-         << ",\n  \"updates_skipped\": " << nonfinite.skipped()
-         << ",\n  \"relayouts\": " << trainer.student().relayouts().count
-         << ",\n  \"memory_estimate_mib\": " << mib(memory.total())
-         << ",\n  \"memory_high_water_mib\": " << rss
-         << ",\n  \"activation_memory_mib\": " << mib(activations_max)
-         << ",\n  \"optimizer_state_mib\": " << mib(static_cast<double>(memory.optimizer_state))
-         << ",\n  \"memory_high_water_max_mib\": " << rss_max
-         << ",\n  \"emulated\": " << (emulated ? emulated->json() : std::string("null"))
-         << ",\n  \"build\": " << version_json() << "\n}\n";
-    write_output_file(context.out_dir + "/summary.json", json.str());
+    const auto figure = [](double x) { return json::Value::number_or_null(x); };
+    const double steps_timed = static_cast<double>(std::max<std::size_t>(1, steps_run));
+    json::Value pipeline = json::Value::object();
+    pipeline.set("stages", s.mesh.pp);
+    pipeline.set("schedule", schedule_name(s.step.schedule));
+    pipeline.set("microbatches", s.step.micro_batches);
+    pipeline.set("virtual_stages", s.step.virtual_stages);
+    pipeline.set("checkpointed_blocks", s.step.checkpointed.size());
+    pipeline.set("zero", s.step.zero);
+    pipeline.set("mean_bubble_fraction",
+                 figure(total_bubble / std::max<std::size_t>(1, steps_run - 1)));
+    pipeline.set("best_step_bubble_fraction", figure(best_step_bubble));
+    json::Value summary = json::Value::object();
+    summary.set("mesh", s.mesh.str());
+    summary.set("steps", s.steps);
+    summary.set("first_loss", figure(first_loss));
+    summary.set("last_loss", figure(last_loss));
+    summary.set("first_eval_loss", figure(first_eval));
+    summary.set("last_eval_loss", figure(last_eval));
+    summary.set("resumed_from_step", resumed);
+    summary.set("mean_step_seconds", figure(total_seconds / steps_timed));
+    summary.set("best_step_seconds", figure(best_seconds));
+    summary.set("tokens_per_second", figure(tokens / best_seconds));
+    summary.set("gemm_gflops", figure(flops / best_seconds / 1e9));
+    summary.set("local_gemm_peak_gflops", figure(peak / 1e9));
+    summary.set("peak_fraction", figure(flops / best_seconds / (ranks * peak)));
+    summary.set("ideal_step_seconds", figure(ideal_seconds));
+    summary.set("mean_exposed_comm_fraction", figure(total_exposed / steps_timed));
+    summary.set("pipeline", std::move(pipeline));
+    summary.set("updates_skipped", nonfinite.skipped());
+    summary.set("relayouts", trainer.student().relayouts().count);
+    summary.set("memory_estimate_mib", figure(mib(memory.total())));
+    summary.set("memory_high_water_mib", figure(rss));
+    summary.set("activation_memory_mib", figure(mib(activations_max)));
+    summary.set("optimizer_state_mib", figure(mib(static_cast<double>(memory.optimizer_state))));
+    summary.set("memory_high_water_max_mib", figure(rss_max));
+    summary.set("emulated", emulated ? emulated->json() : json::Value());
+    summary.set("build", json::parse(version_json()));
+    write_output_file(context.out_dir + "/summary.json", summary.dump(2) + "\n");
   }
   return 0;
 }

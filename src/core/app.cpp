@@ -15,6 +15,7 @@
 #include "core/deck.hpp"
 #include "core/errors.hpp"
 #include "core/flight_recorder.hpp"
+#include "core/json.hpp"
 #include "core/mpi_io_workaround.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
@@ -154,6 +155,14 @@ std::unique_ptr<OutputFile> staged(const AppContext& ctx, const char* name,
   return file;
 }
 
+// OUT/version.json: {"app": ..., "build": {the facts of --version}}.
+std::string version_file_text(const std::string& app) {
+  json::Value version = json::Value::object();
+  version.set("app", app);
+  version.set("build", json::parse(version_json()));
+  return version.dump(2) + "\n";
+}
+
 RunDescription write_outputs(const AppContext& ctx, const std::string& sources) {
   std::error_code ec;
   fs::create_directories(ctx.out_dir, ec);
@@ -164,7 +173,7 @@ RunDescription write_outputs(const AppContext& ctx, const std::string& sources) 
                                        "overrides.\n", ctx.app_name, ", ", sources, "\n",
                                        version_line()))),
           staged(ctx, "version.json",
-                 concat("{\"app\": \"", ctx.app_name, "\", \"build\": ", version_json(), "}\n"))};
+                 version_file_text(ctx.app_name))};
 }
 
 // The rank a launcher gave this process, from its environment: --version is answered before

@@ -88,6 +88,10 @@ Value::Value(double number) : kind_(Kind::number) {
   text_.assign(buffer, result.ptr);
 }
 
+Value Value::number_or_null(double number) {
+  return std::isfinite(number) ? Value(number) : Value();
+}
+
 void Value::set_integer_text(std::int64_t integer) {
   char buffer[32];
   text_.assign(buffer, std::to_chars(buffer, buffer + sizeof buffer, integer).ptr);

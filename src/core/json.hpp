@@ -102,6 +102,9 @@ class Value {
   // by `indent` spaces. Throws Error for a non-finite number.
   std::string dump(int indent = -1) const;
 
+  // A figure that may not be finite (a loss that diverged): null then, as JSON has no NaN.
+  static Value number_or_null(double number);
+
  private:
   void set_integer_text(std::int64_t integer);
   void set_integer_text(std::uint64_t integer);

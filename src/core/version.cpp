@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/json.hpp"
 // Generated in the build tree (cmake/MeshsliceVersion.cmake): the version and build settings
 // at configure time, the git revision at build time.
 #include "meshslice_build_info.hpp"
@@ -116,23 +117,6 @@ std::string mpi_library() {
   return first_line;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string value_of(const std::vector<std::pair<std::string, std::string>>& info,
                      const std::string& key) {
   for (const auto& [k, v] : info)
@@ -173,10 +157,9 @@ std::string version_line() {
 }
 
 std::string version_json() {
-  std::string json = "{";
-  for (const auto& [key, value] : version_info())
-    json += (json.size() > 1 ? ", " : "") + json_string(key) + ": " + json_string(value);
-  return json + "}";
+  json::Value build = json::Value::object();
+  for (const auto& [key, value] : version_info()) build.set(key, value);
+  return build.dump();
 }
 
 }  // namespace meshslice
