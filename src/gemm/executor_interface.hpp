@@ -1,9 +1,11 @@
 #pragma once
 // The executor interface, declared once. Every distributed GEMM algorithm (gemm/*.hpp) is a
 // template over an executor and may call exactly these members; RealExecutor (Kokkos + MPI),
-// sim::SimExecutor (the hardware model) and sim::CombinedExecutor (both at once) provide them,
-// and each of them static_asserts `is_executor_v` so that an op added here without being added
-// everywhere is a compile error naming the missing member.
+// sim::SimExecutor (the hardware model), sim::CombinedExecutor (both at once) and
+// sim::NullExecutor (its data-free real side) provide them, and every one is checked with
+// `is_executor_v` (RealExecutor and SimExecutor in their headers, the combined and null ones in
+// sim/executor_checks.cpp), so that an op added here without being added everywhere is a compile
+// error naming the missing member.
 //
 //   types        Mat (a matrix shard), OpId (an op in flight), Workspace (a plan's buffers)
 //   mesh         mesh_rows(), mesh_cols(), coord(axis), size(axis)

@@ -2,7 +2,7 @@
 // The real side of a data-free combined executor: sim::CombinedExecutor<NullExecutor<T>> runs a
 // caller written over any executor (model/transformer.hpp, model/trainer.hpp) with no data and no
 // real work, only the emulated chip's timing, so a training step can be emulated at shapes and
-// mesh sizes no host could run (meshslice-train's hardware.data_free).
+// mesh sizes no host could run (meshslice-train's train.emulate_only).
 //
 // The mesh is virtual: this rank stands for chip (0, 0) of replica 0 of its pipeline stage on a
 // dp x pp x rows x cols mesh. The chips of a stage and the replicas do the same work, so one
