@@ -22,6 +22,7 @@
 #include "core/trace.hpp"
 #include "gemm/caller_work.hpp"
 #include "gemm/executor_interface.hpp"
+#include "gemm/training_executor.hpp"
 #include "gemm/workspace.hpp"
 #include "mesh/torus.hpp"
 
@@ -213,5 +214,7 @@ class RealExecutor {
 };
 
 static_assert(is_executor_v<RealExecutor<float>> && is_executor_v<RealExecutor<double>>);
+static_assert(is_training_executor_v<RealExecutor<float>> &&
+              is_training_executor_v<RealExecutor<double>>);
 
 }  // namespace meshslice

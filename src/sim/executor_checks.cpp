@@ -1,9 +1,11 @@
-// The executors that gemm/executor_interface.hpp's own files cannot check: the combined one over
-// each real side it is used with, and the data-free real side. With RealExecutor and SimExecutor
-// (checked in their headers) every executor is checked, so an op added to the interface and
-// missed by one of them is a compile error naming the missing member.
+// The executors that the contracts' own files cannot check: the combined one over each real side
+// it is used with, and the data-free real side, against the GEMM interface
+// (gemm/executor_interface.hpp) and the training-step contract (gemm/training_executor.hpp).
+// With RealExecutor and SimExecutor (checked in their headers) every executor is checked, so a
+// member added to a contract and missed by one of them is a compile error naming it.
 #include "gemm/executor_interface.hpp"
 #include "gemm/real_executor.hpp"
+#include "gemm/training_executor.hpp"
 #include "sim/combined_executor.hpp"
 #include "sim/null_executor.hpp"
 
@@ -14,5 +16,15 @@ static_assert(is_executor_v<CombinedExecutor<RealExecutor<float>>> &&
               is_executor_v<CombinedExecutor<RealExecutor<double>>>);
 static_assert(is_executor_v<CombinedExecutor<NullExecutor<float>>> &&
               is_executor_v<CombinedExecutor<NullExecutor<double>>>);
+static_assert(is_training_executor_v<NullExecutor<float>> &&
+              is_training_executor_v<NullExecutor<double>>);
+static_assert(is_training_executor_v<CombinedExecutor<RealExecutor<float>>> &&
+              is_training_executor_v<CombinedExecutor<RealExecutor<double>>>);
+static_assert(is_training_executor_v<CombinedExecutor<NullExecutor<float>>> &&
+              is_training_executor_v<CombinedExecutor<NullExecutor<double>>>);
+
+// The emulating executor alone is not a training executor (the combined one gives it the
+// caller's work as local_work and blocking_communication): the detectors can say no.
+static_assert(!training_executor_detail::has_compute<SimExecutor>::value);
 
 }  // namespace meshslice::sim

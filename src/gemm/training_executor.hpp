@@ -1,0 +1,75 @@
+#pragma once
+// The training-step executor contract: what the model (model/transformer.hpp, model/trainer.hpp)
+// needs from an executor beyond the GEMM interface of gemm/executor_interface.hpp. RealExecutor,
+// sim::NullExecutor and sim::CombinedExecutor over either provide it, and each is checked with
+// `is_training_executor_v` (RealExecutor in its header, the sim ones in sim/executor_checks.cpp).
+//
+//   types    Scalar (float, double), holds_data (false: matrices without memory, work not run)
+//   data     real()              the executor that holds the data (itself, or a combined one's)
+//            wrap(m)             a real matrix as this executor's Mat
+//            compute_space()     the execution space the caller's own kernels run on
+//            torus()             the mesh and its rings
+//   work     compute(name, LocalWork, work)          the caller's kernels, with what they cost
+//            communicate(name, axis, CommWork, work) its blocking communication over a ring
+//            phase(name, work)                       a named span of the step (the trace)
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "gemm/caller_work.hpp"
+#include "gemm/executor_interface.hpp"
+#include "mesh/torus.hpp"
+
+namespace meshslice {
+
+namespace training_executor_detail {
+
+template <class...>
+using void_t = void;
+
+struct Work {
+  void operator()() const {}
+};
+
+template <class E>
+E& ex();
+
+#define MESHSLICE_TRAINING_MEMBER(name, ...)                        \
+  template <class E, class = void>                                  \
+  struct has_##name : std::false_type {};                           \
+  template <class E>                                                \
+  struct has_##name<E, void_t<decltype(__VA_ARGS__)>> : std::true_type {};
+
+MESHSLICE_TRAINING_MEMBER(types, std::declval<typename E::Scalar&>() = 1,
+                          std::bool_constant<E::holds_data>{})
+MESHSLICE_TRAINING_MEMBER(data,
+                          std::declval<typename E::Mat&>() = ex<E>().wrap(
+                              ex<E>().real().alloc(std::size_t{1}, std::size_t{1}, "label")),
+                          ex<E>().compute_space(), static_cast<const Torus&>(ex<E>().torus()))
+MESHSLICE_TRAINING_MEMBER(compute, ex<E>().compute("name", LocalWork{}, Work{}))
+MESHSLICE_TRAINING_MEMBER(communicate, ex<E>().communicate("name", Axis::tp, CommWork{}, Work{}))
+MESHSLICE_TRAINING_MEMBER(phase, ex<E>().phase("name", Work{}))
+
+#undef MESHSLICE_TRAINING_MEMBER
+
+}  // namespace training_executor_detail
+
+// Names the first missing member of the contract in the compiler's error.
+template <class E>
+constexpr bool check_training_executor() {
+  using namespace training_executor_detail;
+  static_assert(is_executor_v<E>, "a training-step executor is a GEMM executor first");
+  static_assert(has_types<E>::value, "training executor lacks Scalar or holds_data");
+  static_assert(has_data<E>::value, "training executor lacks real(), wrap(), compute_space() "
+                                    "or torus()");
+  static_assert(has_compute<E>::value, "training executor lacks compute(name, LocalWork, work)");
+  static_assert(has_communicate<E>::value,
+                "training executor lacks communicate(name, axis, CommWork, work)");
+  static_assert(has_phase<E>::value, "training executor lacks phase(name, work)");
+  return true;
+}
+
+template <class E>
+constexpr bool is_training_executor_v = check_training_executor<E>();
+
+}  // namespace meshslice
