@@ -22,7 +22,7 @@ set_target_properties(meshslice_warnings PROPERTIES EXPORT_NAME warnings)
 
 install(TARGETS meshslice-train meshslice-bench meshslice-sim meshslice-tune
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/apps/meshslice-flight-report
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/apps/flight_report/meshslice-flight-report
         DESTINATION ${CMAKE_INSTALL_BINDIR})
 # meshslice_warnings and the meshslice_dep_* wrappers travel with the library: the static
 # library's link interface names them.

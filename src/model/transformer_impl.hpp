@@ -1,7 +1,7 @@
 #pragma once
 // The definitions of model/transformer.hpp's Transformer, for the translation units that
 // instantiate it: model/transformer.cpp for the real executors, and where an emulating executor
-// is combined with them (apps/train_emulated.cpp, tests/mpi/test_transformer_emulated.cpp).
+// is combined with them (apps/train/train_emulated.cpp, tests/mpi/test_transformer_emulated.cpp).
 #include "model/transformer.hpp"
 
 #include <algorithm>

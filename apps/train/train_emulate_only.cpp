@@ -8,7 +8,7 @@
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
-#include "data_free_training.hpp"
+#include "train_emulation/data_free_training.hpp"
 #include "train_report.hpp"
 
 namespace meshslice::train {

@@ -1,4 +1,4 @@
-#include "emulated_steps.hpp"
+#include "train_emulation/emulated_steps.hpp"
 
 #include <cmath>
 

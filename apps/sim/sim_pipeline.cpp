@@ -7,7 +7,7 @@
 
 #include "core/csv.hpp"
 #include "core/log.hpp"
-#include "data_free_training.hpp"
+#include "train_emulation/data_free_training.hpp"
 
 namespace meshslice::simapp {
 namespace {

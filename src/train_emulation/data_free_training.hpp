@@ -8,7 +8,7 @@
 #include <functional>
 #include <set>
 
-#include "emulated_steps.hpp"
+#include "train_emulation/emulated_steps.hpp"
 #include "hardware/model.hpp"
 #include "mesh/torus.hpp"
 #include "model/layer_plan.hpp"

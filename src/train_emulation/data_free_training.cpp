@@ -1,4 +1,4 @@
-#include "data_free_training.hpp"
+#include "train_emulation/data_free_training.hpp"
 
 #include "model/trainer_impl.hpp"
 #include "model/transformer_impl.hpp"
