@@ -58,7 +58,8 @@ class DeckRoundTripError : public std::logic_error {
 // A valid list shaped like the apps' (meshslice-train's sublists and keys as of this writing, plus
 // meshslice-bench's `mode` and `gemm`; defaults simplified): every entry type the deck code
 // handles (int, double, bool, string, int/double/string arrays, nested sublists), choices, and
-// one Teuchos range validator. Not apps/train/train_settings.cpp itself: it pulls in most of the library.
+// one Teuchos range validator. Not apps/train/train_settings.cpp itself: it pulls in most of
+// the library.
 inline Teuchos::ParameterList representative_valid_parameters() {
   using Teuchos::Array;
   Teuchos::ParameterList valid("fuzz");
