@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # check_ranks_disagree.sh OUT TRAIN DECK MPIEXEC [MPIEXEC_FLAGS...]: the pre-flight agreement
-# (core/agreement.hpp). A launcher that gives one rank of two a different --set, or a working
-# directory where the same file name holds another plan, must end the job before it starts: exit
-# 2 on every rank within 30 s and one message naming the part that differs and the rank.
+# (core/agreement.hpp). A launcher that gives one rank of two a different --set, a working
+# directory where the same file name holds another plan, or another build of the app (a copy of
+# TRAIN whose embedded git revision differs) must end the job before it starts: exit 2 on every
+# rank within 30 s and one message naming the part that differs and the rank.
 set -u
 out=$1 train=$2 deck=$3 mpiexec=$4
 shift 4
@@ -32,3 +33,22 @@ sed 's/S=2/S=1/' a/plan.yaml >b/plan.yaml
 expect different_file "file plan.file = plan.yaml: rank.s. 1 differ from rank 0" -- \
   -np 1 --wdir a "$train" "$deck" "${common[@]}" --plan plan.yaml --out ../run : \
   -np 1 --wdir b "$train" "$deck" "${common[@]}" --plan plan.yaml --out ../run
+# Another build: the same binary with one character of its embedded git revision changed.
+revision=$("$train" --version | sed -n 's/^git_revision: //p')
+if [ "$revision" = unknown ]; then  # a build from a source tree without git has none to change
+  echo "SKIP: different_build (this build has no git revision)"
+  exit 0
+fi
+python3 - "$train" other-build "$revision" <<'PY' || fail "could not make another build"
+import os, sys
+# The hexadecimal part: the compiler may store a "-dirty" suffix apart from it.
+source, target, revision = sys.argv[1], sys.argv[2], sys.argv[3].split("-")[0].encode()
+data = open(source, "rb").read()
+assert len(revision) >= 7 and revision in data, f"revision {revision!r} not found in {source}"
+changed = (b"0" if revision[:1] != b"0" else b"1") + revision[1:]
+open(target, "wb").write(data.replace(revision, changed))
+os.chmod(target, 0o755)
+PY
+expect different_build "the build .--version.: rank.s. 1 differ from rank 0" -- \
+  -np 1 "$train" "$deck" "${common[@]}" --out run : \
+  -np 1 ./other-build "$deck" "${common[@]}" --out run
