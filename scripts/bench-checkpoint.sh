@@ -17,14 +17,11 @@
 # OUT (default out/bench-checkpoint), REPEATS (default 3 after a warm-up round: best of each).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$repo/build}
+# shellcheck source=scripts/bench-setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-setup.sh" meshslice-train
 out=${OUT:-$repo/out/bench-checkpoint}
 repeats=${REPEATS:-3}
 deck=$repo/inputs/train/bench-h1024.yaml
-[ -x "$build/bin/meshslice-train" ] || { echo "no $build/bin/meshslice-train: build first" >&2; exit 1; }
-# shellcheck source=scripts/mpi-env.sh
-source "$repo/scripts/mpi-env.sh"
 rm -rf "$out"
 mkdir -p "$out"
 train() {  # train NAME ARGS...: 2 ranks, the log in OUT/NAME.log

@@ -8,18 +8,12 @@
 # (default build), OUT (default out/bench-flight-recorder), PAIRS (default 4), STEPS (default 6).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$repo/build}
+# shellcheck source=scripts/bench-setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-setup.sh" meshslice-train
 out=${OUT:-$repo/out/bench-flight-recorder}
 pairs=${PAIRS:-4}
 steps=${STEPS:-6}
 deck=$repo/inputs/train/bench-h1024.yaml
-[ -x "$build/bin/meshslice-train" ] || {
-  echo "no $build/bin/meshslice-train: build first (cmake -S . -B build && cmake --build build)" >&2
-  exit 1
-}
-# shellcheck source=scripts/mpi-env.sh
-source "$repo/scripts/mpi-env.sh"
 rm -rf "$out"
 mkdir -p "$out"
 

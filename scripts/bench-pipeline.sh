@@ -17,16 +17,9 @@
 # build), OUT (default out/bench-pipeline).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$repo/build}
+# shellcheck source=scripts/bench-setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-setup.sh" meshslice-train
 out=${OUT:-$repo/out/bench-pipeline}
-
-[ -x "$build/bin/meshslice-train" ] || {
-  echo "no $build/bin/meshslice-train: build first (cmake -S . -B build && cmake --build build)" >&2
-  exit 1
-}
-# shellcheck source=scripts/mpi-env.sh
-source "$repo/scripts/mpi-env.sh"
 mkdir -p "$out"
 
 train() {  # NAME DECK ARGS...: one run into $out/NAME

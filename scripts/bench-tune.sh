@@ -13,14 +13,9 @@
 # (default out/bench-tune), MACHINE, STEPS_laptop (default 60), STEPS_h1024 (default 12).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$repo/build}
+# shellcheck source=scripts/bench-setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-setup.sh" meshslice-tune meshslice-train
 out=${OUT:-$repo/out/bench-tune}
-for app in meshslice-tune meshslice-train; do
-  [ -x "$build/bin/$app" ] || { echo "no $build/bin/$app: build first" >&2; exit 1; }
-done
-# shellcheck source=scripts/mpi-env.sh
-source "$repo/scripts/mpi-env.sh"
 mkdir -p "$out"
 mpi2() { mpiexec -np 2 $MESHSLICE_MPIEXEC_FLAGS "$@"; }
 

@@ -61,7 +61,7 @@ int emulate_training(AppContext& context, const Settings& s) {
     summary.set("data_free", true);
     summary.set("memory_estimate_mib", memory_mib);
     summary.set("emulated", emulated.json());
-    summary.set("build", json::parse(version_json()));
+    summary.set("build", version_json());
     write_output_file(context.out_dir + "/summary.json", summary.dump(2) + "\n");
   }
   return 0;

@@ -236,7 +236,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     summary.set("optimizer_state_mib", figure(mib(static_cast<double>(memory.optimizer_state))));
     summary.set("memory_high_water_max_mib", figure(rss_max));
     summary.set("emulated", emulated ? emulated->json() : json::Value());
-    summary.set("build", json::parse(version_json()));
+    summary.set("build", version_json());
     write_output_file(context.out_dir + "/summary.json", summary.dump(2) + "\n");
   }
   return 0;

@@ -241,7 +241,7 @@ std::string trainer_json(const CheckpointFacts& f,
     list.set(name, file);
   }
   root.set("files", list);
-  root.set("build", json::parse(version_json()));
+  root.set("build", version_json());
   root.set("deck", f.deck);
   return root.dump(2) + "\n";
 }

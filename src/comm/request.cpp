@@ -13,9 +13,7 @@ std::size_t injected_shortfall() { return shortfall; }
 StepEngine::StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete,
                        const CommOpInfo& op)
     : steps_(std::move(steps)), on_complete_(std::move(on_complete)) {
-  CommOpInfo injectable = op;
-  injectable.injectable = true;
-  ticket_ = FlightRecorder::instance().begin(injectable);
+  ticket_ = FlightRecorder::instance().begin(op, /*injectable=*/true);
   post_current();
 }
 

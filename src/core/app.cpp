@@ -159,7 +159,7 @@ std::unique_ptr<OutputFile> staged(const AppContext& ctx, const char* name,
 std::string version_file_text(const std::string& app) {
   json::Value version = json::Value::object();
   version.set("app", app);
-  version.set("build", json::parse(version_json()));
+  version.set("build", version_json());
   return version.dump(2) + "\n";
 }
 

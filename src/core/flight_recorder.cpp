@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <iostream>
 #include <sstream>
 
@@ -53,7 +54,7 @@ const char* injected_fault_name(InjectedFault fault) {
 }
 
 InjectedFault parse_injected_fault(const std::string& name) {
-  for (int i = 0; i < 4; ++i)
+  for (std::size_t i = 0; i < std::size(kFaultNames); ++i)
     if (name == kFaultNames[i]) return static_cast<InjectedFault>(i);
   throw UserError(concat("debug.inject '", name, "' is not one of none, skip, wrong_size, sleep"));
 }
@@ -115,7 +116,7 @@ void FlightRecorder::note_group(const std::string& axis, const std::vector<int>&
   groups_.push_back({axis, world_ranks});
 }
 
-FlightRecorder::Ticket FlightRecorder::begin(const CommOpInfo& op) {
+FlightRecorder::Ticket FlightRecorder::begin(const CommOpInfo& op, bool injectable) {
   if (capacity_ == 0) return {};
   Ticket ticket;
   {
@@ -125,7 +126,7 @@ FlightRecorder::Ticket FlightRecorder::begin(const CommOpInfo& op) {
     // can carry it out (a skip or a short message needs a non-blocking one; a sleep needs none).
     if (!injected_ && settings_.inject != InjectedFault::none &&
         settings_.rank == settings_.inject_rank && ticket.seq >= settings_.inject_at &&
-        (op.injectable || settings_.inject == InjectedFault::sleep)) {
+        (injectable || settings_.inject == InjectedFault::sleep)) {
       injected_ = true;
       ticket.fault = settings_.inject;
     }

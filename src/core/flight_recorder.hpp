@@ -70,7 +70,6 @@ struct CommOpInfo {
   std::size_t bytes = 0;     // this rank's message size
   std::size_t element_bytes = 0;  // for wrong_size: the posted message is one element short
   int peer = -1;             // world rank of the peer of a send/receive/shift, else -1
-  bool injectable = false;   // non-blocking operations the engine can skip or shrink
 };
 
 struct FlightEntry {
@@ -106,9 +105,10 @@ class FlightRecorder {
     InjectedFault fault = InjectedFault::none;
   };
   // Records the start; may sleep when that fault is injected here. A skip or wrong_size fault
-  // is returned for the caller to carry out (only on injectable operations; a target that lands
-  // on another operation moves to the next injectable one).
-  Ticket begin(const CommOpInfo& op);
+  // is returned for the caller to carry out, only where it can: on a non-blocking operation,
+  // whose engine posts the messages (`injectable`); a target that lands on a blocking one moves
+  // to the next non-blocking one.
+  Ticket begin(const CommOpInfo& op, bool injectable = false);
   void end(std::uint64_t seq);
   // Brackets a blocking wait for operation `seq`. A rank whose operations are outstanding while
   // it waits for none is busy elsewhere (computing, or stuck outside communication): the dump

@@ -156,10 +156,10 @@ std::string version_line() {
          get("teuchos") + "), " + get("mpi") + " (" + get("mpi_library") + ")";
 }
 
-std::string version_json() {
+json::Value version_json() {
   json::Value build = json::Value::object();
   for (const auto& [key, value] : version_info()) build.set(key, value);
-  return build.dump();
+  return build;
 }
 
 }  // namespace meshslice

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/json.hpp"
+
 namespace meshslice {
 
 // (key, value) pairs in print order: "meshslice", "git_revision", "build", "kokkos",
@@ -24,7 +26,7 @@ std::string version_text();
 std::string version_line();
 
 // The entries as one JSON object, {"meshslice": "0.1.0", "git_revision": "...", ...}, to embed
-// in a JSON result file, e.g. summary["build"] = version_json().
-std::string version_json();
+// in a JSON result file: summary.set("build", version_json()).
+json::Value version_json();
 
 }  // namespace meshslice

@@ -13,7 +13,7 @@
 namespace meshslice {
 namespace {
 
-CommOpInfo op(CommKind kind, std::uint64_t group_op, std::size_t bytes, bool injectable = true) {
+CommOpInfo op(CommKind kind, std::uint64_t group_op, std::size_t bytes) {
   CommOpInfo info;
   info.kind = kind;
   info.axis = "row";
@@ -21,13 +21,13 @@ CommOpInfo op(CommKind kind, std::uint64_t group_op, std::size_t bytes, bool inj
   info.group_op = group_op;
   info.bytes = bytes;
   info.element_bytes = 4;
-  info.injectable = injectable;
   return info;
 }
 
-FlightSettings settings(std::size_t capacity) {
+FlightSettings settings(std::size_t capacity, double timeout_seconds = 300) {
   FlightSettings s;
   s.capacity = capacity;
+  s.timeout_seconds = timeout_seconds;
   s.watchdog = false;  // the tests call stuck_for themselves
   s.rank = 3;
   return s;
@@ -67,9 +67,7 @@ TEST(FlightRecorder, KeepsTheLastOperationsInOrder) {
 TEST(FlightRecorder, AnOperationOutstandingPastTheTimeoutIsStuck) {
   Restart restart;
   FlightRecorder& recorder = FlightRecorder::instance();
-  FlightSettings s = settings(8);
-  s.timeout_seconds = 0.05;
-  recorder.start(s);
+  recorder.start(settings(8, 0.05));
   recorder.end(recorder.begin(op(CommKind::all_gather, 1, 8)).seq);
   const auto stuck = recorder.begin(op(CommKind::all_reduce, 2, 8));
   std::uint64_t which = 0;
@@ -84,9 +82,7 @@ TEST(FlightRecorder, AnOperationOutstandingPastTheTimeoutIsStuck) {
 TEST(FlightRecorder, AnOperationPushedOutOfTheRingStillTimesOut) {
   Restart restart;
   FlightRecorder& recorder = FlightRecorder::instance();
-  FlightSettings s = settings(2);
-  s.timeout_seconds = 0.05;
-  recorder.start(s);
+  recorder.start(settings(2, 0.05));
   recorder.begin(op(CommKind::all_gather, 1, 8));  // never completes
   for (std::uint64_t k = 2; k <= 4; ++k) recorder.end(recorder.begin(op(CommKind::shift, k, 8)).seq);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -101,11 +97,11 @@ TEST(FlightRecorder, InjectsOneFaultOnTheFirstInjectableOperationFromItsNumber) 
   s.inject_rank = 3;
   s.inject_at = 2;
   recorder.start(s);
-  EXPECT_EQ(recorder.begin(op(CommKind::all_gather, 1, 64)).fault, InjectedFault::none);
-  EXPECT_EQ(recorder.begin(op(CommKind::all_reduce, 2, 64, false)).fault, InjectedFault::none)
+  EXPECT_EQ(recorder.begin(op(CommKind::all_gather, 1, 64), true).fault, InjectedFault::none);
+  EXPECT_EQ(recorder.begin(op(CommKind::all_reduce, 2, 64), false).fault, InjectedFault::none)
       << "a blocking operation cannot be shortened: the fault moves on";
-  EXPECT_EQ(recorder.begin(op(CommKind::all_gather, 3, 64)).fault, InjectedFault::wrong_size);
-  EXPECT_EQ(recorder.begin(op(CommKind::all_gather, 4, 64)).fault, InjectedFault::none)
+  EXPECT_EQ(recorder.begin(op(CommKind::all_gather, 3, 64), true).fault, InjectedFault::wrong_size);
+  EXPECT_EQ(recorder.begin(op(CommKind::all_gather, 4, 64), true).fault, InjectedFault::none)
       << "once";
   EXPECT_EQ(recorder.history()[2].bytes, 60u) << "the short message is what was posted";
   EXPECT_EQ(recorder.history()[2].fault, InjectedFault::wrong_size);
@@ -113,7 +109,7 @@ TEST(FlightRecorder, InjectsOneFaultOnTheFirstInjectableOperationFromItsNumber) 
   s.inject_rank = 0;  // another rank: nothing happens here
   recorder.start(s);
   for (std::uint64_t k = 1; k <= 4; ++k)
-    EXPECT_EQ(recorder.begin(op(CommKind::all_gather, k, 64)).fault, InjectedFault::none);
+    EXPECT_EQ(recorder.begin(op(CommKind::all_gather, k, 64), true).fault, InjectedFault::none);
 }
 
 TEST(FlightRecorder, DumpsGroupsOperationsAndTheWaitAsJson) {
