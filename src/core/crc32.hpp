@@ -1,7 +1,8 @@
 #pragma once
 // CRC-32 as zlib, PNG and Python's zlib.crc32 compute it (reflected, polynomial 0xEDB88320,
 // initial value and final xor 0xFFFFFFFF), to check that a checkpoint read back is the one
-// written. crc32_update is table driven (slicing by 8) because it runs over whole checkpoints;
+// written. crc32_update folds with carry-less multiplication where the CPU has it (x86-64
+// PCLMULQDQ), and is table driven (slicing by 8) elsewhere, because it runs over whole checkpoints;
 // crc32_combine lets ranks that each wrote a byte range of one file join their CRCs into the
 // file's without any rank reading the file again.
 //

@@ -43,10 +43,11 @@ TEST(Crc32, KnownValues) {
 
 TEST(Crc32, MatchesBitwiseReferenceAtManyLengthsAndAlignments) {
   const std::vector<unsigned char> bytes = random_bytes(5000, 1);
-  // Every length up to 70 covers every tail after the 8-byte blocks; offsets 0..7 every
-  // alignment of the word loads.
+  // Every length up to 200 covers every tail after the 8-byte blocks of the tables (below 64
+  // bytes) and after the 64- and 16-byte blocks of the folding (from 64); offsets 0..7 every
+  // alignment of the loads.
   std::vector<std::size_t> lengths;
-  for (std::size_t n = 0; n <= 70; ++n) lengths.push_back(n);
+  for (std::size_t n = 0; n <= 200; ++n) lengths.push_back(n);
   for (std::size_t n : {127, 128, 129, 1000, 4093, 4992}) lengths.push_back(n);
   for (std::size_t offset = 0; offset < 8; ++offset) {
     for (std::size_t length : lengths) {
