@@ -146,17 +146,16 @@ std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_
                                                    const FileContents<T>& contents,
                                                    std::size_t step) {
   TensorFileWriter out(comm, path, file_layout(contents, step));
-  std::vector<T> staged;  // reused: see TensorFile's buffers
   for (std::size_t i = 0; i < contents.held.size(); ++i) {
     const Held<T>& h = contents.held[i];
-    std::vector<ShardRun> runs;
-    if (h.writes) {
-      runs = h.runs();
-      const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.data);
-      staged.resize(h.count);
-      stage(runs, host.data(), staged.data());
+    if (!h.writes) {
+      out.write(i, {}, nullptr);
+      continue;
     }
-    out.write(i, runs, staged.data());
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.data);
+    out.write(i, h.runs(), [&](const std::vector<ShardRun>& part, void* to) {
+      stage(part, host.data(), static_cast<T*>(to));
+    });
   }
   const std::uint32_t crc = out.finish();
   return {crc, out.layout().file_bytes};
@@ -165,17 +164,18 @@ std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_
 // Reads each tensor of `contents` into what this rank holds of it (F: the file's scalar).
 template <class T, class F>
 void read_tensors(TensorFileReader& in, const FileContents<T>& contents) {
-  std::vector<F> staged;  // reused: see TensorFile's buffers
   for (std::size_t i = 0; i < contents.held.size(); ++i) {
     const Held<T>& h = contents.held[i];
     const SafetensorsTensor* t = in.layout().find(contents.tensors[i].first);
     const std::size_t index = static_cast<std::size_t>(t - in.layout().tensors.data());
-    std::vector<ShardRun> runs = h.runs();
-    staged.resize(h.count);
-    in.read(index, runs, staged.data());
-    if (!h.param) continue;
+    if (!h.param) {
+      in.read(index, {}, nullptr);
+      continue;
+    }
     const auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), h.data);
-    unstage(runs, staged.data(), host.data());
+    in.read(index, h.runs(), [&](const std::vector<ShardRun>& part, const void* from) {
+      unstage(part, static_cast<const F*>(from), host.data());
+    });
     Kokkos::deep_copy(h.data, host);
   }
 }

@@ -74,4 +74,19 @@ std::vector<ShardRun> shard_runs(const StoredLayout& layout, const ParamShape& g
   return runs;
 }
 
+std::vector<ShardRun> runs_within(const std::vector<ShardRun>& runs, std::uint64_t first,
+                                  std::uint64_t last) {
+  std::vector<ShardRun> out;
+  auto run = std::partition_point(runs.begin(), runs.end(), [&](const ShardRun& r) {
+    return r.offset + r.length <= first;  // sorted and disjoint: these end before the range
+  });
+  for (; run != runs.end() && run->offset < last; ++run) {
+    const std::uint64_t begin = std::max(run->offset, first);
+    const std::uint64_t end = std::min(run->offset + run->length, last);
+    out.push_back({begin, end - begin, run->local + (begin - run->offset) * run->stride,
+                   run->stride});
+  }
+  return out;
+}
+
 }  // namespace meshslice

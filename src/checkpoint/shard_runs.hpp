@@ -12,6 +12,8 @@
 //     const auto runs = shard_runs(p.layout, p.global, rows, cols, 0, rows * cols);
 //     stage(runs, host_shard.data(), staging.data());    // shard -> file order
 //     unstage(runs, staging.data(), host_shard.data());  // file order -> shard
+//     const auto part = runs_within(runs, first, last);  // those in a range of the tensor
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -35,19 +37,51 @@ std::vector<ShardRun> shard_runs(const StoredLayout& layout, const ParamShape& g
                                  std::size_t shard_rows, std::size_t shard_cols,
                                  std::size_t first, std::size_t count);
 
+// The runs' parts in the global elements [first, last), cut at the edges (a binary search finds
+// the first).
+std::vector<ShardRun> runs_within(const std::vector<ShardRun>& runs, std::uint64_t first,
+                                  std::uint64_t last);
+
+// Calls visit(i, j) for every element of the runs: i its place in the runs' order (the file's),
+// j its index in the part of the shard. Runs of a transposed shard (stride > 1) lie side by side
+// in the shard, one column each: up to 16 such neighbours go together, a tile of elements at a
+// time, so that each cache line of the shard is touched once rather than once per element.
+template <class Visit>
+void for_each_element(const std::vector<ShardRun>& runs, Visit&& visit) {
+  constexpr std::size_t kColumns = 16;
+  constexpr std::uint64_t kTile = 64;
+  std::uint64_t at = 0;
+  for (std::size_t r = 0; r < runs.size();) {
+    const ShardRun& lead = runs[r];
+    std::size_t n = 1;  // neighbours: the same stride and length, the next column each
+    while (lead.stride > 1 && n < kColumns && r + n < runs.size() &&
+           runs[r + n].stride == lead.stride && runs[r + n].length == lead.length &&
+           runs[r + n].local == lead.local + n)
+      ++n;
+    const std::uint64_t tile = n > 1 ? kTile : lead.length;
+    for (std::uint64_t i0 = 0; i0 < lead.length; i0 += tile) {
+      const std::uint64_t i1 = std::min(lead.length, i0 + tile);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint64_t out = at + k * lead.length, in = lead.local + k;
+        for (std::uint64_t i = i0; i < i1; ++i) visit(out + i, in + i * lead.stride);
+      }
+    }
+    at += n * lead.length;
+    r += n;
+  }
+}
+
 // The part's elements in the runs' order (F: the file's scalar type).
 template <class F, class T>
 void stage(const std::vector<ShardRun>& runs, const T* part, F* out) {
-  for (const ShardRun& run : runs)
-    for (std::uint64_t i = 0; i < run.length; ++i)
-      *out++ = static_cast<F>(part[run.local + i * run.stride]);
+  for_each_element(runs,
+                   [&](std::uint64_t i, std::uint64_t j) { out[i] = static_cast<F>(part[j]); });
 }
 
 template <class F, class T>
 void unstage(const std::vector<ShardRun>& runs, const F* in, T* part) {
-  for (const ShardRun& run : runs)
-    for (std::uint64_t i = 0; i < run.length; ++i)
-      part[run.local + i * run.stride] = static_cast<T>(*in++);
+  for_each_element(runs,
+                   [&](std::uint64_t i, std::uint64_t j) { part[j] = static_cast<T>(in[i]); });
 }
 
 }  // namespace meshslice

@@ -37,7 +37,8 @@ MPI_Datatype file_element(const SafetensorsLayout& layout) {
 
 }  // namespace
 
-TensorFile::TensorFile(MPI_Comm comm, std::string path) : comm_(comm), path_(std::move(path)) {
+TensorFile::TensorFile(MPI_Comm comm, std::string path, std::uint64_t round_bytes_per_rank)
+    : comm_(comm), round_bytes_per_rank_(round_bytes_per_rank), path_(std::move(path)) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
 }
@@ -62,30 +63,41 @@ void TensorFile::agree(const char* what) {
   throw UserError(concat(what, " ", path_, " failed on rank ", first, ": ", message));
 }
 
-std::pair<std::uint64_t, std::uint64_t> TensorFile::domain(std::size_t tensor, int rank) const {
-  const std::uint64_t n = layout_.tensors.at(tensor).elements();
-  const auto r = static_cast<std::uint64_t>(rank), p = static_cast<std::uint64_t>(ranks_);
-  return {n * r / p, n * (r + 1) / p};
+std::vector<TensorFile::Round> TensorFile::rounds(std::size_t tensor) const {
+  const SafetensorsTensor& t = layout_.tensors.at(tensor);
+  const auto p = static_cast<std::uint64_t>(ranks_), n = t.elements();
+  const std::uint64_t chunk_bytes = std::min(round_bytes_per_rank_, kMaxRoundBytes / p);
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, chunk_bytes / dtype_bytes(t.dtype));
+  const std::uint64_t longest = (n + p - 1) / p;  // the largest domain
+  std::vector<Round> out;
+  for (std::uint64_t at = 0; at < longest; at += chunk) {
+    Round round;
+    for (std::uint64_t r = 0; r < p; ++r) {
+      const std::uint64_t first = n * r / p, last = n * (r + 1) / p;  // rank r's domain
+      round.chunks.emplace_back(std::min(last, first + at), std::min(last, first + at + chunk));
+    }
+    out.push_back(std::move(round));
+  }
+  return out;
 }
 
-TensorFile::Exchange TensorFile::cut(std::size_t tensor, const std::vector<ShardRun>& runs) const {
+TensorFile::Exchange TensorFile::cut(const Round& round, const std::vector<ShardRun>& runs,
+                                     std::vector<ShardRun>& part) const {
   Exchange out;
   out.pieces.resize(static_cast<std::size_t>(ranks_));
   out.counts.assign(out.pieces.size(), 0);
   out.starts.assign(out.pieces.size(), 0);
-  std::uint64_t at = 0;  // elements of the buffer in the runs' order so far
-  std::size_t rank = 0;
-  for (const ShardRun& run : runs)
-    for (std::uint64_t first = run.offset, end = run.offset + run.length; first < end;) {
-      while (domain(tensor, static_cast<int>(rank)).second <= first)  // the next domain's start
-        out.starts[++rank] = static_cast<int>(at);
-      const std::uint64_t last = std::min(end, domain(tensor, static_cast<int>(rank)).second);
-      out.pieces[rank].insert(out.pieces[rank].end(), {first, last - first});
-      out.counts[rank] += static_cast<int>(last - first);
-      at += last - first;
-      first = last;
+  part.clear();
+  int at = 0;  // elements of the staging buffer so far
+  for (std::size_t r = 0; r < out.pieces.size(); ++r) {
+    out.starts[r] = at;
+    for (const ShardRun& run : runs_within(runs, round.chunks[r].first, round.chunks[r].second)) {
+      out.pieces[r].insert(out.pieces[r].end(), {run.offset, run.length});
+      out.counts[r] += static_cast<int>(run.length);
+      part.push_back(run);
     }
-  for (std::size_t r = rank + 1; r < out.starts.size(); ++r) out.starts[r] = static_cast<int>(at);
+    at += out.counts[r];
+  }
   return out;
 }
 
@@ -109,6 +121,45 @@ std::vector<std::vector<std::uint64_t>> TensorFile::swap_pieces(const Exchange& 
     by_rank[r].assign(received.begin() + recv_starts[r],
                       received.begin() + recv_starts[r] + recv_counts[r]);
   return by_rank;
+}
+
+void TensorFile::exchange(const Round& round, const Exchange& mine,
+                          const std::vector<std::vector<std::uint64_t>>& theirs,
+                          bool to_chunks) {
+  const std::size_t p = theirs.size();
+  int size = 0;
+  MPI_Type_size(element_, &size);
+  // The staging side: each rank's share is consecutive.
+  std::vector<int> staged_displacements(p);
+  for (std::size_t r = 0; r < p; ++r) staged_displacements[r] = mine.starts[r] * size;
+  const std::vector<MPI_Datatype> elements(p, element_);
+  // The chunk side: each rank's pieces, wherever they fall in the chunk.
+  const std::uint64_t first = round.chunks[static_cast<std::size_t>(rank_)].first;
+  std::vector<int> chunk_counts(p, 0), chunk_displacements(p, 0);
+  std::vector<MPI_Datatype> chunk_types(p, element_);
+  for (std::size_t r = 0; r < p; ++r) {
+    if (theirs[r].empty()) continue;
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> displacements;
+    for (std::size_t i = 0; i < theirs[r].size(); i += 2) {
+      displacements.push_back(static_cast<MPI_Aint>((theirs[r][i] - first) * size));
+      lengths.push_back(static_cast<int>(theirs[r][i + 1]));
+    }
+    MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
+                             displacements.data(), element_, &chunk_types[r]);
+    MPI_Type_commit(&chunk_types[r]);
+    chunk_counts[r] = 1;
+  }
+  if (to_chunks)
+    MPI_Alltoallw(staged_.data(), mine.counts.data(), staged_displacements.data(),
+                  elements.data(), chunk_.data(), chunk_counts.data(),
+                  chunk_displacements.data(), chunk_types.data(), comm_);
+  else
+    MPI_Alltoallw(chunk_.data(), chunk_counts.data(), chunk_displacements.data(),
+                  chunk_types.data(), staged_.data(), mine.counts.data(),
+                  staged_displacements.data(), elements.data(), comm_);
+  for (std::size_t r = 0; r < p; ++r)
+    if (chunk_counts[r] > 0) MPI_Type_free(&chunk_types[r]);
 }
 
 void TensorFile::own(std::uint64_t offset, const void* data, std::uint64_t bytes) {
@@ -167,8 +218,9 @@ std::uint32_t TensorFile::finish() {
 }
 
 TensorFileWriter::TensorFileWriter(MPI_Comm comm, const std::string& path,
-                                   const SafetensorsLayout& layout)
-    : TensorFile(comm, path) {
+                                   const SafetensorsLayout& layout,
+                                   std::uint64_t round_bytes_per_rank)
+    : TensorFile(comm, path, round_bytes_per_rank) {
   writing_ = true;
   layout_ = layout;
   element_ = file_element(layout_);
@@ -186,45 +238,39 @@ TensorFileWriter::TensorFileWriter(MPI_Comm comm, const std::string& path,
 }
 
 void TensorFileWriter::write(std::size_t tensor, const std::vector<ShardRun>& runs,
-                             const void* staged) {
-  // Phase 1: every writer's pieces to the ranks whose domains hold them.
-  const Exchange out = cut(tensor, runs);
-  const auto pieces = swap_pieces(out);
-  std::vector<int> counts(pieces.size()), starts(pieces.size());
-  for (std::size_t r = 0; r < pieces.size(); ++r) {
-    for (std::size_t i = 1; i < pieces[r].size(); i += 2)
-      counts[r] += static_cast<int>(pieces[r][i]);
-    if (r > 0) starts[r] = starts[r - 1] + counts[r - 1];
-  }
+                             const StageRuns& stage) {
   const SafetensorsTensor& t = layout_.tensors[tensor];
   const std::uint64_t size = dtype_bytes(t.dtype);
-  exchanged_.resize((static_cast<std::size_t>(starts.back()) + counts.back()) * size);
-  MPI_Alltoallv(staged, out.counts.data(), out.starts.data(), element_, exchanged_.data(),
-                counts.data(), starts.data(), element_, comm_);
-  // Phase 2: this rank's domain, put together and written with one call.
-  const auto [first, last] = domain(tensor, rank_);
-  domain_.resize((last - first) * size);
-  std::uint64_t covered = 0;
-  const char* from = exchanged_.data();
-  for (const auto& list : pieces)
-    for (std::size_t i = 0; i < list.size(); i += 2) {
-      std::memcpy(domain_.data() + (list[i] - first) * size, from, list[i + 1] * size);
-      from += list[i + 1] * size;
-      covered += list[i + 1];
-    }
-  if (covered != last - first)  // a bug in which rank writes what, not the user's
-    throw std::logic_error(concat(path_, ": tensor ", t.name, ": the writers cover ", covered,
-                                  " of the ", last - first, " elements of rank ", rank_,
-                                  "'s domain"));
-  const std::uint64_t offset = layout_.data_start + t.begin + first * size;
-  failed(MPI_File_write_at_all(file_, static_cast<MPI_Offset>(offset), domain_.data(),
-                               static_cast<int>(last - first), element_, MPI_STATUS_IGNORE),
-         "writing");
-  own(offset, domain_.data(), domain_.size());
+  std::vector<ShardRun> part;
+  for (const Round& round : rounds(tensor)) {
+    // Phase 1: every writer's pieces in the round to the ranks whose chunks hold them.
+    const Exchange mine = cut(round, runs, part);
+    const auto theirs = swap_pieces(mine);
+    staged_.resize(static_cast<std::size_t>(mine.starts.back() + mine.counts.back()) * size);
+    if (!part.empty()) stage(part, staged_.data());
+    const auto [first, last] = round.chunks[static_cast<std::size_t>(rank_)];
+    std::uint64_t covered = 0;
+    for (const auto& list : theirs)
+      for (std::size_t i = 1; i < list.size(); i += 2) covered += list[i];
+    if (covered != last - first)  // a bug in which rank writes what, not the user's
+      throw std::logic_error(concat(path_, ": tensor ", t.name, ": the writers cover ", covered,
+                                    " of the ", last - first, " elements of rank ", rank_,
+                                    "'s chunk"));
+    chunk_.resize((last - first) * size);
+    exchange(round, mine, theirs, /*to_chunks=*/true);
+    // Phase 2: this rank's chunk, written with one call.
+    if (last == first) continue;
+    const std::uint64_t offset = layout_.data_start + t.begin + first * size;
+    failed(MPI_File_write_at(file_, static_cast<MPI_Offset>(offset), chunk_.data(),
+                             static_cast<int>(last - first), element_, MPI_STATUS_IGNORE),
+           "writing");
+    own(offset, chunk_.data(), chunk_.size());
+  }
 }
 
-TensorFileReader::TensorFileReader(MPI_Comm comm, const std::string& path)
-    : TensorFile(comm, path) {
+TensorFileReader::TensorFileReader(MPI_Comm comm, const std::string& path,
+                                   std::uint64_t round_bytes_per_rank)
+    : TensorFile(comm, path, round_bytes_per_rank) {
   failed(MPI_File_open(comm_, path_.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &file_),
          "opening for reading");
   agree("opening");
@@ -271,36 +317,28 @@ TensorFileReader::TensorFileReader(MPI_Comm comm, const std::string& path)
 }
 
 void TensorFileReader::read(std::size_t tensor, const std::vector<ShardRun>& runs,
-                            void* staged) {
-  // Phase 1: this rank's domain, read with one call.
+                            const UnstageRuns& unstage) {
   const SafetensorsTensor& t = layout_.tensors[tensor];
   const std::uint64_t size = dtype_bytes(t.dtype);
-  const auto [first, last] = domain(tensor, rank_);
-  domain_.resize((last - first) * size);
-  const std::uint64_t offset = layout_.data_start + t.begin + first * size;
-  failed(MPI_File_read_at_all(file_, static_cast<MPI_Offset>(offset), domain_.data(),
+  std::vector<ShardRun> part;
+  for (const Round& round : rounds(tensor)) {
+    // Phase 1: this rank's chunk, read with one call.
+    const auto [first, last] = round.chunks[static_cast<std::size_t>(rank_)];
+    chunk_.resize((last - first) * size);
+    if (last > first) {
+      const std::uint64_t offset = layout_.data_start + t.begin + first * size;
+      failed(MPI_File_read_at(file_, static_cast<MPI_Offset>(offset), chunk_.data(),
                               static_cast<int>(last - first), element_, MPI_STATUS_IGNORE),
-         "reading");
-  own(offset, domain_.data(), domain_.size());
-  // Phase 2: every rank's requested pieces from the domains that hold them.
-  const Exchange in = cut(tensor, runs);
-  const auto requests = swap_pieces(in);
-  std::vector<int> counts(requests.size()), starts(requests.size());
-  std::uint64_t elements = 0;
-  for (std::size_t r = 0; r < requests.size(); ++r)
-    for (std::size_t i = 1; i < requests[r].size(); i += 2) elements += requests[r][i];
-  exchanged_.resize(elements * size);
-  char* to = exchanged_.data();
-  for (std::size_t r = 0; r < requests.size(); ++r) {
-    starts[r] = static_cast<int>((to - exchanged_.data()) / static_cast<std::ptrdiff_t>(size));
-    for (std::size_t i = 0; i < requests[r].size(); i += 2) {
-      std::memcpy(to, domain_.data() + (requests[r][i] - first) * size, requests[r][i + 1] * size);
-      to += requests[r][i + 1] * size;
-      counts[r] += static_cast<int>(requests[r][i + 1]);
+             "reading");
+      own(offset, chunk_.data(), chunk_.size());
     }
+    // Phase 2: every rank's requested pieces from the chunks that hold them.
+    const Exchange mine = cut(round, runs, part);
+    const auto theirs = swap_pieces(mine);
+    staged_.resize(static_cast<std::size_t>(mine.starts.back() + mine.counts.back()) * size);
+    exchange(round, mine, theirs, /*to_chunks=*/false);
+    if (!part.empty()) unstage(part, staged_.data());
   }
-  MPI_Alltoallv(exchanged_.data(), counts.data(), starts.data(), element_, staged,
-                in.counts.data(), in.starts.data(), element_, comm_);
 }
 
 }  // namespace meshslice

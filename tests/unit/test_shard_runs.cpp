@@ -32,11 +32,16 @@ void expect_runs_match_layout(const StoredLayout& layout, const ParamShape& glob
   }
   EXPECT_EQ(got, want) << "transposed " << layout.transposed << " qkv " << layout.qkv_hidden
                        << " first " << first << " count " << count;
-  // Staging there and back is the identity.
-  std::vector<double> part(count), staged(count), back(count);
+  // Staging puts the runs' elements one after another (however it orders its copying), and
+  // staging there and back is the identity.
+  std::vector<double> part(count), staged(count), back(count), in_run_order;
   for (std::size_t i = 0; i < count; ++i) part[i] = static_cast<double>(i);
   const auto runs = shard_runs(layout, global, rows, cols, first, count);
+  for (const ShardRun& run : runs)
+    for (std::uint64_t k = 0; k < run.length; ++k)
+      in_run_order.push_back(part[run.local + k * run.stride]);
   stage(runs, part.data(), staged.data());
+  EXPECT_EQ(staged, in_run_order);
   unstage(runs, staged.data(), back.data());
   EXPECT_EQ(back, part);
 }
@@ -65,6 +70,19 @@ TEST(ShardRuns, EveryElementLandsWhereItsLayoutSays) {
         expect_runs_match_layout(layout, global, rows, cols, 5, cols + 3);
         expect_runs_match_layout(layout, global, rows, cols, 1, 2);
       }
+}
+
+TEST(ShardRuns, LargeTransposedShardsStageInTiles) {
+  // More neighbouring columns than one batch (16) and longer than a tile (64): the tiled copy's
+  // edges, with a part that starts and ends inside a stored row.
+  for (const bool transposed : {false, true}) {
+    StoredLayout layout;
+    layout.transposed = transposed;
+    const ParamShape global{150, 70};
+    const std::size_t rows = transposed ? 70 : 150, cols = transposed ? 150 : 70;
+    expect_runs_match_layout(layout, global, rows, cols, 0, rows * cols);
+    expect_runs_match_layout(layout, global, rows, cols, 37, rows * cols - 100);
+  }
 }
 
 }  // namespace
