@@ -3,12 +3,11 @@
 # checks the result: the fit table printed with an error per fit, OUT/calibration.csv with every
 # sample and its prediction, OUT/machine.yaml that meshslice-tune (the laptop model on 2 chips)
 # and meshslice-sim (16 chips) then run on like any machine.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 tune=$2
 sim=$3
 shift 3
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 output=$(timeout 200 "$@" "$tune" --set mode=calibrate --set calibrate.max_kib=512 \
          --set calibrate.repetitions=2 --set calibrate.name=ci-node \

@@ -11,11 +11,10 @@
 #      non-zero exit, and the previous checkpoint still resumes;
 #   5. one rank killed (kill -9) while the run saves every step: the job ends within 30 s, non-zero,
 #      and --resume auto goes on from the newest complete checkpoint.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1 train=$2 deck=$3 mpiexec=$4 np_flag=$5
 shift 5
 flags=("$@")
-fail() { echo "FAIL: $*"; exit 1; }
 run() {  # run RANKS ARGS...: the training job, its output in the caller's redirection
   local ranks=$1
   shift

@@ -2,10 +2,9 @@
 # check_failed_run_keeps_outputs.sh OUT COMMAND...: runs COMMAND (a meshslice-train job) into
 # OUT, then the same with a model the mesh cannot split into the same OUT, and checks that the
 # failed run changed none of the first run's files and left no *.partial file behind.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 shift
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 timeout 120 "$@" --out "$out" >/dev/null 2>&1 || fail "the first run failed"
 before=$(cd "$out" && sha256sum ./* | sort)

@@ -4,11 +4,10 @@
 # collectives) writing to OUT, and checks that every rank is gone within LIMIT seconds with a
 # non-zero status and a message naming the fault and its rank. An error that leaves a peer
 # waiting would hang here instead (the job is killed at 3 x LIMIT so that ctest reports it).
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 limit=$2
 shift 2
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 log=$(mktemp)
 start=$(date +%s)

@@ -6,12 +6,11 @@
 #   short, sleep before it): every rank is gone within TIMEOUT + 30 s with a non-zero status, the
 #   stuck ranks said what they waited for, their dumps are valid JSON, and the report names the
 #   injected operation and the ranks' first disagreement or the operation that failed.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 timeout=$2
 report=$3
 shift 3
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
 limit=$((timeout + 30))

@@ -3,10 +3,9 @@
 # to OUT, interrupts it with SIGTERM once its first progress line is out (mpiexec passes it on to
 # the ranks), and checks that the run stopped after a step with a complete checkpoint, its rows so
 # far in train.csv, and no summary.json: nothing claims a finished run.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 shift
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 log=$(mktemp)
 "$@" --out "$out" >"$log" 2>&1 &

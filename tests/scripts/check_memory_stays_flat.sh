@@ -5,11 +5,10 @@
 # no more than 1 MiB above a short one. An executor that keeps something per operation for the
 # life of the run (as the combined and emulating executors once did: 3.2 MiB more after
 # 1,000 steps of the laptop deck) fails this.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 long=$2
 shift 2
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
 quiet=(--set train.eval_every=0 --set train.log_every=1000000)

@@ -5,10 +5,9 @@
 #         every rank, the step-1 checkpoint untouched and none written of the bad state;
 #   skip: the bad steps' updates dropped and counted (progress lines, train.csv, summary.json),
 #         then the same kind of error after train.max_skipped of them in a row.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 shift
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
 diverging=(--set optimizer.lr=10000 --set optimizer.warmup_steps=1 --set train.steps=20

@@ -4,11 +4,10 @@
 # directory where the same file name holds another plan, or another build of the app (a copy of
 # TRAIN whose embedded git revision differs) must end the job before it starts: exit 2 on every
 # rank within 30 s and one message naming the part that differs and the rank.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1 train=$2 deck=$3 mpiexec=$4
 shift 4
 flags=("$@")
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 mkdir -p "$out/a" "$out/b"
 cd "$out" || exit 1

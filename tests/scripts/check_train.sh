@@ -8,7 +8,7 @@
 # summary.json, and OUT/trace_emulated.json of the traced steps. When it sets mesh.pp: the stage
 # split and the bubble printed, the pipeline in summary.json and, traced, the stage-to-stage
 # messages on the pp lane with the stages' waits for them.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 steps=$2
 shift 2
@@ -16,7 +16,6 @@ rm -rf "$out"
 output=$(timeout 280 "$@" --out "$out" 2>&1)
 status=$?
 echo "$output"
-fail() { echo "FAIL: $*"; exit 1; }
 [ "$status" -eq 0 ] || fail "exit status $status"
 [ -f "$out/train.csv" ] || fail "no train.csv"
 rows=$(($(wc -l <"$out/train.csv") - 1))

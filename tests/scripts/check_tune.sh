@@ -6,13 +6,12 @@
 # run took the plan's mesh. TRAIN_COMMAND is run as given, so it may be a checker such as
 # check_train.sh that appends --out itself; a word @PP@ in it becomes the plan's mesh.pp (the
 # ranks a data-free emulation needs). In mode plan, OUT/tune/planner.csv is checked as well.
-set -u
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 shift
 tune=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do tune+=("$1"); shift; done
 shift
-fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$out"
 output=$(timeout 120 "${tune[@]}" --out "$out/tune" 2>&1)
 status=$?
