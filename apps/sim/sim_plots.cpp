@@ -56,6 +56,25 @@ struct Figure {
   std::vector<std::string> data;  // per model
 };
 
+// Figs. 13 and 14 draw their studies alike: per model, the column the study varies (x) and
+// beside it the emulated, cost-model and tuner FLOP utilizations, so one writer serves both.
+template <class XColumn>
+std::vector<std::string> study_data(const std::vector<StudyRow>& rows,
+                                    const std::vector<const sim::LlmSpec*>& models,
+                                    const std::string& x_header, XColumn x) {
+  std::vector<std::string> data;
+  for (const sim::LlmSpec* llm : models) {
+    std::ostringstream d;
+    d << x_header << " emulated cost_model tuner_per_shape\n";
+    for (const StudyRow& r : rows)
+      if (r.llm == llm)
+        d << x(r) << " " << fmt(r.emulated) << " " << fmt(r.cost_model) << " " << fmt(r.tuner)
+          << "\n";
+    data.push_back(d.str());
+  }
+  return data;
+}
+
 }  // namespace
 
 std::vector<std::string> write_plots(const SimResults& results, const SimSettings& s,
@@ -154,16 +173,8 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
              "set ylabel 'FLOP utilization'\nset yrange [0:1]\nset xlabel 'mesh (rows x cols)'\n",
              "plot DATA using 2:xtic(1) with linespoints lw 2, '' using 3 with linespoints lw 2, "
              "'' using 4 with linespoints lw 2",
-             {}};
-    for (const sim::LlmSpec* llm : s.models) {
-      std::ostringstream d;
-      d << "mesh emulated cost_model tuner_per_shape\n";
-      for (const StudyRow& r : results.shapes)
-        if (r.llm == llm)
-          d << r.rows << "x" << r.cols << " " << fmt(r.emulated) << " " << fmt(r.cost_model)
-            << " " << fmt(r.tuner) << "\n";
-      f.data.push_back(d.str());
-    }
+             study_data(results.shapes, s.models, "mesh",
+                        [](const StudyRow& r) { return concat(r.rows, "x", r.cols); })};
     figures.push_back(f);
   }
   if (!results.slices.empty()) {
@@ -174,16 +185,8 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
              "set logscale x 2\n",
              "plot DATA using 1:2 with linespoints lw 2, '' using 1:3 with linespoints lw 2, "
              "'' using 1:4 with linespoints lw 2",
-             {}};
-    for (const sim::LlmSpec* llm : s.models) {
-      std::ostringstream d;
-      d << "S emulated cost_model tuner_per_shape\n";
-      for (const StudyRow& r : results.slices)
-        if (r.llm == llm)
-          d << r.slices << " " << fmt(r.emulated) << " " << fmt(r.cost_model) << " "
-            << fmt(r.tuner) << "\n";
-      f.data.push_back(d.str());
-    }
+             study_data(results.slices, s.models, "S",
+                        [](const StudyRow& r) { return r.slices; })};
     figures.push_back(f);
   }
 
