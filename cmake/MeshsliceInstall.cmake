@@ -1,7 +1,7 @@
 # `cmake --install build --prefix P` (or spack install) lays meshslice out as
 #   P/bin/meshslice-{train,bench,sim}
 #   P/lib/libmeshslice.a, libmeshslice_hardware.a
-#   P/include/meshslice/{core,mesh,comm,gemm,sim,pipeline,tune,model,hardware}/*.hpp
+#   P/include/meshslice/{core,mesh,comm,exec,gemm,sim,pipeline,tune,model,checkpoint,...}/*.hpp
 #   P/lib/cmake/meshslice/meshsliceConfig.cmake (+ targets, version)
 #   P/share/meshslice/inputs/ (decks, Slurm scripts), P/share/meshslice/machines/ (machines)
 # Headers go under include/meshslice/ because they are included as "core/app.hpp" & co.:

@@ -11,7 +11,6 @@
 
 #include "bench_gemm_report.hpp"
 #include "bench_modes.hpp"
-#include "core/timing.hpp"
 #include "comm/comm_parameters.hpp"
 #include "core/csv.hpp"
 #include "core/deck.hpp"
@@ -19,13 +18,14 @@
 #include "core/log.hpp"
 #include "core/memory_check.hpp"
 #include "core/output_file.hpp"
+#include "core/timing.hpp"
 #include "core/trace.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/combined_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm/gemm_plan.hpp"
 #include "gemm/scalapack_gemm.hpp"
 #include "gemm/verify.hpp"
 #include "mesh/mesh_parameters.hpp"
-#include "sim/combined_executor.hpp"
 #include "sim/machine_loader.hpp"
 
 namespace meshslice::bench {

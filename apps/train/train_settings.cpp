@@ -9,7 +9,7 @@
 
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "mesh/mesh_parameters.hpp"
 #include "sim/machine_loader.hpp"
 

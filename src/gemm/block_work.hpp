@@ -1,6 +1,6 @@
 #pragma once
 // What the non-GEMM-library work of a transformer block costs on one chip, as LocalWork
-// (gemm/caller_work.hpp): the training driver's kernels report these figures to its executor
+// (exec/caller_work.hpp): the training driver's kernels report these figures to its executor
 // (model/transformer_impl.hpp), and the emulator's end-to-end time of a block adds them to the
 // FC GEMMs (sim/non_fc_work.hpp), so both count the same work.
 //
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "gemm/caller_work.hpp"
+#include "exec/caller_work.hpp"
 
 namespace meshslice {
 
@@ -37,7 +37,7 @@ struct AttentionShape {
   }
   std::size_t saved_elements() const { return pairs() * pair_elements(); }
 
-  // What LocalAttention's passes cost (gemm/caller_work.hpp): their block GEMMs, and the
+  // What LocalAttention's passes cost (exec/caller_work.hpp): their block GEMMs, and the
   // elements their packing, softmax and unpacking kernels read and write.
   LocalWork forward_work() const {
     LocalWork w;

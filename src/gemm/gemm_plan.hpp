@@ -14,21 +14,21 @@
 // How a plan owns its buffers without each algorithm being split in two: the algorithm is
 // rehearsed once at creation on shape-only placeholders with the plan's workspace attached to
 // the executor (nothing executes; every buffer and scratch it asks for is recorded), and each run
-// replays it against the real shards, getting the same buffers back (gemm/workspace.hpp). The
+// replays it against the real shards, getting the same buffers back (exec/workspace.hpp). The
 // same plan type drives the emulating executor (sim::SimExecutor) and the combined one.
 #include <string>
 
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
+#include "exec/executor_interface.hpp"
+#include "exec/workspace.hpp"
 #include "gemm/algorithm.hpp"
 #include "gemm/cannon.hpp"
-#include "gemm/executor_interface.hpp"
 #include "gemm/fsdp.hpp"
 #include "gemm/meshslice.hpp"
 #include "gemm/summa.hpp"
 #include "gemm/tp1d.hpp"
 #include "gemm/wang.hpp"
-#include "gemm/workspace.hpp"
 
 namespace meshslice {
 

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "gemm/executor_interface.hpp"
+#include "exec/executor_interface.hpp"
+#include "exec/workspace.hpp"
 #include "gemm/gemm_problem.hpp"
-#include "gemm/workspace.hpp"
 
 namespace meshslice {
 

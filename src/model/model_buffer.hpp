@@ -1,6 +1,6 @@
 #pragma once
 // The model's tensors on an executor: allocated where the executor holds data, or only their
-// shape on a data-free one (sim/null_executor.hpp), whose emulated step needs the extents alone.
+// shape on a data-free one (exec/null_executor.hpp), whose emulated step needs the extents alone.
 #include <cstddef>
 #include <string>
 

@@ -20,7 +20,7 @@
 
 #include "comm/small_all_reduce.hpp"
 #include "core/errors.hpp"
-#include "gemm/caller_work.hpp"
+#include "exec/caller_work.hpp"
 #include "model/gradient_sync.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/model_math.hpp"

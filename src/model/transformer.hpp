@@ -30,7 +30,7 @@
 // also times every op of the step on an emulated machine (the training driver's hardware mode).
 // The tensors are the real executor's shards; the FC layers and the dp averaging take them
 // through Exec::wrap, the step's own kernels and collectives go through Exec::compute and
-// Exec::communicate with their costs (gemm/caller_work.hpp). Definitions in
+// Exec::communicate with their costs (exec/caller_work.hpp). Definitions in
 // model/transformer_impl.hpp; model/transformer.cpp instantiates the real executors.
 #include <array>
 #include <cstddef>
@@ -44,14 +44,14 @@
 
 #include "comm/block_transpose.hpp"
 #include "comm/small_all_reduce.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "model/fc_layer.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
 #include "model/optimizer.hpp"
-#include "model/parameter_update.hpp"
 #include "model/parameter_set.hpp"
+#include "model/parameter_update.hpp"
 
 namespace meshslice {
 

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "core/trace.hpp"
+#include "exec/sim_executor.hpp"
 #include "gemm/algorithm.hpp"
 #include "gemm/gemm_problem.hpp"
 #include "hardware/model.hpp"
-#include "sim/sim_executor.hpp"
 
 namespace meshslice::sim {
 

@@ -1,8 +1,8 @@
 #include "sim/non_fc_work.hpp"
 
 #include "core/errors.hpp"
+#include "exec/sim_executor.hpp"
 #include "gemm/block_work.hpp"
-#include "sim/sim_executor.hpp"
 
 namespace meshslice::sim {
 

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "exec/sim_executor.hpp"
 #include "gemm/algorithm.hpp"
 #include "hardware/model.hpp"
 #include "sim/fc_layers.hpp"
-#include "sim/sim_executor.hpp"
 
 namespace meshslice::sim {
 

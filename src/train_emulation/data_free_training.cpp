@@ -1,9 +1,9 @@
 #include "train_emulation/data_free_training.hpp"
 
+#include "exec/combined_executor.hpp"
+#include "exec/null_executor.hpp"
 #include "model/trainer_impl.hpp"
 #include "model/transformer_impl.hpp"
-#include "sim/combined_executor.hpp"
-#include "sim/null_executor.hpp"
 
 namespace meshslice {
 

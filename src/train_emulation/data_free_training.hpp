@@ -2,20 +2,20 @@
 // The data-free emulation of training steps: the trainer over
 // sim::CombinedExecutor<sim::NullExecutor>, every op timed on the emulated machine and nothing
 // run for real, one MPI rank per pipeline stage standing for its stage's chips and replicas
-// (sim/null_executor.hpp). meshslice-train's train.emulate_only and meshslice-sim's pipeline
+// (exec/null_executor.hpp). meshslice-train's train.emulate_only and meshslice-sim's pipeline
 // sweep both run it.
 #include <cstddef>
 #include <functional>
 #include <set>
 
-#include "train_emulation/emulated_steps.hpp"
 #include "hardware/model.hpp"
 #include "mesh/torus.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
-#include "pipeline/stage_split.hpp"
 #include "model/step_settings.hpp"
 #include "model/transformer.hpp"
+#include "pipeline/stage_split.hpp"
+#include "train_emulation/emulated_steps.hpp"
 
 namespace meshslice::train {
 

@@ -9,8 +9,8 @@
 
 #include "core/json.hpp"
 #include "core/trace.hpp"
+#include "exec/sim_executor.hpp"
 #include "hardware/model.hpp"
-#include "sim/sim_executor.hpp"
 
 namespace meshslice::train {
 

@@ -18,7 +18,7 @@
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors.hpp"
 #include "core/errors.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "reference_check.hpp"

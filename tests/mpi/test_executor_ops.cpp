@@ -12,12 +12,12 @@
 
 #include "core/errors.hpp"
 #include "core/trace.hpp"
+#include "exec/combined_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm/gemm_plan.hpp"
-#include "gemm/real_executor.hpp"
 #include "gemm_reference.hpp"
 #include "hardware/machine.hpp"
 #include "mpi_test_env.hpp"
-#include "sim/combined_executor.hpp"
 
 namespace meshslice::testing {
 namespace {

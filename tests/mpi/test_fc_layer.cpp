@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "core/errors.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm_reference.hpp"
 #include "model/fc_layer.hpp"
 #include "mpi_test_env.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm/run_gemm.hpp"
 #include "gemm_reference.hpp"
 #include "mpi_test_env.hpp"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm/run_gemm.hpp"
-#include "gemm/real_executor.hpp"
 #include "gemm_reference.hpp"
 #include "mpi_test_env.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm_reference.hpp"
 #include "model/fc_layer.hpp"
 #include "model/gradient_sync.hpp"

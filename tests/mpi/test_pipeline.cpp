@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "mpi_test_env.hpp"

@@ -11,7 +11,7 @@
 
 #include "core/errors.hpp"
 #include "core/trace.hpp"
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "mpi_test_env.hpp"

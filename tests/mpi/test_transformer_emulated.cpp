@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "gemm/real_executor.hpp"
+#include "exec/combined_executor.hpp"
+#include "exec/null_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "model/trainer_impl.hpp"
 #include "model/transformer_impl.hpp"
 #include "mpi_test_env.hpp"
-#include "sim/combined_executor.hpp"
-#include "sim/null_executor.hpp"
 
 namespace meshslice::testing {
 namespace {

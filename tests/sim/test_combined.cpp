@@ -2,16 +2,16 @@
 // and the emulated time of the ops that ran equals the data-free emulation of the same GEMM.
 #include <gtest/gtest.h>
 
-#include "gemm/real_executor.hpp"
+#include "exec/combined_executor.hpp"
+#include "exec/real_executor.hpp"
 #include "gemm/run_gemm.hpp"
 #include "mpi_test_env.hpp"
-#include "sim/combined_executor.hpp"
 #include "sim/emulate.hpp"
 
 namespace meshslice::testing {
 namespace {
 
-// The combined executor offers the whole executor interface (gemm/executor_interface.hpp).
+// The combined executor offers the whole executor interface (exec/executor_interface.hpp).
 static_assert(is_executor_v<sim::CombinedExecutor<RealExecutor<float>>>);
 static_assert(is_executor_v<sim::CombinedExecutor<RealExecutor<double>>>);
 

@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "exec/sim_executor.hpp"
 #include "gemm/run_gemm.hpp"
 #include "sim/emulate.hpp"
-#include "sim/sim_executor.hpp"
 
 namespace meshslice::sim {
 namespace {
@@ -179,7 +179,7 @@ TEST(SimExecutor, DataParallelAndPipelineOpsUseTheirOwnLinks) {
 
 // A plan drives the emulating executor too: creating it times nothing, and each run times the
 // same ops as an unplanned call.
-// A caller's own work (gemm/caller_work.hpp): its GEMMs one after another on the cores, then
+// A caller's own work (exec/caller_work.hpp): its GEMMs one after another on the cores, then
 // its element traffic through HBM; a blocking collective holds the thread until it ends, after
 // what the ring was already doing.
 TEST(SimExecutor, CallersWorkIsTimedOnTheCoresAndItsCollectivesOnTheRings) {

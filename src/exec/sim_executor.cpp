@@ -1,4 +1,4 @@
-#include "sim/sim_executor.hpp"
+#include "exec/sim_executor.hpp"
 
 #include <algorithm>
 

@@ -20,10 +20,10 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "core/trace.hpp"
-#include "gemm/caller_work.hpp"
-#include "gemm/executor_interface.hpp"
-#include "gemm/training_executor.hpp"
-#include "gemm/workspace.hpp"
+#include "exec/caller_work.hpp"
+#include "exec/executor_interface.hpp"
+#include "exec/training_executor.hpp"
+#include "exec/workspace.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -37,7 +37,7 @@ class RealExecutor {
   using Mat = Matrix<T>;
   using OpId = std::size_t;
   using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
-  static constexpr bool holds_data = true;  // its matrices have memory (sim/null_executor.hpp)
+  static constexpr bool holds_data = true;  // its matrices have memory (exec/null_executor.hpp)
 
   // `gemm_chunks`: how many pieces a local GEMM is cut into to progress communication while
   // anything is in flight (1 turns the progress calls off; the local GEMM then runs as one BLAS
@@ -87,7 +87,7 @@ class RealExecutor {
   RealExecutor& real() { return *this; }
   const Mat& wrap(const Mat& m) const { return m; }
 
-  // Buffers (see gemm/executor_interface.hpp for the workspace protocol).
+  // Buffers (see exec/executor_interface.hpp for the workspace protocol).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label);
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return Mat(static_cast<T*>(nullptr), rows, cols);
@@ -142,7 +142,7 @@ class RealExecutor {
   // The caller's own work, recorded in the trace like the executor's ops: kernels queued on
   // compute_space() (the training step's norms, attention, activations) and blocking
   // communication over a ring (its re-layouts and small all-reduces), each with what it costs
-  // (gemm/caller_work.hpp). Nothing runs while a workspace is rehearsing.
+  // (exec/caller_work.hpp). Nothing runs while a workspace is rehearsing.
   template <class F>
   void compute(const char* name, const LocalWork& cost, F&& work) {
     traced(name, TraceLane::compute, cost.flops(), 0.0, work);

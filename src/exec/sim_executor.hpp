@@ -36,9 +36,9 @@
 
 #include "comm/slicing.hpp"
 #include "core/trace.hpp"
-#include "gemm/caller_work.hpp"
-#include "gemm/executor_interface.hpp"
-#include "gemm/workspace.hpp"
+#include "exec/caller_work.hpp"
+#include "exec/executor_interface.hpp"
+#include "exec/workspace.hpp"
 #include "hardware/model.hpp"
 #include "mesh/torus.hpp"
 
@@ -113,7 +113,7 @@ class SimExecutor {
 
   Mat alloc(std::size_t rows, std::size_t cols, const char* label);
   Mat placeholder(std::size_t rows, std::size_t cols) const { return Mat(rows, cols); }
-  // While a rehearsing workspace is attached nothing is timed (gemm/executor_interface.hpp).
+  // While a rehearsing workspace is attached nothing is timed (exec/executor_interface.hpp).
   void use_workspace(Workspace* workspace) { workspace_ = workspace; }
   Mat rows(const Mat& x, std::size_t first, std::size_t count) const {
     return x.rows(first, count);
@@ -147,7 +147,7 @@ class SimExecutor {
   void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
             double beta, const Mat& c);
 
-  // A caller's own work (gemm/caller_work.hpp), as sim::CombinedExecutor passes it on: local
+  // A caller's own work (exec/caller_work.hpp), as sim::CombinedExecutor passes it on: local
   // work runs on the cores, its GEMMs on the matrix units one after another and its element
   // traffic through HBM; a blocking collective occupies the axis's ring and the thread waits for
   // it.
@@ -159,7 +159,7 @@ class SimExecutor {
   void advance_to(double time) { clock_ = std::max(clock_, time); }
   // When op `op` (in flight) completes on the emulated chip; a receive can be told that its data
   // lands no earlier than `time` (the sender's emulated clock carried along:
-  // sim/combined_executor.hpp).
+  // exec/combined_executor.hpp).
   double completion(OpId op) const;
   void complete_no_earlier(OpId op, double time);
   // Totals so far; `seconds` is the latest end of anything issued (call wait_all() first to

@@ -1,8 +1,8 @@
 #pragma once
 // The training-step executor contract: what the model (model/transformer.hpp, model/trainer.hpp)
-// needs from an executor beyond the GEMM interface of gemm/executor_interface.hpp. RealExecutor,
+// needs from an executor beyond the GEMM interface of exec/executor_interface.hpp. RealExecutor,
 // sim::NullExecutor and sim::CombinedExecutor over either provide it, and each is checked with
-// `is_training_executor_v` (RealExecutor in its header, the sim ones in sim/executor_checks.cpp).
+// `is_training_executor_v` (RealExecutor in its header, the sim ones in exec/executor_checks.cpp).
 //
 //   types    Scalar (float, double), holds_data (false: matrices without memory, work not run)
 //   data     real()              the executor that holds the data (itself, or a combined one's)
@@ -16,8 +16,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "gemm/caller_work.hpp"
-#include "gemm/executor_interface.hpp"
+#include "exec/caller_work.hpp"
+#include "exec/executor_interface.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {

@@ -1,4 +1,4 @@
-#include "gemm/real_executor.hpp"
+#include "exec/real_executor.hpp"
 
 #include <algorithm>
 #include <exception>

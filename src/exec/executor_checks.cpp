@@ -1,13 +1,13 @@
 // The executors that the contracts' own files cannot check: the combined one over each real side
 // it is used with, and the data-free real side, against the GEMM interface
-// (gemm/executor_interface.hpp) and the training-step contract (gemm/training_executor.hpp).
+// (exec/executor_interface.hpp) and the training-step contract (exec/training_executor.hpp).
 // With RealExecutor and SimExecutor (checked in their headers) every executor is checked, so a
 // member added to a contract and missed by one of them is a compile error naming it.
-#include "gemm/executor_interface.hpp"
-#include "gemm/real_executor.hpp"
-#include "gemm/training_executor.hpp"
-#include "sim/combined_executor.hpp"
-#include "sim/null_executor.hpp"
+#include "exec/combined_executor.hpp"
+#include "exec/executor_interface.hpp"
+#include "exec/null_executor.hpp"
+#include "exec/real_executor.hpp"
+#include "exec/training_executor.hpp"
 
 namespace meshslice::sim {
 

@@ -20,7 +20,7 @@
 //
 // A caller written over any executor (model/transformer.hpp) runs on this one as on the real
 // executor: its own kernels and blocking collectives go through compute() and communicate()
-// with what they cost (gemm/caller_work.hpp), which the real executor runs and the emulated
+// with what they cost (exec/caller_work.hpp), which the real executor runs and the emulated
 // chip times; real() and compute_space() reach the real executor for the rest.
 #include <mpi.h>
 
@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/sim_executor.hpp"
+#include "exec/sim_executor.hpp"
 
 namespace meshslice::sim {
 

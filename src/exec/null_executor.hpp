@@ -21,9 +21,9 @@
 #include "comm/slicing.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
-#include "gemm/caller_work.hpp"
-#include "gemm/executor_interface.hpp"
-#include "gemm/workspace.hpp"
+#include "exec/caller_work.hpp"
+#include "exec/executor_interface.hpp"
+#include "exec/workspace.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice::sim {

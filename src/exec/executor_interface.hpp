@@ -4,7 +4,7 @@
 // sim::SimExecutor (the hardware model), sim::CombinedExecutor (both at once) and
 // sim::NullExecutor (its data-free real side) provide them, and every one is checked with
 // `is_executor_v` (RealExecutor and SimExecutor in their headers, the combined and null ones in
-// sim/executor_checks.cpp), so that an op added here without being added everywhere is a compile
+// exec/executor_checks.cpp), so that an op added here without being added everywhere is a compile
 // error naming the missing member.
 //
 //   types        Mat (a matrix shard), OpId (an op in flight), Workspace (a plan's buffers)
@@ -33,7 +33,7 @@
 //
 // beta == 0 never reads the destination (BLAS semantics: NaNs in it do not propagate).
 //
-// Workspaces (gemm/workspace.hpp): while a rehearsing workspace is attached, the executor
+// Workspaces (exec/workspace.hpp): while a rehearsing workspace is attached, the executor
 // executes nothing: alloc() allocates and records, each collective records the scratch it will
 // need, and the returned ops are already complete. While a replaying workspace is attached, the
 // same calls in the same order get the recorded buffers back: nothing is allocated.
