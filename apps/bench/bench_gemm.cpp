@@ -106,19 +106,25 @@ struct LocalWork {
 };
 
 LocalWork local_work(Algorithm algorithm, const GemmProblem& p, int rows, int cols) {
-  const std::size_t P = std::size_t(rows) * cols;
-  const bool ls = p.flow == Dataflow::LS, rs = p.flow == Dataflow::RS;
-  if (algorithm == Algorithm::tp1d) {
-    if (ls) return {p.M, p.K / P, p.N, false, true};
-    return {p.M, p.K, p.N / P, rs, false};
+  // The stationary matrix's shard (the same size on every chip) fixes two of the sizes; the
+  // moving operands are gathered whole along the third.
+  const auto shard = [&](char matrix) {
+    return shard_region(algorithm, p, matrix, rows, cols, 0, 0);
+  };
+  switch (p.flow) {
+    case Dataflow::LS: {
+      const ShardRegion a = shard('A');  // M x K
+      return {a.rows, a.cols, p.N, false, true};
+    }
+    case Dataflow::RS: {
+      const ShardRegion b = shard('B');  // K x N
+      return {p.M, b.rows, b.cols, true, false};
+    }
+    case Dataflow::OS:
+      break;
   }
-  if (algorithm == Algorithm::fsdp) {
-    if (rs) return {p.M, p.K / P, p.N, true, false};
-    return {p.M / P, p.K, p.N, false, ls};
-  }
-  if (ls) return {p.M / rows, p.K / cols, p.N, false, true};
-  if (rs) return {p.M, p.K / rows, p.N / cols, true, false};
-  return {p.M / rows, p.K, p.N / cols, false, false};
+  const ShardRegion c = shard('C');  // M x N
+  return {c.rows, p.K, c.cols, false, false};
 }
 
 // The chip's whole local GEMM as one KokkosBlas::gemm call, timed alongside each algorithm.
