@@ -25,6 +25,8 @@ class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
 
     git = "file://" + _CHECKOUT
 
+    license("BSD-3-Clause")
+
     version("main", branch="main")
 
     # The Kokkos backend is Kokkos' own: +openmp here asks for kokkos+openmp; +cuda cuda_arch=N
