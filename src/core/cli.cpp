@@ -49,6 +49,29 @@ std::string usage_line(const std::string& program, bool deck_required) {
 }
 
 
+bool help_or_version(const std::string& arg, bool& help, bool& version) {
+  if (arg == "-h" || arg == "--help") help = true;
+  if (arg == "--version") version = true;
+  return arg == "-h" || arg == "--help" || arg == "--version";
+}
+
+std::optional<std::string> option_value(int argc, char** argv, int& i, const std::string& name,
+                                        const std::function<UserError(const std::string&)>& fail) {
+  const std::string arg = argv[i];
+  std::string value;
+  if (starts_with(arg, name + "=")) {
+    value = arg.substr(name.size() + 1);
+  } else if (arg != name) {
+    return std::nullopt;
+  } else if (i + 1 < argc) {
+    value = argv[++i];
+  } else {
+    throw fail(concat(name, " needs a value"));
+  }
+  if (value.empty()) throw fail(concat(name, " needs a non-empty value"));
+  return value;
+}
+
 CommandLine parse_command_line(int argc, char** argv, bool deck_required,
                                const std::vector<std::string>& shorthands) {
   const std::string program = program_name(argc, argv);
@@ -57,37 +80,21 @@ CommandLine parse_command_line(int argc, char** argv, bool deck_required,
                             " --help' for the deck keys)"));
   };
   CommandLine line;
-  // Value of an option given as "--name=value" or as "--name value".
-  const auto option_value = [&](const std::string& name, const std::string& arg, int& i) {
-    std::string value;
-    if (arg.size() > name.size()) {
-      value = arg.substr(name.size() + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      throw fail(concat(name, " needs a value"));
-    }
-    if (value.empty()) throw fail(concat(name, " needs a non-empty value"));
-    return value;
-  };
-
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      line.help = true;
-    } else if (arg == "--version") {
-      line.version = true;
-    } else if (arg == "--set" || starts_with(arg, "--set=")) {
-      line.overrides.push_back(option_value("--set", arg, i));
-    } else if (arg == "--out" || starts_with(arg, "--out=")) {
-      line.out_dir = option_value("--out", arg, i);
+    if (help_or_version(arg, line.help, line.version)) {
+      continue;
+    } else if (auto assignment = option_value(argc, argv, i, "--set", fail)) {
+      line.overrides.push_back(*assignment);
+    } else if (auto out_dir = option_value(argc, argv, i, "--out", fail)) {
+      line.out_dir = *out_dir;
     } else if (const auto name = std::find_if(shorthands.begin(), shorthands.end(),
                                               [&](const std::string& n) {
                                                 return arg == "--" + n ||
                                                        starts_with(arg, "--" + n + "=");
                                               });
                name != shorthands.end()) {
-      line.overrides.push_back(*name + "=" + option_value("--" + *name, arg, i));
+      line.overrides.push_back(*name + "=" + *option_value(argc, argv, i, "--" + *name, fail));
     } else if (starts_with(arg, "--kokkos-")) {
       // Kokkos::initialize reads these (some Kokkos versions leave them in argv), but ignores
       // names it does not know: a misspelt one would be lost without a word.

@@ -1,8 +1,12 @@
 #pragma once
 // The command line every app shares:
 //     meshslice-X [DECK.yaml] [--set key.sub=value]... [--out DIR] [--help] [--version]
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/errors.hpp"
 
 namespace meshslice {
 
@@ -35,6 +39,16 @@ const std::vector<KokkosOption>& kokkos_options();
 
 // "usage: NAME DECK.yaml [--set key.sub=value]... [--out DIR] [--help] [--version]"
 std::string usage_line(const std::string& program, bool deck_required = true);
+
+// Takes the flags every meshslice command line has: sets `help` for -h or --help, `version` for
+// --version, and returns whether `arg` was one of them.
+bool help_or_version(const std::string& arg, bool& help, bool& version);
+
+// The value of option `name` ("--out") when argv[i] is that option, given as "--name=value" or
+// as "--name value" (then i moves on past the value); nullopt when argv[i] is something else. A
+// missing or empty value is the UserError `fail` makes of the problem (an app adds its usage).
+std::optional<std::string> option_value(int argc, char** argv, int& i, const std::string& name,
+                                        const std::function<UserError(const std::string&)>& fail);
 
 // True when argv asks for --version. Checked before anything else starts: printing the build's
 // versions needs no MPI, no Kokkos and no deck.
