@@ -1,5 +1,5 @@
 # `cmake --install build --prefix P` (or spack install) lays meshslice out as
-#   P/bin/meshslice-{train,bench,sim}
+#   P/bin/meshslice-{train,bench,sim,tune,data}
 #   P/lib/libmeshslice.a, libmeshslice_hardware.a
 #   P/include/meshslice/{core,mesh,comm,exec,gemm,sim,pipeline,tune,model,checkpoint,...}/*.hpp
 #   P/lib/cmake/meshslice/meshsliceConfig.cmake (+ targets, version)
@@ -20,7 +20,7 @@ set_target_properties(meshslice_hardware PROPERTIES
     "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/hardware/include>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/meshslice>")
 set_target_properties(meshslice_warnings PROPERTIES EXPORT_NAME warnings)
 
-install(TARGETS meshslice-train meshslice-bench meshslice-sim meshslice-tune
+install(TARGETS meshslice-train meshslice-bench meshslice-sim meshslice-tune meshslice-data
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/apps/flight_report/meshslice-flight-report
         DESTINATION ${CMAKE_INSTALL_BINDIR})

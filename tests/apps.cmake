@@ -148,3 +148,13 @@ meshslice_app_test(checkpoints_resume 4
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_checkpoints.sh ${CMAKE_CURRENT_BINARY_DIR}/checkpoints
   $<TARGET_FILE:meshslice-train> ${PROJECT_SOURCE_DIR}/inputs/train/laptop.yaml
   ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${MESHSLICE_MPIEXEC_FLAGS})
+
+# meshslice-data: a folder of texts (with a copy, an empty file, links) becomes an indexed
+# dataset that a Python reader of Megatron's format reads back as the files' bytes.
+set(DATA_APP $<TARGET_FILE:meshslice-data>)
+meshslice_app_test(data_prepares_text 1
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_data.sh ${CMAKE_CURRENT_BINARY_DIR}/data-out ${DATA_APP})
+set_tests_properties(data_prepares_text PROPERTIES SKIP_RETURN_CODE 77)
+meshslice_app_test(data_help 1 ${DATA_APP} --help)
+set_tests_properties(data_help PROPERTIES PASS_REGULAR_EXPRESSION
+  "usage: meshslice-data .--out PREFIX. .--held-out FRACTION. .--seed N. FILE_OR_DIR.*MMIDIDX")
