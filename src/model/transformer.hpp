@@ -45,6 +45,7 @@
 #include "comm/block_transpose.hpp"
 #include "comm/small_all_reduce.hpp"
 #include "exec/real_executor.hpp"
+#include "model/block_layers.hpp"
 #include "model/fc_layer.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
@@ -223,11 +224,19 @@ class Transformer {
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
-  // `out` empty: a recomputation, which stops once the backward pass has all it needs.
+  // The block's layers in order (model/block_layers.hpp); `out` empty: a recomputation, which
+  // stops once the backward pass has all it needs.
   void block_forward(const Block& b, const Saved& s, const Mat& out);
-  // `accumulate` and `sync` as in backward().
+  // The layers in reverse; `accumulate` and `sync` as in backward().
   void block_backward(const Block& b, const Saved& s, const Mat& dout, const Mat& din,
                       bool accumulate, bool sync);
+  // One layer's forward step (the block's output into `out`), and its backward step: the
+  // block's output gradient is dout, its input gradient din; between the layers the gradients
+  // pass through the work buffers g_*. With `sync`, the layer starts its parameter's dp
+  // averaging as soon as the gradient is complete.
+  void layer_forward(BlockLayer layer, const Block& b, const Saved& s, const Mat& out);
+  void layer_backward(BlockLayer layer, const Block& b, const Saved& s, const Mat& dout,
+                      const Mat& din, bool accumulate, bool sync);
 
   Exec& ex_;
   const Torus& torus_;

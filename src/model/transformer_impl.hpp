@@ -84,8 +84,9 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       // A model without gradients keeps nothing for a backward pass: every block works in the
       // shared set.
       b.checkpointed = !trainable || part.checkpointed.count(bi) > 0;
-      b.params = params_.size();
-      for (int k = 0; k < kParamKinds; ++k) add_parameter(bi, ParamKind(k), seed);
+      b.params = params_.size();  // in ParamKind order: param(b, kind) indexes by kind
+      for (const BlockLayerSpec& layer : block_layers())
+        if (layer.trains) add_parameter(bi, layer.param, seed);
       for (std::size_t slot = 0; slot < c.slots; ++slot) {
         if (!b.checkpointed) {
           b.saved.push_back(saved_set(true, memory_.activations));
@@ -115,13 +116,14 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_x_[1] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_gain_ = alloc(1, local_hidden(), "grad_gain", memory_.work);
-    // The gradients in backward order: the blocks last to first, each block's parameters in the
-    // reverse of its layers' forward order (ParamKind's). The schedule decides which chunk
-    // finishes first, but a chunk's backward passes follow the later chunks' (the last
+    // The gradients in backward order: the blocks last to first, each block's parameters as its
+    // layers' backward steps complete them (model/block_layers.hpp). The schedule decides which
+    // chunk finishes first, but a chunk's backward passes follow the later chunks' (the last
     // micro-batch's gradients flow through the virtual stages in reverse), so this order holds.
     std::vector<std::size_t> order;
     for (std::size_t bi = blocks_.size(); bi-- > 0;)
-      for (std::size_t k = kParamKinds; k-- > 0;) order.push_back(blocks_[bi].params + k);
+      for (ParamKind kind : gradient_order())
+        order.push_back(blocks_[bi].params + static_cast<std::size_t>(kind));
     update_ = std::make_unique<ParameterUpdate<Exec>>(ex, params_, optimizer_, order);
   }
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
@@ -442,30 +444,43 @@ void Transformer<Exec>::forward(std::size_t chunk, std::size_t slot, const Mat& 
 
 template <class Exec>
 void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat& out) {
+  const std::size_t layers = elements(out) ? block_layers().size() : recomputed_layers();
+  for (std::size_t i = 0; i < layers; ++i) layer_forward(block_layers()[i].layer, b, s, out);
+}
+
+template <class Exec>
+void Transformer<Exec>::layer_forward(BlockLayer layer, const Block& b, const Saved& s,
+                                      const Mat& out) {
   const std::size_t H = shape_.hidden, F = shape_.ffn();
-  const FcPlan &pa = fc_plan(FcKind::attn_out), &p1 = fc_plan(FcKind::ff1);
-  const FcPlan& p2 = fc_plan(FcKind::ff2);
   auto w = [&](ParamKind kind) -> const Mat& { return param(b, kind).value; };
-
-  // Attention half: norm, QKV, local attention, output projection, residual.
-  norm_into_input(FcKind::qkv, s.x_in, w(ParamKind::norm1_gain), s.rinv1, s.qkv_in);
-  forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
-  ex_.compute("attention", attention_work_[0],
-              [&] { local_attention_->forward(space_, s.qkv, s.p, s.a); });
-  in_layout(s.a, pa.input(), H, s.ao_in);
-  forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
-  residual(s.x_mid, s.x_in, o_);
-
-  // Feed-forward half: norm, FF1, GeLU (in FF1's output layout), FF2, residual.
-  norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
-  fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
-  produce_into(p1.output(), p2.input(), F, z_, s.ff2_in, [&](const Mat& z) {
-    ex_.compute("gelu", kernel_work::gelu(double(elements(z))),
-                [&] { gelu_forward(space_, s.u, z); });
-  });
-  if (!elements(out)) return;  // a recomputation: the backward pass needs nothing of FF2's output
-  forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
-  residual(out, s.x_mid, o_);
+  switch (layer) {
+    case BlockLayer::norm1:
+      return norm_into_input(FcKind::qkv, s.x_in, w(ParamKind::norm1_gain), s.rinv1, s.qkv_in);
+    case BlockLayer::qkv:
+      return forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
+    case BlockLayer::attention:
+      return ex_.compute("attention", attention_work_[0],
+                         [&] { local_attention_->forward(space_, s.qkv, s.p, s.a); });
+    case BlockLayer::attn_out:
+      in_layout(s.a, fc_plan(FcKind::attn_out).input(), H, s.ao_in);
+      return forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
+    case BlockLayer::attn_residual:
+      return residual(s.x_mid, s.x_in, o_);
+    case BlockLayer::norm2:
+      return norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
+    case BlockLayer::ff1:
+      return fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
+    case BlockLayer::gelu:  // in FF1's output layout
+      return produce_into(fc_plan(FcKind::ff1).output(), fc_plan(FcKind::ff2).input(), F, z_,
+                          s.ff2_in, [&](const Mat& z) {
+                            ex_.compute("gelu", kernel_work::gelu(double(elements(z))),
+                                        [&] { gelu_forward(space_, s.u, z); });
+                          });
+    case BlockLayer::ff2:
+      return forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
+    case BlockLayer::ff_residual:
+      return residual(out, s.x_mid, o_);
+  }
 }
 
 template <class Exec>
@@ -506,47 +521,67 @@ void Transformer<Exec>::fc_backward_weight(FcKind k, const Mat& x, const Mat& dy
 template <class Exec>
 void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat& dout,
                                        const Mat& din, bool accumulate, bool sync) {
-  const std::size_t F = shape_.ffn();
-  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+  for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
+    layer_backward(layer->layer, b, s, dout, din, accumulate, sync);
+}
+
+template <class Exec>
+void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const Saved& s,
+                                       const Mat& dout, const Mat& din, bool accumulate,
+                                       bool sync) {
   auto w = [&](ParamKind kind) -> const Mat& { return param(b, kind).value; };
-  // Parameter `kind`'s gradient, and when it is complete its dp averaging started.
   auto grad = [&](ParamKind kind) -> const Mat& { return param(b, kind).grad; };
+  // Parameter `kind`'s gradient is complete: its dp averaging starts (the last micro-batch's).
+  // An FC layer makes its weight gradient first, so that the averaging overlaps its data GEMM.
   auto done = [&](ParamKind kind) {
     if (sync) update_->start(param(b, kind));
   };
-
-  // FF2, GeLU, FF1 (each weight gradient first, so its dp averaging overlaps the data GEMM).
-  const Mat& dy2 = output_gradient(FcKind::ff2, dout);
-  fc_backward_weight(FcKind::ff2, s.ff2_in, dy2, grad(ParamKind::ff2), accumulate);
-  done(ParamKind::ff2);
-  produce_into(p2.input(), p1.output(), F, g_z_, g_u_, [&](const Mat& du) {
-    fc_backward_data(FcKind::ff2, dy2, w(ParamKind::ff2), du);
-  });
-  ex_.compute("gelu_backward", kernel_work::gelu_backward(double(elements(g_u_))),
-              [&] { gelu_backward(space_, s.u, g_u_); });
-  fc_backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
-  done(ParamKind::ff1);
-  backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
-  residual(g_mid_, dout, Mat());  // the residual path
-  norm_backward(g_h_, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, g_mid_,
-                grad(ParamKind::norm2_gain), accumulate);
-  done(ParamKind::norm2_gain);
-
-  // Output projection, attention, QKV.
-  const Mat& dyo = output_gradient(FcKind::attn_out, g_mid_);
-  fc_backward_weight(FcKind::attn_out, s.ao_in, dyo, grad(ParamKind::attn_out), accumulate);
-  done(ParamKind::attn_out);
-  backward_data_to_standard(FcKind::attn_out, dyo, w(ParamKind::attn_out), g_a_);
-  ex_.compute("attention_backward", attention_work_[1],
-              [&] { local_attention_->backward(space_, s.qkv, s.a, g_a_, s.p, g_qkv_); });
-  const Mat& dyq = output_gradient(FcKind::qkv, g_qkv_);
-  fc_backward_weight(FcKind::qkv, s.qkv_in, dyq, grad(ParamKind::qkv), accumulate);
-  done(ParamKind::qkv);
-  backward_data_to_standard(FcKind::qkv, dyq, w(ParamKind::qkv), g_h_);
-  residual(din, g_mid_, Mat());
-  norm_backward(g_h_, s.x_in, w(ParamKind::norm1_gain), s.rinv1, din,
-                grad(ParamKind::norm1_gain), accumulate);
-  done(ParamKind::norm1_gain);
+  switch (layer) {
+    case BlockLayer::ff_residual:  // the residual path
+      return residual(g_mid_, dout, Mat());
+    case BlockLayer::ff2: {
+      const Mat& dy = output_gradient(FcKind::ff2, dout);
+      fc_backward_weight(FcKind::ff2, s.ff2_in, dy, grad(ParamKind::ff2), accumulate);
+      done(ParamKind::ff2);
+      return produce_into(fc_plan(FcKind::ff2).input(), fc_plan(FcKind::ff1).output(),
+                          shape_.ffn(), g_z_, g_u_, [&](const Mat& du) {
+                            fc_backward_data(FcKind::ff2, dy, w(ParamKind::ff2), du);
+                          });
+    }
+    case BlockLayer::gelu:
+      return ex_.compute("gelu_backward", kernel_work::gelu_backward(double(elements(g_u_))),
+                         [&] { gelu_backward(space_, s.u, g_u_); });
+    case BlockLayer::ff1:
+      fc_backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
+      done(ParamKind::ff1);
+      return backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
+    case BlockLayer::norm2:
+      norm_backward(g_h_, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, g_mid_,
+                    grad(ParamKind::norm2_gain), accumulate);
+      return done(ParamKind::norm2_gain);
+    case BlockLayer::attn_residual:
+      return residual(din, g_mid_, Mat());
+    case BlockLayer::attn_out: {
+      const Mat& dy = output_gradient(FcKind::attn_out, g_mid_);
+      fc_backward_weight(FcKind::attn_out, s.ao_in, dy, grad(ParamKind::attn_out), accumulate);
+      done(ParamKind::attn_out);
+      return backward_data_to_standard(FcKind::attn_out, dy, w(ParamKind::attn_out), g_a_);
+    }
+    case BlockLayer::attention:
+      return ex_.compute("attention_backward", attention_work_[1], [&] {
+        local_attention_->backward(space_, s.qkv, s.a, g_a_, s.p, g_qkv_);
+      });
+    case BlockLayer::qkv: {
+      const Mat& dy = output_gradient(FcKind::qkv, g_qkv_);
+      fc_backward_weight(FcKind::qkv, s.qkv_in, dy, grad(ParamKind::qkv), accumulate);
+      done(ParamKind::qkv);
+      return backward_data_to_standard(FcKind::qkv, dy, w(ParamKind::qkv), g_h_);
+    }
+    case BlockLayer::norm1:
+      norm_backward(g_h_, s.x_in, w(ParamKind::norm1_gain), s.rinv1, din,
+                    grad(ParamKind::norm1_gain), accumulate);
+      return done(ParamKind::norm1_gain);
+  }
 }
 
 template <class Exec>
