@@ -31,7 +31,8 @@ std::vector<std::int64_t> seeded_permutation(std::int64_t count, std::uint64_t s
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::mt19937_64 engine(seed);
   for (std::int64_t i = count - 1; i > 0; --i) {
-    const auto j = static_cast<std::int64_t>(uniform_below(engine, static_cast<std::uint64_t>(i) + 1));
+    const std::uint64_t below = static_cast<std::uint64_t>(i) + 1;
+    const auto j = static_cast<std::int64_t>(uniform_below(engine, below));
     std::swap(order[i], order[j]);
   }
   return order;

@@ -237,6 +237,11 @@ class Transformer {
   void layer_forward(BlockLayer layer, const Block& b, const Saved& s, const Mat& out);
   void layer_backward(BlockLayer layer, const Block& b, const Saved& s, const Mat& dout,
                       const Mat& din, bool accumulate, bool sync);
+  // The backward step of FC layer k whose output gradient dy and input gradient dx are in the
+  // standard layout (x: its saved input); with `sync` its weight's dp averaging starts as soon
+  // as the weight gradient is made, to overlap the data GEMM.
+  void fc_backward_in_standard(FcKind k, const Block& b, const Mat& x, const Mat& dy,
+                               const Mat& dx, bool accumulate, bool sync);
 
   Exec& ex_;
   const Torus& torus_;

@@ -561,27 +561,31 @@ void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const S
       return done(ParamKind::norm2_gain);
     case BlockLayer::attn_residual:
       return residual(din, g_mid_, Mat());
-    case BlockLayer::attn_out: {
-      const Mat& dy = output_gradient(FcKind::attn_out, g_mid_);
-      fc_backward_weight(FcKind::attn_out, s.ao_in, dy, grad(ParamKind::attn_out), accumulate);
-      done(ParamKind::attn_out);
-      return backward_data_to_standard(FcKind::attn_out, dy, w(ParamKind::attn_out), g_a_);
-    }
+    case BlockLayer::attn_out:
+      return fc_backward_in_standard(FcKind::attn_out, b, s.ao_in, g_mid_, g_a_, accumulate,
+                                     sync);
     case BlockLayer::attention:
       return ex_.compute("attention_backward", attention_work_[1], [&] {
         local_attention_->backward(space_, s.qkv, s.a, g_a_, s.p, g_qkv_);
       });
-    case BlockLayer::qkv: {
-      const Mat& dy = output_gradient(FcKind::qkv, g_qkv_);
-      fc_backward_weight(FcKind::qkv, s.qkv_in, dy, grad(ParamKind::qkv), accumulate);
-      done(ParamKind::qkv);
-      return backward_data_to_standard(FcKind::qkv, dy, w(ParamKind::qkv), g_h_);
-    }
+    case BlockLayer::qkv:
+      return fc_backward_in_standard(FcKind::qkv, b, s.qkv_in, g_qkv_, g_h_, accumulate, sync);
     case BlockLayer::norm1:
       norm_backward(g_h_, s.x_in, w(ParamKind::norm1_gain), s.rinv1, din,
                     grad(ParamKind::norm1_gain), accumulate);
       return done(ParamKind::norm1_gain);
   }
+}
+
+template <class Exec>
+void Transformer<Exec>::fc_backward_in_standard(FcKind k, const Block& b, const Mat& x,
+                                                const Mat& dy, const Mat& dx, bool accumulate,
+                                                bool sync) {
+  const Parameter<T>& p = param(b, fc_param(k));
+  const Mat& dy_out = output_gradient(k, dy);  // in the layout the layer gives its output
+  fc_backward_weight(k, x, dy_out, p.grad, accumulate);
+  if (sync) update_->start(p);
+  backward_data_to_standard(k, dy_out, p.value, dx);
 }
 
 template <class Exec>
