@@ -113,12 +113,16 @@ meshslice_app_test(fault_in_plan_ends_job 4
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_fault_ends_job.sh ${CMAKE_CURRENT_BINARY_DIR}/fault 30
   ${MPI4} ${TRAIN} --set mesh.rows=2 --set mesh.cols=2 --set train.steps=20
   --set debug.fail_at_collective=30 --set debug.fail_on_rank=1)
-# An interrupted run (SIGTERM, as a scheduler's time limit sends it) stops after a step with a
-# checkpoint and no summary.
+# An interrupted run stops after a step with a checkpoint, status 75 and no summary: SIGUSR1 to
+# mpiexec (passed on to every rank, as the Slurm script does before the time limit), and SIGTERM
+# to one rank of four (the ranks agree to stop together).
+set(INTERRUPTED ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interrupted_run.sh)
 meshslice_app_test(interrupted_run_saves_a_checkpoint 2
-  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interrupted_run.sh
-  ${CMAKE_CURRENT_BINARY_DIR}/interrupted ${MPI2} ${TRAIN} --set train.steps=100000
-  --set train.log_every=1)
+  ${INTERRUPTED} ${CMAKE_CURRENT_BINARY_DIR}/interrupted USR1 launcher
+  ${MPI2} ${TRAIN} --set train.steps=100000 --set train.log_every=1)
+meshslice_app_test(terminated_rank_stops_every_rank 4
+  ${INTERRUPTED} ${CMAKE_CURRENT_BINARY_DIR}/terminated TERM one-rank
+  ${MPI4} ${TRAIN} --set mesh.rows=2 --set train.steps=100000 --set train.log_every=1)
 # Ranks that disagree on what to run (another --set, another file of the same name) end the job
 # before it starts, naming what differs (core/agreement.hpp).
 meshslice_app_test(ranks_that_disagree_end_the_job 2
