@@ -1,11 +1,13 @@
 #pragma once
-// Blocking sums of small device matrices over a mesh axis: the training step's per-token
-// statistics (RMSNorm), norm-gain gradients and scalars (loss, gradient norm). They are a few
-// kilobytes and sit on the step's critical path, so they go through MPI_Allreduce on a host
-// mirror allocated once, not through the ring collectives' pipelines.
+// Blocking sums (and maxima) of small device matrices over a mesh axis: the training step's
+// per-token statistics (RMSNorm, the vocabulary's softmax), norm-gain gradients and scalars
+// (loss, gradient norm). They are a few kilobytes and sit on the step's critical path, so they
+// go through MPI_Allreduce on a host mirror allocated once, not through the ring collectives'
+// pipelines.
 //
 //     SmallAllReduce<float> reduce(max_elements);
 //     reduce.sum(space, torus.axis(Axis::col), dot);   // dot = sum over the ring of dot
+//     reduce.max(space, torus.axis(Axis::col), m);     // m = maximum over the ring of m
 #include <mpi.h>
 
 #include <cstddef>
@@ -28,6 +30,15 @@ class SmallAllReduce {
 
   // x = the sum of x over `ring`, in place (x contiguous, at most max_elements).
   void sum(const ExecSpace& space, const AxisComm& ring, const Matrix<T>& x) {
+    reduce(space, ring, x, MPI_SUM);
+  }
+  // x = the element-wise maximum of x over `ring`, in place (a softmax's row maxima).
+  void max(const ExecSpace& space, const AxisComm& ring, const Matrix<T>& x) {
+    reduce(space, ring, x, MPI_MAX);
+  }
+
+ private:
+  void reduce(const ExecSpace& space, const AxisComm& ring, const Matrix<T>& x, MPI_Op op) {
     const std::size_t n = elements(x);
     MESHSLICE_ASSERT(n <= host_.extent(0), "SmallAllReduce: ", n, " elements, planned for ",
                      host_.extent(0));
@@ -37,15 +48,14 @@ class SmallAllReduce {
     Kokkos::deep_copy(space, host, flat);
     fence(space, "small_all_reduce");
     {
-      const RecordedOp op(ring_op(CommKind::all_reduce, ring, n, sizeof(T)));
-      MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), mpi_datatype<T>(), MPI_SUM,
+      const RecordedOp recorded(ring_op(CommKind::all_reduce, ring, n, sizeof(T)));
+      MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), mpi_datatype<T>(), op,
                     ring.comm());
     }
     Kokkos::deep_copy(space, flat, host);
     fence(space, "small_all_reduce");
   }
 
- private:
   Kokkos::View<T*, Kokkos::HostSpace> host_;
 };
 

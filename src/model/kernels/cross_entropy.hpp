@@ -1,0 +1,90 @@
+#pragma once
+// Cross-entropy over logits whose vocabulary is split over mesh columns: each chip holds, for
+// its tokens, a contiguous block of the (padded) vocabulary's logits, so the softmax's row
+// maximum and sum of exponentials are partial results the caller reduces over the axis that
+// splits the vocabulary, between the kernels:
+//
+//   vocab_row_max(logits, valid, max);                        max-reduce `max` over the axis
+//   vocab_exp_sums(logits, valid, first, targets, max, sums); sum-reduce `sums` over the axis
+//   loss = cross_entropy_gradient(logits, valid, first, targets, max, sums, scale)
+//
+// `valid` of the block's columns are real vocabulary entries, the rest padding (Megatron's
+// make-vocab-size-divisible-by): they never count in the softmax, so a padded entry can never be
+// predicted, and their gradient is zero. `first` is the block's first vocabulary id. The target's
+// logit is taken by the chip that holds it (the others add 0). The gradient replaces the logits
+// in place: scale * (softmax - one_hot(target)).
+#include <cstddef>
+#include <limits>
+
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+#include "model/kernels/elementwise.hpp"
+
+namespace meshslice {
+
+// A token's target: its vocabulary id (each chip holds its tokens' targets).
+using TokenIds = Kokkos::View<int*, MemSpace>;
+
+// row_max(t, 0) = the largest of this block's valid logits of token t; the lowest finite value
+// where the block holds padding only (the reduction over the axis then gives the real maximum).
+template <class T>
+void vocab_row_max(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
+                   const Matrix<T>& row_max) {
+  const T lowest = std::numeric_limits<T>::lowest();
+  Kokkos::parallel_for(
+      "vocab_row_max", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t) {
+        T m = lowest;
+        for (std::size_t c = 0; c < valid; ++c) m = logits(t, c) > m ? logits(t, c) : m;
+        row_max(t, 0) = m;
+      });
+}
+
+// sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)); sums(t, 1) = the
+// target's logit where this block holds the target, else 0.
+template <class T>
+void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
+                    std::size_t first, const TokenIds& targets, const Matrix<T>& row_max,
+                    const Matrix<T>& sums) {
+  Kokkos::parallel_for(
+      "vocab_exp_sums", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t) {
+        const T m = row_max(t, 0);
+        T sum = 0;
+        for (std::size_t c = 0; c < valid; ++c) sum += kmath::exp(logits(t, c) - m);
+        sums(t, 0) = sum;
+        const std::size_t target = static_cast<std::size_t>(targets(t));
+        sums(t, 1) = target >= first && target < first + valid ? logits(t, target - first) : T(0);
+      });
+}
+
+// The sum over this chip's tokens of -log softmax(target) = log(sum exp) + max - target logit
+// (every chip of the axis returns the same sum), and the logits replaced by their gradient
+// scale * (softmax - one_hot(target)), padding 0.
+template <class T>
+double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
+                              std::size_t first, const TokenIds& targets,
+                              const Matrix<T>& row_max, const Matrix<T>& sums, double scale) {
+  const std::size_t cols = logits.extent(1);
+  const T s = static_cast<T>(scale);
+  double loss = 0;
+  Kokkos::parallel_reduce(
+      "cross_entropy_loss", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t, double& total) {
+        total += static_cast<double>(kmath::log(sums(t, 0)) + row_max(t, 0) - sums(t, 1));
+      },
+      loss);
+  for_each_element("cross_entropy_gradient", space, logits.extent(0), cols,
+                   KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
+                     if (c >= valid) {
+                       logits(t, c) = T(0);
+                       return;
+                     }
+                     const T p = kmath::exp(logits(t, c) - row_max(t, 0)) / sums(t, 0);
+                     const bool hit = static_cast<std::size_t>(targets(t)) == first + c;
+                     logits(t, c) = s * (hit ? p - T(1) : p);
+                   });
+  return loss;
+}
+
+}  // namespace meshslice

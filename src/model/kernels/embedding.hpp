@@ -1,0 +1,55 @@
+#pragma once
+// Token embedding with the table's vocabulary split over mesh rows and its hidden dimension over
+// mesh columns: a chip looks up, for every token of the replica's batch, the rows its block
+// holds (zeros for the others), and the sum of those partial lookups over the mesh rows is the
+// embedding. The backward pass adds each token's gradient row into the row of its id, in a
+// fixed order per id (the tokens of one id in batch order): no atomics, so the same batch gives
+// the same bits on every backend and thread count.
+//
+//   embedding_lookup(table, ids, first, partial)            then reduce-scatter over mesh rows
+//   all-gather the gradient over mesh rows, then embedding_gradient(grad, by_id, dtable, acc)
+#include <cstddef>
+
+#include "core/kokkos_types.hpp"
+#include "model/kernels/cross_entropy.hpp"
+#include "model/kernels/elementwise.hpp"
+
+namespace meshslice {
+
+// The tokens of a batch grouped by id, for the ids of one vocabulary block: the positions of
+// the tokens whose id is first + v are positions(offsets(v)) .. positions(offsets(v + 1) - 1),
+// in batch order.
+struct TokensById {
+  Kokkos::View<int*, MemSpace> offsets;    // block rows + 1
+  Kokkos::View<int*, MemSpace> positions;  // the batch's tokens of this block's ids
+};
+
+// partial(t, c) = table(ids(t) - first, c) where this block holds ids(t), else 0.
+template <class T>
+void embedding_lookup(const ExecSpace& space, const Matrix<T>& table, const TokenIds& ids,
+                      std::size_t first, const Matrix<T>& partial) {
+  const std::size_t rows = table.extent(0);
+  for_each_element("embedding_lookup", space, partial.extent(0), partial.extent(1),
+                   KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
+                     const std::size_t id = static_cast<std::size_t>(ids(t));
+                     partial(t, c) = id >= first && id < first + rows ? table(id - first, c) : T(0);
+                   });
+}
+
+// dtable(v, c) = (dtable(v, c) if accumulate) + the sum of grad(t, c) over the tokens t of id
+// first + v, in batch order.
+template <class T>
+void embedding_gradient(const ExecSpace& space, const Matrix<T>& grad, const TokensById& by_id,
+                        const Matrix<T>& dtable, bool accumulate) {
+  const auto offsets = by_id.offsets;
+  const auto positions = by_id.positions;
+  for_each_element("embedding_gradient", space, dtable.extent(0), dtable.extent(1),
+                   KOKKOS_LAMBDA(std::size_t v, std::size_t c) {
+                     T sum = accumulate ? dtable(v, c) : T(0);
+                     for (int k = offsets(v); k < offsets(v + 1); ++k)
+                       sum += grad(static_cast<std::size_t>(positions(k)), c);
+                     dtable(v, c) = sum;
+                   });
+}
+
+}  // namespace meshslice
