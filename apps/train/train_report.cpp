@@ -10,9 +10,9 @@ double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 void print_plan(const Settings& s, const BlockPlan& plan) {
   log_info("model: ", s.model.blocks, " blocks, H = ", s.model.hidden, ", ", s.model.heads,
-           " heads, ", s.model.sequences, " sequences x ", s.model.seq_len, " tokens per replica (T = ",
-           s.model.tokens(), "); mesh ", s.mesh.str(), "; ", optimizer_name(s.optimizer.kind),
-           ", ", s.precision);
+           " heads", s.model.rope ? " (RoPE)" : "", ", ", s.model.sequences, " sequences x ",
+           s.model.seq_len, " tokens per replica (T = ", s.model.tokens(), "); mesh ",
+           s.mesh.str(), "; ", optimizer_name(s.optimizer.kind), ", ", s.precision);
   if (!s.plan_applied.empty()) log_info("plan file ", s.plan_file, " sets ", s.plan_applied);
   for (int k = 0; k < kFcKinds; ++k) {
     const FcKind kind = FcKind(k);

@@ -29,6 +29,8 @@ Teuchos::ParameterList valid_parameters() {
   model.set("blocks", 2, "transformer blocks L");
   model.set("seq_len", 32, "tokens per sequence");
   model.set("sequences", 16, "sequences per data-parallel replica and step; divisible by mesh.rows");
+  model.set("rope", false, "rotary position embeddings (RoPE) on attention's queries and keys; "
+            "needs an even head size (hidden / heads)");
   auto& pipe = valid.sublist("pipeline", false,
                              "Pipeline parallelism over the mesh's pp axis, and micro-batches.");
   pipe.set("stages", 0, "pipeline stages: the mesh's pp axis (0 = mesh.pp; otherwise it must "
@@ -230,6 +232,7 @@ Settings settings_from(const AppContext& context) {
   s.model.blocks = positive("model.blocks");
   s.model.seq_len = positive("model.seq_len");
   s.model.sequences = positive("model.sequences");
+  s.model.rope = get_param<bool>(d, "model.rope");
   const std::size_t stages = non_negative("pipeline.stages");
   require(stages == 0 || stages == static_cast<std::size_t>(s.mesh.pp), "pipeline.stages = ",
           stages, " but mesh.pp = ", s.mesh.pp, ": the stages are the mesh's pp axis; set "

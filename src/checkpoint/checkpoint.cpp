@@ -212,6 +212,7 @@ json::Value model_json(const ModelShape& m) {
   v.set("blocks", m.blocks);
   v.set("seq_len", m.seq_len);
   v.set("sequences", m.sequences);
+  v.set("rope", m.rope);
   return v;
 }
 
@@ -306,6 +307,12 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
   same("hidden", model.at("hidden").as_uint(), run.model.hidden);
   same("heads", model.at("heads").as_uint(), run.model.heads);
   same("blocks", model.at("blocks").as_uint(), run.model.blocks);
+  const json::Value* rope = model.find("rope");  // absent before RoPE: off
+  const bool saved_rope = rope != nullptr && rope->as_bool();
+  require(saved_rope == run.model.rope, "checkpoint ", path, " holds a model with model.rope = ",
+          saved_rope ? "true" : "false", ", the deck asks for model.rope = ",
+          run.model.rope ? "true" : "false", ": the model's shape cannot change on resume (set "
+          "model.rope to ", saved_rope ? "true" : "false", ", or start afresh without --resume)");
   const std::string optimizer = root.at("optimizer").as_string();
   require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path, " holds the state of "
           "optimizer.kind = ", optimizer, ", the deck asks for ", optimizer_name(run.optimizer),

@@ -20,6 +20,7 @@ namespace meshslice {
 
 struct AttentionShape {
   std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
+  bool rope = false;  // rotary position embeddings on q and k (model/kernels/attention.hpp)
   std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
 
   // Rows per causal block: eight blocks (56% of the dense work) of at least 32 rows, so each
@@ -46,8 +47,9 @@ struct AttentionShape {
       w.gemms.push_back({pairs(), rows, keys, dim});  // scores = q k^T
       w.gemms.push_back({pairs(), rows, dim, keys});  // o = p v
     }
-    // Pack q, k, v; the softmax over p in place; unpack o.
-    w.elements = 6 * shard_elements() + 2.0 * saved_elements() + 2 * shard_elements();
+    // Pack q, k, v; rotate q and k in place (RoPE); the softmax over p in place; unpack o.
+    w.elements = 6 * shard_elements() + (rope ? 4 * shard_elements() : 0) +
+                 2.0 * saved_elements() + 2 * shard_elements();
     return w;
   }
   LocalWork backward_work() const {
@@ -60,10 +62,10 @@ struct AttentionShape {
       w.gemms.push_back({pairs(), rows, dim, keys});        // dq = ds k
       w.gemms.push_back({pairs(), keys, dim, rows, add});   // dk (+)= ds^T q
     }
-    // Pack q, k, v and da; the softmax gradient (reads p, ds, da and a, writes ds); unpack dq,
-    // dk, dv.
-    w.elements = 8 * shard_elements() + 3.0 * saved_elements() + 2 * shard_elements() +
-                 6 * shard_elements();
+    // Pack q, k, v and da; rotate q and k, and dq and dk back (RoPE); the softmax gradient
+    // (reads p, ds, da and a, writes ds); unpack dq, dk, dv.
+    w.elements = 8 * shard_elements() + (rope ? 8 * shard_elements() : 0) +
+                 3.0 * saved_elements() + 2 * shard_elements() + 6 * shard_elements();
     return w;
   }
 

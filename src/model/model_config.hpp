@@ -7,7 +7,8 @@
 // The model: L pre-norm blocks, each
 //   h = RMSNorm(x) * g1;  [q k v] = h Wqkv;  a = causal multi-head attention(q, k, v);
 //   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + GeLU(h W1) W2
-// with no biases. The task: a fixed random teacher of the same shape maps random inputs to
+// with no biases; with `rope`, q and k are rotated by their token's position in its sequence
+// first (RoPE: in each head, dimensions d and d + dim/2 turn by position * kRopeBase^(-2d/dim)). The task: a fixed random teacher of the same shape maps random inputs to
 // targets; the loss is the mean squared error over every element of the output.
 #include <cstddef>
 #include <cstdint>
@@ -22,12 +23,14 @@ struct ModelShape {
   std::size_t blocks = 2;      // L
   std::size_t seq_len = 16;    // tokens per sequence
   std::size_t sequences = 4;   // sequences per data-parallel replica and step
+  bool rope = false;           // rotary position embeddings in attention
   std::size_t ffn() const { return 4 * hidden; }
   std::size_t head_dim() const { return hidden / heads; }
   std::size_t tokens() const { return sequences * seq_len; }  // T per replica and step
 };
 
 constexpr double kRmsNormEpsilon = 1e-6;
+constexpr double kRopeBase = 10000.0;  // RoPE's wavelength base (LLaMA's, GPT-NeoX's)
 
 // The parameters of one block, in the order the backward pass produces their gradients last
 // to first (kind numbers are part of the seeding: do not reorder).

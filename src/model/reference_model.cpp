@@ -179,6 +179,30 @@ void attention_backward(const std::vector<T>& qkv, const std::vector<T>& probs,
       }
 }
 
+// RoPE on the q and k columns of qkv (tokens x 3H), in place: in each head, dimensions d and
+// d + dim/2 of the token at position i of its sequence turn by i * kRopeBase^(-2d/dim);
+// `inverse` turns them back (what the gradient of the turned q and k needs).
+template <class T>
+void rotate_positions(std::vector<T>& qkv, const ModelShape& shape, std::size_t tokens,
+                      bool inverse) {
+  const AttentionIndex at = attention_index(shape);
+  const std::size_t half = at.head_dim / 2;
+  for (std::size_t t = 0; t < tokens; ++t)
+    for (std::size_t head = 0; head < at.heads; ++head)
+      for (std::size_t d = 0; d < half; ++d) {
+        const double angle = static_cast<double>(t % shape.seq_len) *
+                             std::exp(-2.0 * static_cast<double>(d) /
+                                      static_cast<double>(at.head_dim) * std::log(kRopeBase));
+        const T c = static_cast<T>(std::cos(angle));
+        const T sn = static_cast<T>((inverse ? -1.0 : 1.0) * std::sin(angle));
+        for (const std::size_t first : {at.q(t, head), at.k(t, head)}) {
+          const T x1 = qkv[first + d], x2 = qkv[first + d + half];
+          qkv[first + d] = x1 * c - x2 * sn;
+          qkv[first + d + half] = x2 * c + x1 * sn;
+        }
+      }
+}
+
 void check_batch(const ModelShape& shape, std::size_t x_size, std::size_t tokens) {
   require(tokens > 0 && tokens % shape.seq_len == 0, "reference model: ", tokens,
           " tokens are not a whole number of sequences of ", shape.seq_len);
@@ -190,7 +214,7 @@ void check_batch(const ModelShape& shape, std::size_t x_size, std::size_t tokens
 
 template <class T>
 struct ReferenceModel<T>::Activations {
-  std::vector<T> x_in, inv_rms1, h1, qkv, probs, attn;  // attention half
+  std::vector<T> x_in, inv_rms1, h1, qkv, probs, attn;  // attention half (RoPE: q, k turned)
   std::vector<T> x_mid, inv_rms2, h2, u, z;             // feed-forward half (z = gelu(u))
 };
 
@@ -198,6 +222,8 @@ template <class T>
 ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
   require(shape.heads > 0 && shape.hidden % shape.heads == 0, "reference model: heads (",
           shape.heads, ") must divide hidden (", shape.hidden, ")");
+  require(!shape.rope || shape.head_dim() % 2 == 0, "reference model: RoPE needs an even head "
+          "size, not ", shape.head_dim());
   for (std::size_t b = 0; b < shape.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k) {
       const auto kind = static_cast<ParamKind>(k);
@@ -255,6 +281,7 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
     rms_norm(x, param(b, ParamKind::norm1_gain), n, hidden, a.h1, a.inv_rms1);
     a.qkv.assign(n * 3 * hidden, T(0));
     add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, 3 * hidden);
+    if (shape_.rope) rotate_positions(a.qkv, shape_, n, /*inverse=*/false);  // kept turned
     attention(a.qkv, shape_, n, a.probs, a.attn);
     add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden);
 
@@ -311,6 +338,7 @@ void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vec
     add_a_t_b(a.attn, dx, grad(b, ParamKind::attn_out), n, hidden, hidden);
     std::vector<T> dqkv(n * 3 * hidden, T(0));
     attention_backward(a.qkv, a.probs, d_attn, shape_, n, dqkv);
+    if (shape_.rope) rotate_positions(dqkv, shape_, n, /*inverse=*/true);
     std::fill(dh.begin(), dh.end(), T(0));
     add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, 3 * hidden);
     add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, 3 * hidden);

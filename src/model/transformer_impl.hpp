@@ -24,6 +24,8 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
           "model: hidden, heads, blocks, seq_len and sequences must all be positive");
   require(s.hidden % s.heads == 0, "model: hidden size ", s.hidden, " is not divisible by the ",
           s.heads, " heads (heads x head_dim must equal hidden)");
+  require(!s.rope || s.head_dim() % 2 == 0, "model: RoPE turns pairs of dimensions, but a head "
+          "has ", s.head_dim(), " (hidden / heads): choose an even head size");
   require(s.heads % static_cast<std::size_t>(pc) == 0, "model: ", s.heads,
           " heads do not divide over the ", pc, " mesh columns that split the hidden dimension "
           "(each column keeps whole heads); choose heads divisible by ", pc, " or another mesh");
@@ -67,7 +69,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       in_t_[k] = activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t", memory_.work);
   }
   attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
-                shape.head_dim()};
+                shape.head_dim(), shape.rope};
   if constexpr (Exec::holds_data)
     local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
   attention_work_ = {attention_.forward_work(), attention_.backward_work()};

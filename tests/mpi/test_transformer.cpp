@@ -90,6 +90,12 @@ std::vector<Case> cases() {
   long_sequences.seq_len = 72;
   c.push_back({"causal_blocks_adamw", default_block_plan(long_sequences, ms(2)),
                OptimizerKind::adamw, long_sequences});
+  // RoPE (q and k turned by position), also across causal row blocks.
+  ModelShape rope = s;
+  rope.rope = true;
+  c.push_back({"rope_adamw", default_block_plan(rope, ms(2)), OptimizerKind::adamw, rope});
+  rope.seq_len = 72;
+  c.push_back({"rope_causal_blocks_sgd", transposed, OptimizerKind::sgd, rope});
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "model/counter_random.hpp"
 #include "model/model_math.hpp"
 #include "model/reference_model.hpp"
@@ -83,8 +84,12 @@ void expect_gradient(const std::vector<double>& analytic, std::vector<double>& v
   EXPECT_GT(largest, 1e-3) << what << ": gradients too small for the check to mean anything";
 }
 
-TEST(ReferenceModel, GradientsMatchFiniteDifferences) {
-  const ModelShape s = tiny_shape();
+// Without and with RoPE (q and k turned by their positions).
+class ReferenceGradients : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ReferenceGradients, MatchFiniteDifferences) {
+  ModelShape s = tiny_shape();
+  s.rope = GetParam();
   const std::size_t tokens = s.tokens();
   ReferenceModel<double> model(s, 11);
   perturb(model);
@@ -98,6 +103,24 @@ TEST(ReferenceModel, GradientsMatchFiniteDifferences) {
       expect_gradient(model.gradient(b, kind), model.param(b, kind), loss,
                       std::string(param_kind_name(kind)) + " of block " + std::to_string(b));
   expect_gradient(model.input_gradient(), x, loss, "input");
+}
+
+INSTANTIATE_TEST_SUITE_P(Rope, ReferenceGradients, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "rope" : "no_rope"; });
+
+TEST(ReferenceModel, RopeTurnsQueriesAndKeysByPosition) {
+  ModelShape s = tiny_shape();
+  const std::size_t tokens = s.tokens(), h = s.hidden;
+  const auto x = make_inputs<double>(5, 0, 0, tokens, h);
+  const auto plain = ReferenceModel<double>(s, 11).forward(x, tokens);
+  s.rope = true;
+  const auto turned = ReferenceModel<double>(s, 11).forward(x, tokens);
+  // A sequence's first token is at position 0 (no turn) and attends to itself alone: its output
+  // is the same; every later token's differs.
+  for (std::size_t c = 0; c < h; ++c) EXPECT_NEAR(turned[c], plain[c], 1e-14);
+  for (std::size_t t = 1; t < s.seq_len; ++t) EXPECT_NE(turned[t * h], plain[t * h]) << t;
+  s.heads = 8;  // a head of 1: no pair of dimensions to turn
+  EXPECT_THROW(ReferenceModel<double>(s, 11), UserError);
 }
 
 TEST(ReferenceModel, AttentionIsCausalWithinEachSequence) {

@@ -2,7 +2,8 @@
 // Causal multi-head self-attention on one chip's shard, with no communication: the standard
 // layout keeps whole sequences on the chips that split tokens and whole heads on the chips that
 // split hidden, and the QKV projection's columns are ordered so that a chip's block of the
-// projection is [q | k | v] of the same heads (model/parameter_layout.hpp).
+// projection is [q | k | v] of the same heads (model/parameter_layout.hpp). With RoPE, q and k
+// are turned by their positions once packed; their gradients are turned back before unpacking.
 //
 // Shapes on a chip with `seqs` whole sequences of `len` tokens and `heads` heads of `dim`:
 //   qkv  (seqs*len) x (3*heads*dim), head h's q at columns [h dim, (h+1) dim) of the first third
@@ -22,6 +23,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "gemm/block_work.hpp"
+#include "model/model_config.hpp"
 
 namespace meshslice {
 
@@ -51,6 +53,33 @@ void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>
           shard_value = packed(sh, i, d);
         else
           packed(sh, i, d) = shard_value;
+      });
+}
+
+// RoPE on packed q or k: in each (sequence, head) pair, row i (the token's position) has its
+// dimensions d and d + dim/2 turned by the angle i * kRopeBase^(-2d/dim), computed in double so
+// that float and double runs turn by the same angles; `inverse` turns them back (the backward
+// pass's gradients).
+template <class T>
+void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Packed<T>& packed,
+                      bool inverse) {
+  using Policy = Kokkos::MDRangePolicy<
+      ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Index = typename Policy::index_type;
+  const std::size_t half = s.dim / 2;
+  const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
+  const double sign = inverse ? -1.0 : 1.0;
+  Kokkos::parallel_for(
+      inverse ? "attention_rope_inverse" : "attention_rope",
+      Policy(space, {Index(0), Index(0), Index(0)},
+             {static_cast<Index>(s.pairs()), static_cast<Index>(s.len), static_cast<Index>(half)}),
+      KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
+        const double angle =
+            static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
+        const T c = static_cast<T>(kmath::cos(angle)), sn = static_cast<T>(sign * kmath::sin(angle));
+        const T x1 = packed(sh, i, d), x2 = packed(sh, i, d + half);
+        packed(sh, i, d) = x1 * c - x2 * sn;
+        packed(sh, i, d + half) = x2 * c + x1 * sn;
       });
 }
 
@@ -171,6 +200,10 @@ class LocalAttention {
         blas_gemm(space, "T", "N", scale(), block(ds_, sh, i), rows(q_, sh, i),
                   T(i == last ? 0 : 1), keys(dk_, sh, i));
       }
+    if (s_.rope) {  // the gradients of the rotated q and k, turned back
+      attention_kernels::rotate_positions(space, s_, dq_, /*inverse=*/true);
+      attention_kernels::rotate_positions(space, s_, dk_, /*inverse=*/true);
+    }
     const std::size_t width = s_.heads * s_.dim;
     attention_kernels::move_heads(space, s_, dq_, dqkv, 0, true);
     attention_kernels::move_heads(space, s_, dk_, dqkv, width, true);
@@ -198,11 +231,15 @@ class LocalAttention {
                      s_.block_end(i) - first, s_.block_end(i));
   }
 
+  // q, k and v out of the projection's output, q and k turned by their positions (RoPE).
   void pack_qkv(const ExecSpace& space, const Matrix<T>& qkv) {
     const std::size_t width = s_.heads * s_.dim;
     attention_kernels::move_heads(space, s_, q_, qkv, 0, false);
     attention_kernels::move_heads(space, s_, k_, qkv, width, false);
     attention_kernels::move_heads(space, s_, v_, qkv, 2 * width, false);
+    if (!s_.rope) return;
+    attention_kernels::rotate_positions(space, s_, q_, /*inverse=*/false);
+    attention_kernels::rotate_positions(space, s_, k_, /*inverse=*/false);
   }
 
   AttentionShape s_;
