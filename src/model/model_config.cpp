@@ -1,5 +1,7 @@
 #include "model/model_config.hpp"
 
+#include <cmath>
+
 #include "core/errors.hpp"
 
 namespace meshslice {
@@ -34,6 +36,33 @@ ParamShape param_shape(const ModelShape& s, ParamKind kind) {
     case ParamKind::ff2: return {s.ffn(), s.hidden};
   }
   return {};
+}
+
+const char* lm_parameter_name(LmParam param) {
+  switch (param) {
+    case LmParam::embedding: return "embedding.weight";
+    case LmParam::final_norm_gain: return "final_norm.gain";
+    case LmParam::lm_head: return "lm_head.weight";
+  }
+  return "?";
+}
+
+ParamShape lm_param_shape(const ModelShape& s, LmParam param) {
+  switch (param) {
+    case LmParam::embedding: return {s.vocab, s.hidden};
+    case LmParam::final_norm_gain: return {1, s.hidden};
+    case LmParam::lm_head: return {s.hidden, s.vocab};
+  }
+  return {};
+}
+
+double lm_param_std(const ModelShape& s, LmParam param) {
+  switch (param) {
+    case LmParam::embedding: return 1.0;
+    case LmParam::final_norm_gain: return 0.0;
+    case LmParam::lm_head: return 1.0 / std::sqrt(static_cast<double>(s.hidden));
+  }
+  return 0.0;
 }
 
 const char* optimizer_name(OptimizerKind kind) {

@@ -24,6 +24,10 @@ struct ModelShape {
   std::size_t seq_len = 16;    // tokens per sequence
   std::size_t sequences = 4;   // sequences per data-parallel replica and step
   bool rope = false;           // rotary position embeddings in attention
+  // A language model (vocab > 0): token embedding -> blocks -> RMSNorm -> LM head -> logits
+  // over the vocabulary; the head is its own H x V matrix or, tied, the embedding transposed.
+  std::size_t vocab = 0;
+  bool tied_head = false;
   std::size_t ffn() const { return 4 * hidden; }
   std::size_t head_dim() const { return hidden / heads; }
   std::size_t tokens() const { return sequences * seq_len; }  // T per replica and step
@@ -49,6 +53,19 @@ struct ParamShape {
   std::size_t cols = 0;
 };
 ParamShape param_shape(const ModelShape& shape, ParamKind kind);
+
+// A language model's parameters outside the blocks (model/reference_lm.hpp has the formulas):
+// the embedding table (V x H), the final norm's gain (1 x H) and the head (H x V; none tied).
+enum class LmParam { embedding = 0, final_norm_gain = 1, lm_head = 2 };
+const char* lm_parameter_name(LmParam param);  // "embedding.weight", "final_norm.gain", ...
+ParamShape lm_param_shape(const ModelShape& shape, LmParam param);
+// The id that seeds it: after every block's (param_stream), whatever the depth.
+constexpr std::uint64_t lm_param_stream(LmParam param) {
+  return (std::uint64_t{1} << 32) + static_cast<std::uint64_t>(param);
+}
+// Its initial values' standard deviation: the embedding 1 (the first norm scales it), the head
+// 1/sqrt(H) (logits of unit variance from a normed input); 0 marks the gain (it starts at 1).
+double lm_param_std(const ModelShape& shape, LmParam param);
 
 // The id that seeds parameter `kind` of block `block`.
 constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {

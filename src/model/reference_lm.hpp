@@ -1,28 +1,71 @@
 #pragma once
-// The serial reference of a language model's two ends (model/vocab_parallel.hpp distributes
-// them): the token embedding and the cross-entropy of the logits against the next tokens. Whole
-// tensors in std::vector and plain loops in double, as the rest of the serial reference
-// (model/reference_model.hpp): nothing shared with the distributed code but the formulas.
+// The serial reference of a language model (ModelShape::vocab > 0): its two ends, the token
+// embedding and the cross-entropy of the logits against the next tokens (model/vocab_parallel.hpp
+// distributes them), and the whole model,
 //
-// Tables are row-major V x H, activations tokens x H, logits tokens x V (the real vocabulary:
-// the reference has no padding).
+//   x = E[ids];  y = blocks(x);  h = RMSNorm(y) * g;  logits = h W  (W = E^T when tied);
+//   loss = mean over tokens of -log softmax(logits)[target]
+//
+// Whole tensors in std::vector and plain loops, as the rest of the serial reference
+// (model/reference_model.hpp): nothing shared with the distributed code but the formulas and
+// the seeding. Tables are row-major V x H, activations tokens x H, logits tokens x V (the real
+// vocabulary: the reference has no padding).
+//
+//     ReferenceLm<double> lm(shape, seed);
+//     double loss = lm.loss_and_gradients(ids, targets);  // then lm.gradient(LmParam::embedding)
 #include <cstddef>
+#include <cstdint>
 #include <vector>
+
+#include "model/model_config.hpp"
+#include "model/reference_model.hpp"
 
 namespace meshslice {
 
 // x (tokens x H): row t is row ids[t] of the table.
-std::vector<double> reference_embedding(const std::vector<double>& table, std::size_t hidden,
-                                        const std::vector<int>& ids);
+template <class T>
+std::vector<T> reference_embedding(const std::vector<T>& table, std::size_t hidden,
+                                   const std::vector<int>& ids);
 
 // dtable (V x H) += the rows of dx (tokens x H) added into the rows of their ids.
-void reference_embedding_gradient(const std::vector<double>& dx, std::size_t hidden,
-                                  const std::vector<int>& ids, std::vector<double>& dtable);
+template <class T>
+void reference_embedding_gradient(const std::vector<T>& dx, std::size_t hidden,
+                                  const std::vector<int>& ids, std::vector<T>& dtable);
 
-// The sum over tokens of -log softmax(logits[t])[targets[t]] (logits: tokens x vocab); the
-// gradient of scale times that sum into dlogits (tokens x vocab).
-double reference_cross_entropy(const std::vector<double>& logits, std::size_t vocab,
+// The sum over tokens of -log softmax(logits[t])[targets[t]] (logits: tokens x vocab), summed in
+// double; the gradient of scale times that sum into dlogits (tokens x vocab).
+template <class T>
+double reference_cross_entropy(const std::vector<T>& logits, std::size_t vocab,
                                const std::vector<int>& targets, double scale,
-                               std::vector<double>& dlogits);
+                               std::vector<T>& dlogits);
+
+template <class T>
+class ReferenceLm {
+ public:
+  // Element (r, c) of parameter p is init_value(seed, lm_param_stream(p), lm_param_std(p), r, c);
+  // the blocks' as ReferenceModel's. UserError unless shape.vocab > 0.
+  ReferenceLm(const ModelShape& shape, std::uint64_t seed);
+
+  const ModelShape& shape() const { return blocks_.shape(); }
+  ReferenceModel<T>& blocks() { return blocks_; }
+  const ReferenceModel<T>& blocks() const { return blocks_; }
+  // LmParam::lm_head of a tied model is a UserError (the embedding is the head).
+  std::vector<T>& param(LmParam p);
+  const std::vector<T>& gradient(LmParam p) const;
+
+  // The mean over tokens of -log softmax(logits)[target] for the tokens `ids` (whole sequences
+  // of seq_len) and their next tokens.
+  T loss(const std::vector<int>& ids, const std::vector<int>& targets) const;
+  // The same, and every gradient (the blocks' in blocks()).
+  T loss_and_gradients(const std::vector<int>& ids, const std::vector<int>& targets);
+
+ private:
+  struct Forward;  // what the backward pass needs
+  Forward forward(const std::vector<int>& ids, const std::vector<int>& targets) const;
+  std::size_t index(LmParam p) const;
+
+  ReferenceModel<T> blocks_;
+  std::vector<std::vector<T>> params_, grads_;  // by LmParam
+};
 
 }  // namespace meshslice

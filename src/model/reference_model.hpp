@@ -39,6 +39,9 @@ class ReferenceModel {
 
   // mean((y - target)^2) over every element of the output y for x; sets every gradient.
   T loss_and_gradients(const std::vector<T>& x, const std::vector<T>& target, std::size_t tokens);
+  // Every gradient (and the input's) for the gradient dy of a loss of the output for x: what
+  // a loss computed past the blocks (the language model's head) hands back.
+  void gradients(const std::vector<T>& x, const std::vector<T>& dy, std::size_t tokens);
 
   // One optimizer update from the current gradients; t is the 1-based step (learning-rate
   // schedule, AdamW's bias correction). Returns the global L2 norm of all gradients (gains

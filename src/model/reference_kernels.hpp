@@ -1,0 +1,84 @@
+#pragma once
+// The serial reference's building blocks (model/reference_model.hpp, model/reference_lm.hpp):
+// a linear layer's three products and RMSNorm forward and backward, on whole row-major tensors
+// in std::vector with plain loops: no Kokkos, MPI or BLAS.
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "model/model_config.hpp"
+
+namespace meshslice::reference {
+
+// The three products of a linear layer, accumulating into c; a is n x k, b is k x m.
+// Forward: c (n x m) += a b.
+template <class T>
+void add_ab(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& c, std::size_t n,
+            std::size_t k, std::size_t m) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      const T aip = a[i * k + p];
+      for (std::size_t j = 0; j < m; ++j) c[i * m + j] += aip * b[p * m + j];
+    }
+}
+
+// Backward data: da (n x k) += dc (n x m) b^T.
+template <class T>
+void add_ab_t(const std::vector<T>& dc, const std::vector<T>& b, std::vector<T>& da, std::size_t n,
+              std::size_t k, std::size_t m) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      T sum = 0;
+      for (std::size_t j = 0; j < m; ++j) sum += dc[i * m + j] * b[p * m + j];
+      da[i * k + p] += sum;
+    }
+}
+
+// Backward weight: db (k x m) += a^T dc.
+template <class T>
+void add_a_t_b(const std::vector<T>& a, const std::vector<T>& dc, std::vector<T>& db, std::size_t n,
+               std::size_t k, std::size_t m) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      const T aip = a[i * k + p];
+      for (std::size_t j = 0; j < m; ++j) db[p * m + j] += aip * dc[i * m + j];
+    }
+}
+
+// h = x / sqrt(mean(x^2) + eps) * gain, row by row; inv_rms keeps each row's 1 / sqrt(...).
+template <class T>
+void rms_norm(const std::vector<T>& x, const std::vector<T>& gain, std::size_t tokens,
+              std::size_t hidden, std::vector<T>& h, std::vector<T>& inv_rms) {
+  h.assign(tokens * hidden, T(0));
+  inv_rms.assign(tokens, T(0));
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const T* row = &x[t * hidden];
+    T sum = 0;
+    for (std::size_t c = 0; c < hidden; ++c) sum += row[c] * row[c];
+    const T r = T(1) / std::sqrt(sum / T(hidden) + T(kRmsNormEpsilon));
+    inv_rms[t] = r;
+    for (std::size_t c = 0; c < hidden; ++c) h[t * hidden + c] = row[c] * r * gain[c];
+  }
+}
+
+// Adds the gradients of rms_norm's input and gain given dh. With r = (mean(x^2) + eps)^-1/2 and
+// e = dh * gain: dx_j = r e_j - r^3 x_j (e . x) / H, since dr/dx_j = -r^3 x_j / H.
+template <class T>
+void rms_norm_backward(const std::vector<T>& x, const std::vector<T>& gain,
+                       const std::vector<T>& inv_rms, const std::vector<T>& dh, std::size_t tokens,
+                       std::size_t hidden, std::vector<T>& dx, std::vector<T>& dgain) {
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::size_t row = t * hidden;
+    const T r = inv_rms[t];
+    T e_dot_x = 0;
+    for (std::size_t c = 0; c < hidden; ++c) {
+      dgain[c] += dh[row + c] * x[row + c] * r;
+      e_dot_x += dh[row + c] * gain[c] * x[row + c];
+    }
+    const T coupling = r * r * r * e_dot_x / T(hidden);
+    for (std::size_t c = 0; c < hidden; ++c)
+      dx[row + c] += r * dh[row + c] * gain[c] - coupling * x[row + c];
+  }
+}
+
+}  // namespace meshslice::reference
