@@ -65,6 +65,23 @@ double lm_param_std(const ModelShape& s, LmParam param) {
   return 0.0;
 }
 
+std::size_t model_parameter_order(std::size_t block, ParamKind kind) {
+  return 1 + block * kParamKinds + static_cast<std::size_t>(kind);
+}
+
+std::size_t model_parameter_order(const ModelShape& s, LmParam param) {
+  if (param == LmParam::embedding) return 0;
+  return model_parameter_order(s.blocks, ParamKind(0)) + (param == LmParam::lm_head ? 1 : 0);
+}
+
+std::string model_parameter_name(const ModelShape& s, std::size_t order) {
+  if (order == 0) return lm_parameter_name(LmParam::embedding);
+  const std::size_t after_blocks = model_parameter_order(s.blocks, ParamKind(0));
+  if (order < after_blocks)
+    return parameter_name((order - 1) / kParamKinds, ParamKind((order - 1) % kParamKinds));
+  return lm_parameter_name(order == after_blocks ? LmParam::final_norm_gain : LmParam::lm_head);
+}
+
 const char* optimizer_name(OptimizerKind kind) {
   return kind == OptimizerKind::sgd ? "sgd" : "adamw";
 }

@@ -67,6 +67,13 @@ constexpr std::uint64_t lm_param_stream(LmParam param) {
 // 1/sqrt(H) (logits of unit variance from a normed input); 0 marks the gain (it starts at 1).
 double lm_param_std(const ModelShape& shape, LmParam param);
 
+// The model's parameters in one order, the same on every rank: a language model's embedding,
+// then the blocks' (block by block, ParamKind order), then its final gain and head.
+std::size_t model_parameter_order(std::size_t block, ParamKind kind);
+std::size_t model_parameter_order(const ModelShape& shape, LmParam param);
+// The name of the parameter at `order` (checkpoints', reports').
+std::string model_parameter_name(const ModelShape& shape, std::size_t order);
+
 // The id that seeds parameter `kind` of block `block`.
 constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
   return 8 * static_cast<std::uint64_t>(block) + static_cast<std::uint64_t>(kind);

@@ -54,7 +54,7 @@ class Optimizer {
                      " parameters, state for ", states_.size());
     for (std::size_t i = 0; i < set.size(); ++i) {
       const Parameter<T>& p = set[i];
-      const UpdateScalars u = update_scalars(settings, t, clip, p.decayed());
+      const UpdateScalars u = update_scalars(settings, t, clip, p.decays);
       if (kind_ == OptimizerKind::sgd)
         sgd_step(space, u, p.updated(), p.update_gradient(), state(i, 0));
       else

@@ -37,8 +37,10 @@ Matrix<T> row_of(const Matrix<T>& x, std::size_t rows, std::size_t r) {
 template <class T>
 struct Parameter {
   std::string name;
-  std::size_t block = 0;
-  ParamKind kind = ParamKind::qkv;
+  // Its place in the model's order (model_parameter_order): every rank numbers the parameters
+  // alike, whichever it holds.
+  std::size_t order = 0;
+  bool decays = true;   // weight decay: the matrices, not the gains
   ParamShape global;    // the logical shape
   StoredLayout layout;  // this chip's shard within it
   // Copied on every mesh row (the gains): only row 0's copy counts in a norm or a checkpoint.
@@ -53,7 +55,6 @@ struct Parameter {
   std::size_t sync = 0;
 
   bool sharded() const { return elements(grad_row) > 0; }
-  bool decayed() const { return !is_gain(kind); }  // weight decay: the weights, not the gains
   // What the optimizer updates and from which gradient: the shard, or this replica's row.
   Matrix<T> updated() const { return sharded() ? row_of(value, dp_rows, dp_row) : value; }
   const Matrix<T>& update_gradient() const { return sharded() ? grad_row : grad; }

@@ -89,9 +89,9 @@ class ParameterUpdate {
     sync_.finish_gather();
   }
 
-  // After reduce(): the first parameter of the model (block by block, ParamKind order) whose
-  // averaged gradient holds a NaN or an infinity on any rank, as block * kParamKinds + kind;
-  // `none` when every gradient is finite. Collective over the job: a check made only when the
+  // After reduce(): the first parameter in the model's order (Parameter::order) whose averaged
+  // gradient holds a NaN or an infinity on any rank, as its order; `none` when every gradient
+  // is finite. Collective over the job: a check made only when the
   // norm is not finite.
   static constexpr std::size_t none = ~std::size_t{0};
   std::size_t first_nonfinite() {
@@ -99,8 +99,7 @@ class ParameterUpdate {
     const ExecSpace space = ex_.compute_space();
     for (const Parameter<T>& p : params_)
       if (!std::isfinite(sum_squares(space, p.sharded() ? p.grad_row : p.grad)))
-        first = std::min<unsigned long long>(
-            first, p.block * kParamKinds + static_cast<std::size_t>(p.kind));
+        first = std::min<unsigned long long>(first, p.order);
     MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ex_.torus().comm());
     return static_cast<std::size_t>(first);
   }

@@ -55,7 +55,7 @@ struct ReferenceLm<T>::Forward {
 
 template <class T>
 ReferenceLm<T>::ReferenceLm(const ModelShape& shape, std::uint64_t seed)
-    : blocks_(shape, seed), params_(3), grads_(3) {
+    : blocks_(shape, seed), params_(3), grads_(3), moment1_(3), moment2_(3) {
   require(shape.vocab > 0, "reference language model: model.vocab must be positive");
   for (LmParam p : {LmParam::embedding, LmParam::final_norm_gain, LmParam::lm_head}) {
     if (p == LmParam::lm_head && shape.tied_head) continue;
@@ -66,7 +66,8 @@ ReferenceLm<T>::ReferenceLm(const ModelShape& shape, std::uint64_t seed)
       for (std::size_t c = 0; c < ps.cols; ++c)
         values[r * ps.cols + c] =
             static_cast<T>(init_value(seed, lm_param_stream(p), lm_param_std(shape, p), r, c));
-    grads_[static_cast<std::size_t>(p)].assign(values.size(), T(0));
+    for (auto* state : {&grads_, &moment1_, &moment2_})
+      (*state)[static_cast<std::size_t>(p)].assign(values.size(), T(0));
   }
 }
 
@@ -149,6 +150,28 @@ T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids,
   blocks_.gradients(f.x, dy, n);
   reference_embedding_gradient(blocks_.input_gradient(), hidden, ids, dtable);
   return f.loss;
+}
+
+template <class T>
+double ReferenceLm<T>::step(const OptimizerSettings& o, std::size_t t) {
+  double sum_squares = blocks_.gradient_sum_squares();
+  for (const auto& g : grads_)
+    for (T value : g) sum_squares += static_cast<double>(value) * static_cast<double>(value);
+  const double norm = std::sqrt(sum_squares);
+  const double clip = clip_factor(o, norm);
+  blocks_.apply_update(o, t, clip);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const bool gain = i == static_cast<std::size_t>(LmParam::final_norm_gain);
+    const UpdateScalars u = update_scalars(o, t, clip, /*decayed=*/!gain);
+    std::vector<T>& w = params_[i];
+    for (std::size_t e = 0; e < w.size(); ++e) {
+      if (o.kind == OptimizerKind::sgd)
+        sgd_update(u, w[e], grads_[i][e], moment1_[i][e]);
+      else
+        adamw_update(u, w[e], grads_[i][e], moment1_[i][e], moment2_[i][e]);
+    }
+  }
+  return norm;
 }
 
 #define MESHSLICE_REFERENCE_LM(T)                                                              \

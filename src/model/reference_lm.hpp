@@ -58,6 +58,9 @@ class ReferenceLm {
   T loss(const std::vector<int>& ids, const std::vector<int>& targets) const;
   // The same, and every gradient (the blocks' in blocks()).
   T loss_and_gradients(const std::vector<int>& ids, const std::vector<int>& targets);
+  // One optimizer update of every parameter from the current gradients (t: the 1-based step),
+  // clipped to the global norm of all of them; returns that norm before clipping.
+  double step(const OptimizerSettings& optimizer, std::size_t t);
 
  private:
   struct Forward;  // what the backward pass needs
@@ -65,7 +68,8 @@ class ReferenceLm {
   std::size_t index(LmParam p) const;
 
   ReferenceModel<T> blocks_;
-  std::vector<std::vector<T>> params_, grads_;  // by LmParam
+  // By LmParam (a tied head's empty). SGD keeps its velocity in moment1_.
+  std::vector<std::vector<T>> params_, grads_, moment1_, moment2_;
 };
 
 }  // namespace meshslice

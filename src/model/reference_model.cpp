@@ -292,11 +292,21 @@ void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vec
 
 template <class T>
 double ReferenceModel<T>::step(const OptimizerSettings& o, std::size_t t) {
+  const double norm = std::sqrt(gradient_sum_squares());
+  apply_update(o, t, clip_factor(o, norm));
+  return norm;
+}
+
+template <class T>
+double ReferenceModel<T>::gradient_sum_squares() const {
   double sum_squares = 0;
   for (const auto& g : grads_)
     for (T value : g) sum_squares += static_cast<double>(value) * static_cast<double>(value);
-  const double norm = std::sqrt(sum_squares);
-  const double clip = clip_factor(o, norm);
+  return sum_squares;
+}
+
+template <class T>
+void ReferenceModel<T>::apply_update(const OptimizerSettings& o, std::size_t t, double clip) {
   for (std::size_t b = 0; b < shape_.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k) {
       const auto kind = static_cast<ParamKind>(k);
@@ -310,7 +320,6 @@ double ReferenceModel<T>::step(const OptimizerSettings& o, std::size_t t) {
           adamw_update(u, w[e], grads_[i][e], moment1_[i][e], moment2_[i][e]);
       }
     }
-  return norm;
 }
 
 template <class T>

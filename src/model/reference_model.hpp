@@ -47,6 +47,11 @@ class ReferenceModel {
   // schedule, AdamW's bias correction). Returns the global L2 norm of all gradients (gains
   // included) before clipping.
   double step(const OptimizerSettings& optimizer, std::size_t t);
+  // The same in two parts, for a model whose global norm spans more parameters (the language
+  // model's): the sum of squares of every gradient, then the update with the gradients scaled
+  // by `clip` (clip_factor of the global norm).
+  double gradient_sum_squares() const;
+  void apply_update(const OptimizerSettings& optimizer, std::size_t t, double clip);
 
  private:
   struct Activations;  // what the backward pass needs of one block

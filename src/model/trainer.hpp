@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "data/token_samples.hpp"
 #include "pipeline/pipeline_schedule.hpp"
 #include "pipeline/stage_split.hpp"
 #include "model/step_settings.hpp"
@@ -58,9 +59,16 @@ class Trainer {
   // its own executor, untraced, for a trace of `ex` to hold the training work alone. By
   // default the real executor of `ex` does both. UserError on every rank when the step
   // settings cannot run (check_step_settings).
+  //
+  // A language model (shape.vocab > 0) trains on `samples` instead (a data-free executor's may
+  // be null): sequence g of step s (0-based) is training sample s * dp * sequences + g, where g
+  // counts the global batch's sequences replica by replica, each replica's micro-batch by
+  // micro-batch and each micro-batch's mesh row by mesh row, so each mesh row reads only its
+  // own sequences; evaluation batch b reads the held-out samples the same way.
   Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
           const OptimizerSettings& optimizer, const TaskSeeds& seeds,
-          const StepSettings& step = {}, RealExecutor<T>* data_ex = nullptr);
+          const StepSettings& step = {}, RealExecutor<T>* data_ex = nullptr,
+          const data::TokenSamples* samples = nullptr);
 
   void prepare_step();                      // the next step's batch (collective over none)
   StepResult step();                        // the next training step
@@ -91,22 +99,29 @@ class Trainer {
   int channel(std::size_t to, bool forward, std::size_t k) const;
   ModelPart part() const;  // what this rank holds of the student
   // Every micro-batch's inputs of `stream` (first stage) and the teacher's targets for them
-  // (last stage). Times it.
+  // (last stage); a language model's tokens of `split` batch `batch`. Times it.
   void make_batch(std::uint64_t stream);
+  void make_tokens(data::Split split, std::uint64_t batch);
+  bool language_model() const { return shape_.vocab > 0; }
   // The squared error of y_ against micro-batch k's target (this chip's part of the replica's
   // sum); its gradient into dy.
   double squared_error_into(std::size_t k, const Mat& dy);
   // Waits for a receive; counts the time as the pipeline's.
   void wait_for(typename Exec::OpId op);
-  // The replica's mean loss from this chip's share of the squared errors (collective).
+  // The replica's mean loss from this chip's share of the squared errors, or of the language
+  // model's token losses (collective).
   double replica_loss(double local_squares, std::size_t batches);
   double mean_over_replicas(double value) const;
-  void run_forward(std::size_t chunk, std::size_t k, std::size_t slot, double& squares);
+  // `train`: a training step's forward pass (the last chunk's loss step also makes the head's
+  // gradients, accumulated over micro-batches `accumulate`, dp averaging started with `sync`).
+  void run_forward(std::size_t chunk, std::size_t k, std::size_t slot, double& squares,
+                   bool train, bool accumulate, bool sync);
   void run_backward(std::size_t chunk, std::size_t k, std::size_t slot, bool accumulate,
                     bool sync);
 
   Exec& ex_;
   RealExecutor<T>* data_ex_;  // null on a data-free executor
+  const data::TokenSamples* samples_;  // a language model's data
   ModelShape shape_;        // the replica's batch
   ModelShape micro_;        // one micro-batch
   OptimizerSettings optimizer_;
@@ -119,6 +134,8 @@ class Trainer {
   std::unique_ptr<Transformer<RealExecutor<T>>> teacher_;  // on the last stage
   Mat x_, y_;  // the teacher's input on a last stage that makes none, the last chunk's output
   std::vector<Mat> batch_inputs_, batch_targets_;  // per micro-batch: first and last stage
+  std::vector<TokenBatch> token_batches_;  // per micro-batch
+  Mat embedding_grad_;  // a language model's first chunk's input gradient
   bool prepared_ = false;
   // Per chunk and micro-batch: the input received, the output sent, the output gradient
   // received (the loss gradient on the last virtual stage) and the input gradient sent.

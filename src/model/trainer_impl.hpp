@@ -40,9 +40,11 @@ auto* data_executor(Exec& ex, RealExecutor<typename Exec::Scalar>* given) {
 template <class Exec>
 Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
                        const OptimizerSettings& optimizer, const TaskSeeds& seeds,
-                       const StepSettings& step, RealExecutor<T>* data_ex)
+                       const StepSettings& step, RealExecutor<T>* data_ex,
+                       const data::TokenSamples* samples)
     : ex_(ex),
       data_ex_(trainer_detail::data_executor(ex, data_ex)),
+      samples_(samples),
       shape_(shape),
       micro_(step.micro_batch_shape(shape)),
       optimizer_(optimizer),
@@ -58,6 +60,8 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
       y_(model_matrix<Exec>("outputs", student_.local_tokens(), student_.local_hidden())),
       inputs_(chunks_), outputs_(chunks_), output_grads_(chunks_), input_grads_(chunks_),
       input_ops_(chunks_), output_grad_ops_(chunks_) {
+  require(!language_model() || samples_ || !data_ex_,
+          "a language model (model.vocab > 0) trains on a token dataset: none was given");
   // Per micro-batch buffers, counted as work.
   const auto per_micro_batch = [&](bool wanted, const char* label) {
     std::vector<Mat> pool;
@@ -68,7 +72,14 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
     return pool;
   };
   batch_inputs_ = per_micro_batch(first(0), "inputs");
-  if (last(chunks_ - 1)) {
+  if (language_model()) {  // the tokens instead of a teacher
+    token_batches_.resize(micro_batches_);
+    if (first(0)) {
+      embedding_grad_ = model_matrix<Exec>("embedding_gradient", student_.local_tokens(),
+                                           student_.local_hidden());
+      micro_batch_bytes_ += elements(embedding_grad_) * sizeof(T);
+    }
+  } else if (last(chunks_ - 1)) {
     // Without data (a data-free executor) there is no teacher: the loss is not computed.
     if (data_ex_)
       teacher_ = std::make_unique<Transformer<RealExecutor<T>>>(*data_ex_, micro_, plan,
@@ -134,6 +145,28 @@ double Trainer<Exec>::mean_over_replicas(double value) const {
 }
 
 template <class Exec>
+void Trainer<Exec>::make_tokens(data::Split split, std::uint64_t batch) {
+  // Only the stages that embed or take the loss read tokens.
+  if (!data_ex_ || !(student_.embeds() || student_.has_head())) return;
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t len = shape_.seq_len, per_row = micro_.sequences / ex_.mesh_rows();
+  const std::uint64_t first = (batch * ex_.size(Axis::dp) + ex_.coord(Axis::dp)) *
+                                  shape_.sequences + ex_.coord(Axis::row) * per_row;
+  std::vector<std::int32_t> sample(len + 1);
+  for (std::size_t k = 0; k < micro_batches_; ++k) {
+    std::vector<int> ids, targets;
+    for (std::size_t j = 0; j < per_row; ++j) {
+      samples_->sample(split, static_cast<std::int64_t>(first + k * micro_.sequences + j),
+                       sample.data());
+      ids.insert(ids.end(), sample.begin(), sample.end() - 1);
+      targets.insert(targets.end(), sample.begin() + 1, sample.end());
+    }
+    token_batches_[k] = make_token_batch(data_ex_->torus(), student_.vocab(), ids, targets);
+  }
+  data_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class Exec>
 void Trainer<Exec>::make_batch(std::uint64_t stream) {
   if (!data_ex_) return;  // no data
   const auto start = std::chrono::steady_clock::now();
@@ -177,17 +210,23 @@ double Trainer<Exec>::replica_loss(double local_squares, std::size_t batches) {
   if (stages_ > 1)  // from the last stage to every stage (the others add nothing)
     ex_.communicate("loss", Axis::pp, {CommWork::all_reduce, 1},
                     [&] { total = sum_over(ex_.torus().axis(Axis::pp), total); });
-  const double count = static_cast<double>(shape_.tokens() * shape_.hidden);
+  // The mean over the replica's tokens (language model) or over its outputs' elements.
+  const double count =
+      static_cast<double>(shape_.tokens() * (language_model() ? 1 : shape_.hidden));
   return total / count / static_cast<double>(batches);
 }
 
 template <class Exec>
-void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot,
-                                double& squares) {
+void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot, double& squares,
+                                bool train, bool accumulate, bool sync) {
   if (!first(c)) wait_for(input_ops_[c][k]);
+  if (first(c) && language_model()) student_.embed(token_batches_[k], batch_inputs_[k]);
   student_.forward(c, slot, first(c) ? batch_inputs_[k] : inputs_[c][k],
                    last(c) ? y_ : outputs_[c][k]);
-  if (last(c))
+  if (last(c) && language_model())
+    squares += student_.head_loss(token_batches_[k], y_, 1.0 / static_cast<double>(shape_.tokens()),
+                                  train ? output_grads_[c][k] : Mat(), accumulate, sync);
+  else if (last(c))
     squares += squared_error_into(k, output_grads_[c][k]);
   else
     sends_.push_back(ex_.start_send(Axis::pp, ex_.wrap(outputs_[c][k]), toward_next(),
@@ -198,9 +237,10 @@ template <class Exec>
 void Trainer<Exec>::run_backward(std::size_t c, std::size_t k, std::size_t slot, bool accumulate,
                                  bool sync) {
   if (!last(c)) wait_for(output_grad_ops_[c][k]);
-  const Mat none;
-  student_.backward(c, slot, output_grads_[c][k], first(c) ? none : input_grads_[c][k],
-                    accumulate, sync);
+  const Mat& dx = !first(c) ? input_grads_[c][k] : embedding_grad_;  // empty: not wanted
+  student_.backward(c, slot, output_grads_[c][k], dx, accumulate, sync);
+  if (first(c) && language_model())
+    student_.embed_backward(token_batches_[k], embedding_grad_, accumulate, sync);
   if (!first(c))
     sends_.push_back(ex_.start_send(Axis::pp, ex_.wrap(input_grads_[c][k]), toward_previous(),
                                     channel(virtual_stage(c) - 1, false, k)));
@@ -210,7 +250,10 @@ template <class Exec>
 void Trainer<Exec>::prepare_step() {
   if (prepared_) return;
   data_seconds_ = 0;
-  make_batch(train_input_stream(steps_));
+  if (language_model())
+    make_tokens(data::Split::train, steps_);
+  else
+    make_batch(train_input_stream(steps_));
   prepared_ = true;
 }
 
@@ -235,7 +278,7 @@ typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
     }
   // Activation slots are taken by a forward and given back by its backward.
   std::vector<std::vector<std::size_t>> free_slots(chunks_), slot_of(chunks_);
-  std::vector<std::size_t> backwards(chunks_, 0);
+  std::vector<std::size_t> forwards(chunks_, 0), backwards(chunks_, 0);
   for (std::size_t c = 0; c < chunks_; ++c) {
     for (std::size_t s = student_.chunks()[c].slots; s-- > 0;) free_slots[c].push_back(s);
     slot_of[c].resize(micro_batches_);
@@ -246,7 +289,10 @@ typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
     if (pass.forward) {
       slot_of[c][k] = free_slots[c].back();
       free_slots[c].pop_back();
-      ex_.phase("forward", [&] { run_forward(c, k, slot_of[c][k], squares); });
+      const std::size_t done = forwards[c]++;  // a language model's head: as a backward's
+      ex_.phase("forward", [&] {
+        run_forward(c, k, slot_of[c][k], squares, true, done > 0, done + 1 == micro_batches_);
+      });
     } else {
       const bool accumulate = backwards[c]++ > 0;
       ex_.phase("backward", [&] {
@@ -287,13 +333,16 @@ double Trainer<Exec>::eval_loss(std::size_t batches) {
   require(!prepared_, "Trainer::eval_loss between prepare_step() and step()");
   double squares = 0;
   for (std::size_t b = 0; b < batches; ++b) {
-    make_batch(eval_input_stream(b));
+    if (language_model())
+      make_tokens(data::Split::held_out, b);
+    else
+      make_batch(eval_input_stream(b));
     for (std::size_t k = 0; k < micro_batches_; ++k) {
       for (std::size_t c = 0; c < chunks_; ++c) {
         if (!first(c))
           input_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(inputs_[c][k]), toward_previous(),
                                             channel(virtual_stage(c), true, k));
-        run_forward(c, k, 0, squares);
+        run_forward(c, k, 0, squares, /*train=*/false, false, false);
       }
       for (const auto& op : sends_) ex_.wait(op);
       sends_.clear();

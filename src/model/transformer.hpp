@@ -53,6 +53,7 @@
 #include "model/optimizer.hpp"
 #include "model/parameter_set.hpp"
 #include "model/parameter_update.hpp"
+#include "model/vocab_parallel.hpp"
 
 namespace meshslice {
 
@@ -144,9 +145,30 @@ class Transformer {
   // not finite, or "" when all are. Collective over the job.
   std::string first_nonfinite_gradient();
 
+  // A language model (shape.vocab > 0; model/vocab_parallel.hpp): the rank holding the first
+  // block embeds the tokens into the first chunk's input, the one holding the last block turns
+  // the last chunk's output into the loss: RMSNorm, the head (H -> V_p, the FF1 layer's
+  // algorithms: Y-stationary, or X-stationary keeping the embedding as W^T when tied) and the
+  // vocabulary-parallel cross-entropy.
+  bool embeds() const { return embedding_ != kNone; }
+  bool has_head() const { return final_gain_ != kNone; }
+  const VocabSplit& vocab() const { return vocab_; }
+  // x (standard layout) = the embedding of the micro-batch's tokens.
+  void embed(const TokenBatch& batch, const Mat& x);
+  // The table's gradient for dx, the gradient of embed()'s x; accumulate and sync as backward().
+  void embed_backward(const TokenBatch& batch, const Mat& dx, bool accumulate, bool sync);
+  // The cross-entropy of y (the last block's output) against the batch's targets: `scale` times
+  // its gradient into dy, the head's and the final gain's gradients (accumulate and sync as
+  // backward()); dy empty: an evaluation, the loss alone. Returns the sum of this mesh row's
+  // token losses on mesh column 0, and 0 on the other columns, so that a sum over the mesh
+  // counts each token once.
+  double head_loss(const TokenBatch& batch, const Mat& y, double scale, const Mat& dy,
+                   bool accumulate, bool sync);
+
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).
   std::vector<double> gather(std::size_t block, ParamKind kind) const;
+  std::vector<double> gather(LmParam param) const;  // a language model's (not a tied head)
   // Every trainable tensor this rank holds, and the optimizer's state for each (a trainable
   // model's): what a checkpoint writes and reads.
   const ParameterSet<T>& parameters() const { return params_; }
@@ -171,9 +193,19 @@ class Transformer {
 
   // Allocates and counts into `use` (one of memory_'s fields).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use);
+  static constexpr std::size_t kNone = ~std::size_t{0};
   // Block `block`'s parameter `kind` into params_, initialised from `seed`, with its gradient
   // and optimizer state when trainable.
   void add_parameter(std::size_t block, ParamKind kind, std::uint64_t seed);
+  // `p` (its name, order, shape and layout set) with a rows x cols shard initialised from
+  // (seed, stream, std_dev), and its gradient and state; returns its place in params_.
+  std::size_t add_parameter(Parameter<T> p, std::size_t rows, std::size_t cols,
+                            std::uint64_t seed, std::uint64_t stream, double std_dev);
+  // A language model's parameters and layers on the ranks that hold its first and last blocks.
+  void add_lm_ends(std::uint64_t seed);
+  Parameter<T> lm_parameter(LmParam param, std::size_t row0, std::size_t col0) const;
+  // The logical parameter `name` of shape `logical`, gathered (see gather()).
+  std::vector<double> gather(const std::string& name, const ParamShape& logical) const;
   Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);
   // A full set of saved activations (x_in too unless `with_input` is false); `in_staging`: the
   // recomputation's, partly in the forward pass's staging buffers.
@@ -273,6 +305,13 @@ class Transformer {
   std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
   std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
   Mat z_;                            // GeLU output before its re-layout to FF2's input
+  // A language model's ends (places in params_: kNone where not held).
+  VocabSplit vocab_;
+  std::size_t embedding_ = kNone, final_gain_ = kNone, head_ = kNone;
+  std::unique_ptr<TokenEmbedding<Exec>> embedding_layer_;
+  std::unique_ptr<FcLayer<Exec>> head_layer_;
+  std::unique_ptr<VocabCrossEntropy<Exec>> cross_entropy_;
+  Mat final_rinv_, logits_;          // the final norm's 1 / rms; the logits, then their gradient
   RelayoutCount relayouts_;
   MemoryUse memory_;
 };

@@ -106,6 +106,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     recompute_ = saved_set(false, memory_.activations, /*in_staging=*/true);
   ss_ = alloc(local_tokens(), 1, "rms_sums", memory_.work);
   if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
+  if (shape.vocab > 0) add_lm_ends(seed);
   if (trainable) {
     dot_ = alloc(local_tokens(), 1, "rms_dots", memory_.work);
     gain_tiles_ = alloc(gain_tiles(local_tokens()), local_hidden(), "rms_gain_tiles", memory_.work);
@@ -122,10 +123,15 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
     // layers' backward steps complete them (model/block_layers.hpp). The schedule decides which
     // chunk finishes first, but a chunk's backward passes follow the later chunks' (the last
     // micro-batch's gradients flow through the virtual stages in reverse), so this order holds.
+    // A language model's head and final gain come first (its loss step makes them), its
+    // embedding last.
     std::vector<std::size_t> order;
+    for (std::size_t i : {head_, final_gain_})
+      if (i != kNone) order.push_back(i);
     for (std::size_t bi = blocks_.size(); bi-- > 0;)
       for (ParamKind kind : gradient_order())
         order.push_back(blocks_[bi].params + static_cast<std::size_t>(kind));
+    if (embedding_ != kNone) order.push_back(embedding_);
     update_ = std::make_unique<ParameterUpdate<Exec>>(ex, params_, optimizer_, order);
   }
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
@@ -140,6 +146,8 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
   }
   if (p2.input() != p1.output()) plan_relayouts(shape.ffn());
   for (const auto& l : layers_) memory_.workspaces += l->workspace_bytes();
+  if (head_layer_) memory_.workspaces += head_layer_->workspace_bytes();
+  if (embedding_layer_) memory_.workspaces += embedding_layer_->workspace_bytes();
   for (const auto& [key, transpose] : transposes_) memory_.workspaces += transpose->bytes();
   if (update_) memory_.workspaces += update_->workspace_bytes();
   fence(space_, "transformer_init");
@@ -149,8 +157,8 @@ template <class Exec>
 void Transformer<Exec>::add_parameter(std::size_t block, ParamKind kind, std::uint64_t seed) {
   Parameter<T> p;
   p.name = parameter_name(block, kind);
-  p.block = block;
-  p.kind = kind;
+  p.order = model_parameter_order(block, kind);
+  p.decays = !is_gain(kind);
   p.global = param_shape(shape_, kind);
   p.layout = stored_layout(kind);
   p.row_copies = is_gain(kind);
@@ -158,10 +166,16 @@ void Transformer<Exec>::add_parameter(std::size_t block, ParamKind kind, std::ui
   if (p.layout.transposed) std::swap(rows, cols);
   if (!is_gain(kind)) rows /= ex_.mesh_rows();
   cols /= ex_.mesh_cols();
-  p.value = alloc(rows, cols, param_kind_name(kind), memory_.parameters);
-  if constexpr (Exec::holds_data)
-    fill_parameter(space_, p.value, p.layout, seed, param_stream(block, kind),
-                   parameter_std(shape_, kind));
+  add_parameter(std::move(p), rows, cols, seed, param_stream(block, kind),
+                parameter_std(shape_, kind));
+}
+
+template <class Exec>
+std::size_t Transformer<Exec>::add_parameter(Parameter<T> p, std::size_t rows, std::size_t cols,
+                                             std::uint64_t seed, std::uint64_t stream,
+                                             double std_dev) {
+  p.value = alloc(rows, cols, p.name.c_str(), memory_.parameters);
+  if constexpr (Exec::holds_data) fill_parameter(space_, p.value, p.layout, seed, stream, std_dev);
   if (trainable_) {
     p.grad = alloc(rows, cols, "gradient", memory_.gradients);
     const std::size_t n = rows * cols;
@@ -178,6 +192,67 @@ void Transformer<Exec>::add_parameter(std::size_t block, ParamKind kind, std::ui
     optimizer_.add(std::move(state));
   }
   params_.add(std::move(p));
+  return params_.size() - 1;
+}
+
+template <class Exec>
+Parameter<typename Transformer<Exec>::T> Transformer<Exec>::lm_parameter(LmParam param,
+                                                                          std::size_t row0,
+                                                                          std::size_t col0) const {
+  Parameter<T> p;
+  p.name = lm_parameter_name(param);
+  p.order = model_parameter_order(shape_, param);
+  p.decays = param != LmParam::final_norm_gain;
+  p.global = lm_param_shape(shape_, param);
+  p.layout.row0 = row0;
+  p.layout.col0 = col0;
+  p.layout.mesh_cols = ex_.mesh_cols();
+  p.row_copies = param == LmParam::final_norm_gain;
+  return p;
+}
+
+template <class Exec>
+void Transformer<Exec>::add_lm_ends(std::uint64_t seed) {
+  const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols(), H = shape_.hidden;
+  const std::size_t i = ex_.coord(Axis::row), j = ex_.coord(Axis::col);
+  vocab_ = model_vocab(shape_.vocab, pr, pc);
+  const std::size_t Vp = vocab_.padded, T_ = shape_.tokens();
+  const auto holds = [&](std::size_t block) {
+    return std::any_of(chunks_.begin(), chunks_.end(), [&](const ModelChunk& c) {
+      return c.first <= block && block < c.first + c.blocks;
+    });
+  };
+  const bool first = holds(0), last = holds(shape_.blocks - 1);
+  require(!shape_.tied_head || (first && last), "model.tied_head: the embedding is the head, so "
+          "the first and the last block must be on one pipeline stage; untie the head or run "
+          "without pipeline stages");
+  const auto add = [&](LmParam param, std::size_t rows, std::size_t cols, std::size_t row0,
+                       std::size_t col0) {
+    return add_parameter(lm_parameter(param, row0, col0), rows, cols, seed, lm_param_stream(param),
+                         lm_param_std(shape_, param));
+  };
+  if (first) {  // the table: vocabulary over mesh rows, hidden over mesh columns
+    embedding_ = add(LmParam::embedding, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc));
+    embedding_layer_ = std::make_unique<TokenEmbedding<Exec>>(ex_, vocab_, H, T_);
+    memory_.work += embedding_layer_->work_bytes();
+  }
+  if (!last) return;
+  final_gain_ = add(LmParam::final_norm_gain, 1, H / pc, 0, j * (H / pc));
+  // The head keeps W (H x V_p) in blocks, or tied, W^T: the embedding's table.
+  const Stationary stationary = shape_.tied_head ? Stationary::X : Stationary::Y;
+  if (!shape_.tied_head)
+    head_ = add(LmParam::lm_head, H / pr, Vp / pc, i * (H / pr), j * (Vp / pc));
+  try {
+    head_layer_ = std::make_unique<FcLayer<Exec>>(ex_, stationary, false, T_, H, Vp,
+                                                  fc_plan(FcKind::ff1).gemms, trainable_);
+  } catch (const UserError& e) {
+    throw UserError(concat("the LM head (", H, " -> ", Vp, ", the vocabulary of ", vocab_.vocab,
+                           " padded): ", e.what()));
+  }
+  cross_entropy_ = std::make_unique<VocabCrossEntropy<Exec>>(ex_, vocab_, local_tokens());
+  final_rinv_ = alloc(local_tokens(), 1, "final_rinv", memory_.work);
+  logits_ = alloc(local_tokens(), Vp / pc, "logits", memory_.work);
+  memory_.work += cross_entropy_->work_bytes();
 }
 
 template <class Exec>
@@ -591,6 +666,44 @@ void Transformer<Exec>::fc_backward_in_standard(FcKind k, const Block& b, const 
 }
 
 template <class Exec>
+void Transformer<Exec>::embed(const TokenBatch& batch, const Mat& x) {
+  MESHSLICE_ASSERT(embeds(), "Transformer::embed on a rank without the embedding");
+  embedding_layer_->forward(batch, params_[embedding_].value, x);
+}
+
+template <class Exec>
+void Transformer<Exec>::embed_backward(const TokenBatch& batch, const Mat& dx, bool accumulate,
+                                       bool sync) {
+  MESHSLICE_ASSERT(embeds(), "Transformer::embed_backward on a rank without the embedding");
+  const Parameter<T>& table = params_[embedding_];
+  // Tied, the head's gradient is in the table's already: add to it.
+  embedding_layer_->backward(batch, dx, table.grad, accumulate || shape_.tied_head);
+  if (sync) update_->start(table);
+}
+
+template <class Exec>
+double Transformer<Exec>::head_loss(const TokenBatch& batch, const Mat& y, double scale,
+                                    const Mat& dy, bool accumulate, bool sync) {
+  MESHSLICE_ASSERT(has_head(), "Transformer::head_loss on a rank without the head");
+  const Parameter<T>& gain = params_[final_gain_];
+  const Parameter<T>& head = params_[shape_.tied_head ? embedding_ : head_];
+  norm_forward(y, gain.value, final_rinv_, h_);
+  head_layer_->forward(ex_.wrap(h_), ex_.wrap(head.value), ex_.wrap(logits_));
+  const double loss = cross_entropy_->loss_and_gradient(logits_, batch.targets, scale);
+  const double counted = ex_.coord(Axis::col) == 0 ? loss : 0.0;
+  if (elements(dy) == 0) return counted;  // an evaluation: no gradients
+  head_layer_->backward_weight(ex_.wrap(h_), ex_.wrap(logits_), ex_.wrap(head.grad), accumulate);
+  if (sync && !shape_.tied_head) update_->start(head);
+  head_layer_->backward_data(ex_.wrap(logits_), ex_.wrap(head.value), ex_.wrap(g_h_));
+  ex_.compute("zero", LocalWork::streaming(double(elements(dy))),
+              [&] { Kokkos::deep_copy(space_, dy, T(0)); });
+  norm_backward(g_h_, y, gain.value, final_rinv_, dy, gain.grad, accumulate);
+  if (sync) update_->start(gain);
+  fence(space_, "head_loss");
+  return counted;
+}
+
+template <class Exec>
 double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
   const double norm = reduce_gradients();
   apply_update(optimizer, t, norm);
@@ -615,16 +728,26 @@ std::string Transformer<Exec>::first_nonfinite_gradient() {
   require(trainable_, "Transformer::first_nonfinite_gradient on a model built without gradients");
   const std::size_t first = update_->first_nonfinite();
   if (first == ParameterUpdate<Exec>::none) return "";
-  return parameter_name(first / kParamKinds, ParamKind(first % kParamKinds));
+  return model_parameter_name(shape_, first);
 }
 
 template <class Exec>
 std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind) const {
-  const ParamShape logical = param_shape(shape_, kind);
   MESHSLICE_ASSERT(block < shape_.blocks, "Transformer::gather: block ", block, " of ",
                    shape_.blocks);
+  return gather(parameter_name(block, kind), param_shape(shape_, kind));
+}
+
+template <class Exec>
+std::vector<double> Transformer<Exec>::gather(LmParam param) const {
+  return gather(lm_parameter_name(param), lm_param_shape(shape_, param));
+}
+
+template <class Exec>
+std::vector<double> Transformer<Exec>::gather(const std::string& name,
+                                              const ParamShape& logical) const {
   std::vector<double> global(logical.rows * logical.cols, 0.0);
-  const Parameter<T>* held = params_.find(parameter_name(block, kind));
+  const Parameter<T>* held = params_.find(name);
   const auto host =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), held ? held->value : Mat());
   if (held && (!held->row_copies || ex_.coord(Axis::row) == 0))
@@ -632,9 +755,10 @@ std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind)
       for (std::size_t c = 0; c < host.extent(1); ++c) {
         std::size_t row = 0, col = 0;
         held->layout.logical(r, c, row, col);
-        global[row * logical.cols + col] = static_cast<double>(host(r, c));
+        if (row < logical.rows && col < logical.cols)  // not the vocabulary's padding
+          global[row * logical.cols + col] = static_cast<double>(host(r, c));
       }
-  for (Axis axis : {Axis::tp, Axis::pp}) {  // the shards, then the stage that holds the block
+  for (Axis axis : {Axis::tp, Axis::pp}) {  // the shards, then the stage that holds it
     const AxisComm& ring = torus_.axis(axis);
     const RecordedOp op(ring_op(CommKind::all_reduce, ring, global.size(), sizeof(double)));
     MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE,
@@ -642,6 +766,5 @@ std::vector<double> Transformer<Exec>::gather(std::size_t block, ParamKind kind)
   }
   return global;
 }
-
 
 }  // namespace meshslice

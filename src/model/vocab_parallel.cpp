@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <numeric>
 #include <string>
 
 #include "core/errors.hpp"
@@ -38,18 +39,24 @@ std::size_t VocabSplit::valid_logits(std::size_t col) const {
   return std::min(logit_cols(), vocab - first);
 }
 
-VocabSplit split_vocab(std::size_t vocab, std::size_t padded, const Torus& torus) {
+VocabSplit split_vocab(std::size_t vocab, std::size_t padded, std::size_t mesh_rows,
+                       std::size_t mesh_cols) {
   VocabSplit split;
   split.vocab = vocab;
   split.padded = padded;
-  split.mesh_rows = static_cast<std::size_t>(torus.size(Axis::row));
-  split.mesh_cols = static_cast<std::size_t>(torus.size(Axis::col));
+  split.mesh_rows = mesh_rows;
+  split.mesh_cols = mesh_cols;
   require(vocab > 0 && vocab <= padded, "a vocabulary of ", vocab, " padded to ", padded,
           ": the padded size must be at least the vocabulary");
   require(padded % split.mesh_rows == 0 && padded % split.mesh_cols == 0,
           "the padded vocabulary (", padded, ") must divide over the mesh's ", split.mesh_rows,
           " rows and ", split.mesh_cols, " columns");
   return split;
+}
+
+VocabSplit model_vocab(std::size_t vocab, std::size_t mesh_rows, std::size_t mesh_cols) {
+  return split_vocab(vocab, padded_vocab(vocab, kVocabGranule * std::lcm(mesh_rows, mesh_cols)),
+                     mesh_rows, mesh_cols);
 }
 
 TokenBatch make_token_batch(const Torus& torus, const VocabSplit& vocab,

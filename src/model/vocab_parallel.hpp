@@ -56,7 +56,14 @@ struct VocabSplit {
 };
 
 // UserError unless V_p is a multiple of both mesh extents and V <= V_p.
-VocabSplit split_vocab(std::size_t vocab, std::size_t padded, const Torus& torus);
+VocabSplit split_vocab(std::size_t vocab, std::size_t padded, std::size_t mesh_rows,
+                       std::size_t mesh_cols);
+
+// Megatron's make-vocab-size-divisible-by on the 2D mesh: the vocabulary padded to a multiple
+// of this many times both mesh extents' least common multiple, so that the head's GEMMs can
+// slice the padded vocabulary.
+constexpr std::size_t kVocabGranule = 8;
+VocabSplit model_vocab(std::size_t vocab, std::size_t mesh_rows, std::size_t mesh_cols);
 
 // A micro-batch's tokens as the embedding and the loss read them on this chip.
 struct TokenBatch {

@@ -21,9 +21,18 @@ namespace {
 
 constexpr std::size_t kTokens = 24, kHidden = 12, kVocab = 37;  // a prime vocabulary
 
+std::size_t mesh_rows() { return static_cast<std::size_t>(torus().size(Axis::row)); }
+std::size_t mesh_cols() { return static_cast<std::size_t>(torus().size(Axis::col)); }
+
 std::size_t mesh_multiple() {
   return std::lcm(static_cast<std::size_t>(torus().size(Axis::row)),
                   static_cast<std::size_t>(torus().size(Axis::col)));
+}
+
+// The vocabulary padded to a multiple of `granule` times the mesh's extents.
+VocabSplit vocab_split(std::size_t granule) {
+  return split_vocab(kVocab, padded_vocab(kVocab, granule * mesh_multiple()), mesh_rows(),
+                     mesh_cols());
 }
 
 // Micro-batch `k`'s ids (repeats, the first and last id among them) and next tokens.
@@ -60,8 +69,7 @@ std::vector<double> unpadded(const GlobalMatrix& g, std::size_t vocab) {
 class VocabParallel : public ::testing::TestWithParam<std::size_t> {};  // padding granules
 
 TEST_P(VocabParallel, CrossEntropyMatchesSerial) {
-  const VocabSplit vocab =
-      split_vocab(kVocab, padded_vocab(kVocab, GetParam() * mesh_multiple()), torus());
+  const VocabSplit vocab = vocab_split(GetParam());
   // Logits in [-3, 3]; the padding's 50, which a softmax that counted it would be all about.
   GlobalMatrix logits = global_matrix({kTokens, vocab.padded}, 7, 0, 1.0 / 16);
   for (std::size_t t = 0; t < kTokens; ++t)
@@ -96,8 +104,7 @@ TEST_P(VocabParallel, CrossEntropyMatchesSerial) {
 }
 
 TEST_P(VocabParallel, CrossEntropyInFloat) {
-  const VocabSplit vocab =
-      split_vocab(kVocab, padded_vocab(kVocab, GetParam() * mesh_multiple()), torus());
+  const VocabSplit vocab = vocab_split(GetParam());
   const GlobalMatrix logits = global_matrix({kTokens, vocab.padded}, 8, 0, 1.0 / 16);
   const std::vector<int> targets = targets_of(1);
   std::vector<double> dlogits;
@@ -120,8 +127,7 @@ TEST_P(VocabParallel, CrossEntropyInFloat) {
 }
 
 TEST_P(VocabParallel, EmbeddingMatchesSerial) {
-  const VocabSplit vocab =
-      split_vocab(kVocab, padded_vocab(kVocab, GetParam() * mesh_multiple()), torus());
+  const VocabSplit vocab = vocab_split(GetParam());
   const GlobalMatrix table = global_matrix({vocab.padded, kHidden}, 9, 0, 1.0 / 16);
   RealExecutor<double> ex(torus(), CommOptions{});
   TokenEmbedding<RealExecutor<double>> embedding(ex, vocab, kHidden, kTokens);
@@ -150,18 +156,18 @@ INSTANTIATE_TEST_SUITE_P(Padding, VocabParallel, ::testing::Values(1, 16),
 TEST(VocabSplit, PaddingThatDoesNotDivideTheMeshIsAnError) {
   EXPECT_EQ(padded_vocab(37, 8), 40u);
   EXPECT_EQ(padded_vocab(40, 8), 40u);
-  EXPECT_THROW(split_vocab(41, 40, torus()), UserError);
+  EXPECT_THROW(split_vocab(41, 40, mesh_rows(), mesh_cols()), UserError);
   if (mesh_multiple() > 1) {
-    EXPECT_THROW(split_vocab(kVocab, kVocab, torus()), UserError);
+    EXPECT_THROW(split_vocab(kVocab, kVocab, mesh_rows(), mesh_cols()), UserError);
   }
-  const VocabSplit split = split_vocab(37, padded_vocab(37, 16 * mesh_multiple()), torus());
+  const VocabSplit split = vocab_split(16);
   std::size_t valid = 0;
   for (std::size_t col = 0; col < split.mesh_cols; ++col) valid += split.valid_logits(col);
   EXPECT_EQ(valid, 37u);
 }
 
 TEST(VocabSplit, AnIdOutsideTheVocabularyIsAnError) {
-  const VocabSplit vocab = split_vocab(kVocab, padded_vocab(kVocab, mesh_multiple()), torus());
+  const VocabSplit vocab = vocab_split(1);
   std::vector<int> ids = my_rows(ids_of(0));
   ids[0] = kVocab;
   EXPECT_THROW(make_token_batch(torus(), vocab, my_rows(ids_of(0)), ids), UserError);
