@@ -58,11 +58,16 @@ std::string hex32(std::uint32_t v) {
 }
 
 // The model's tensors in file order: every rank lists the same, whatever it holds.
+// A language model's in the model's order: the embedding, the blocks, the final gain, the head.
 std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& m) {
   std::vector<std::pair<std::string, ParamShape>> out;
+  const auto add = [&](LmParam p) { out.emplace_back(lm_parameter_name(p), lm_param_shape(m, p)); };
+  if (m.vocab > 0) add(LmParam::embedding);
   for (std::size_t b = 0; b < m.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k)
       out.emplace_back(parameter_name(b, ParamKind(k)), param_shape(m, ParamKind(k)));
+  if (m.vocab > 0) add(LmParam::final_norm_gain);
+  if (m.vocab > 0 && !m.tied_head) add(LmParam::lm_head);
   return out;
 }
 
@@ -213,6 +218,8 @@ json::Value model_json(const ModelShape& m) {
   v.set("seq_len", m.seq_len);
   v.set("sequences", m.sequences);
   v.set("rope", m.rope);
+  v.set("vocab", m.vocab);
+  v.set("tied_head", m.tied_head);
   return v;
 }
 
@@ -307,12 +314,21 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
   same("hidden", model.at("hidden").as_uint(), run.model.hidden);
   same("heads", model.at("heads").as_uint(), run.model.heads);
   same("blocks", model.at("blocks").as_uint(), run.model.blocks);
-  const json::Value* rope = model.find("rope");  // absent before RoPE: off
-  const bool saved_rope = rope != nullptr && rope->as_bool();
-  require(saved_rope == run.model.rope, "checkpoint ", path, " holds a model with model.rope = ",
-          saved_rope ? "true" : "false", ", the deck asks for model.rope = ",
-          run.model.rope ? "true" : "false", ": the model's shape cannot change on resume (set "
-          "model.rope to ", saved_rope ? "true" : "false", ", or start afresh without --resume)");
+  // Keys later formats added: absent, the teacher task's model (no RoPE, no vocabulary).
+  const auto flag = [&](const char* key) {
+    const json::Value* v = model.find(key);
+    return v != nullptr && v->as_bool();
+  };
+  const json::Value* vocab = model.find("vocab");
+  same("vocab", vocab ? vocab->as_uint() : 0, run.model.vocab);
+  for (const auto& [key, now] : {std::pair<const char*, bool>{"rope", run.model.rope},
+                                 std::pair<const char*, bool>{"tied_head", run.model.tied_head}}) {
+    const char* saved = flag(key) ? "true" : "false";
+    require(flag(key) == now, "checkpoint ", path, " holds a model with model.", key, " = ", saved,
+            ", the deck asks for model.", key, " = ", now ? "true" : "false", ": the model's "
+            "shape cannot change on resume (set model.", key, " to ", saved, ", or start afresh "
+            "without --resume)");
+  }
   const std::string optimizer = root.at("optimizer").as_string();
   require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path, " holds the state of "
           "optimizer.kind = ", optimizer, ", the deck asks for ", optimizer_name(run.optimizer),

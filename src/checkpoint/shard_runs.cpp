@@ -63,9 +63,12 @@ std::vector<ShardRun> shard_runs(const StoredLayout& layout, const ParamShape& g
     for (std::size_t x = x0; x < x1; ++x) {
       std::size_t row = 0, col = 0;
       logical(x, a0, row, col);
+      if (row >= global.rows) continue;  // padding (a vocabulary padded for the mesh)
       for (const Segment& s : pattern) {
+        if (s.col >= global.cols) continue;
         const std::size_t r = t ? s.a : x, c = t ? x : s.a;
-        runs.push_back({row * global.cols + s.col, s.length, r * shard_cols + c - first, stride});
+        runs.push_back({row * global.cols + s.col, std::min(s.length, global.cols - s.col),
+                        r * shard_cols + c - first, stride});
       }
     }
   }

@@ -7,7 +7,9 @@
 // file is in file order: one buffer, one collective read or write per tensor.
 //
 // Works for any part of a shard that is a range of its row-major elements: the whole shard, or
-// the row of it that ZeRO-1 gives one data-parallel replica.
+// the row of it that ZeRO-1 gives one data-parallel replica. A shard may reach past the global
+// tensor (the rows or columns a vocabulary is padded with for the mesh): those elements are in
+// no run, neither written nor read.
 //
 //     const auto runs = shard_runs(p.layout, p.global, rows, cols, 0, rows * cols);
 //     stage(runs, host_shard.data(), staging.data());    // shard -> file order

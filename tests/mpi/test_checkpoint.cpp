@@ -21,6 +21,7 @@
 #include "exec/real_executor.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
+#include "lm_reference.hpp"
 #include "reference_check.hpp"
 #include "test_support.hpp"
 
@@ -88,15 +89,28 @@ StepSettings pipeline(std::size_t micro_batches, bool zero = false) {
   return s;
 }
 
-// A trainer of one layout, with the executor and torus it runs on.
+// The language model of the same size with RoPE, a vocabulary that pads on every layout and
+// 8 sequences per step (micro-batches of whole sequences on every mesh row).
+ModelShape lm_shape_for(int dp, bool tied) {
+  ModelShape s = shape_for(1);
+  s.sequences = 8 / static_cast<std::size_t>(dp);
+  s.rope = true;
+  s.vocab = kTokenVocab;
+  s.tied_head = tied;
+  return s;
+}
+
+// A trainer of one layout, with the executor and torus it runs on; a language model's when
+// given its token samples.
 template <class T>
 struct LayoutRun {
-  explicit LayoutRun(const RunLayout& l, const OptimizerSettings& o = adamw())
+  explicit LayoutRun(const RunLayout& l, const OptimizerSettings& o = adamw(),
+                     const data::TokenSamples* samples = nullptr, bool tied = false)
       : layout(l),
-        shape(shape_for(l.mesh.dp)),
+        shape(samples ? lm_shape_for(l.mesh.dp, tied) : shape_for(l.mesh.dp)),
         torus(MPI_COMM_WORLD, l.mesh),
         ex(torus, CommOptions{}),
-        trainer(ex, shape, l.plan, o, kSeeds, l.step) {}
+        trainer(ex, shape, l.plan, o, kSeeds, l.step, nullptr, samples) {}
   CheckpointFacts facts() {
     CheckpointFacts f;
     f.step = trainer.steps_done();
@@ -188,6 +202,35 @@ TEST(Checkpoint, ResumesOnAnotherLayoutAsTheStraightRun) {
     resumed.load(find_checkpoint(path, dir.path(), MPI_COMM_WORLD));
     expect_matches_reference(resumed.trainer, straight, resumed.shape, layout.mesh.dp, 10,
                              "resumed on " + layout.name);
+  }
+}
+
+// A language model (its embedding and head padded differently on each mesh, tied or not):
+// saved after 4 steps on 2x2, resumed on the other layouts, the next 4 steps and the final
+// weights are the serial reference's straight 8 steps (1e-9).
+TEST(Checkpoint, LanguageModelResumesOnAnotherLayout) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  const TokenDataset dataset;
+  const data::TokenSamples samples = dataset.samples(shape_for(1).seq_len);
+  for (const bool tied : {false, true}) {
+    TempDir dir;
+    const std::string head = tied ? "tied " : "untied ";
+    ReferenceLm<double> reference(lm_shape_for(1, tied), kSeeds.student);
+    std::string path;
+    {
+      LayoutRun<double> saving(kSquare, adamw(), &samples, tied);
+      expect_lm_steps(saving.trainer, reference, samples, adamw(), 8, 0, 4, head + "before saving");
+      path = saving.save(dir.path());
+    }
+    for (const RunLayout& layout : other_layouts()) {
+      if (tied && layout.mesh.pp > 1) continue;  // a tied head needs both ends on one stage
+      ReferenceLm<double> straight = reference;
+      LayoutRun<double> resumed(layout, adamw(), &samples, tied);
+      resumed.load(find_checkpoint(path, dir.path(), MPI_COMM_WORLD));
+      expect_lm_steps(resumed.trainer, straight, samples, adamw(), 8, 4, 4,
+                      head + "resumed on " + layout.name);
+      expect_lm_weights(resumed.trainer.student(), straight, head + layout.name);
+    }
   }
 }
 
