@@ -26,9 +26,13 @@ cmake --build "$build" -j "$jobs"
 # shellcheck source=scripts/mpi-env.sh
 source "$repo/scripts/mpi-env.sh"
 if [ "$mode" = run ]; then
-  # The main job: training transformer blocks on the default deck (inputs/train/laptop.yaml:
-  # 2D tensor parallelism on a 1x2 mesh, MeshSlice GEMMs, the teacher task).
-  mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-train" --out "$repo/out"
+  # The main job: a byte-level language model learning English from the licence texts every
+  # Debian machine has (inputs/train/laptop-lm.yaml: 2D tensor parallelism on a 1x2 mesh,
+  # MeshSlice GEMMs), its dataset made first by meshslice-data unless it is there already.
+  data="$repo/out/data/licenses"
+  [ -f "$data.idx" ] || "$build/bin/meshslice-data" /usr/share/common-licenses --out "$data"
+  mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-train" \
+    "$repo/inputs/train/laptop-lm.yaml" --set data.prefix="$data" --out "$repo/out"
 else
   cd "$build"
   ctest --output-on-failure -j "$jobs"

@@ -1,6 +1,6 @@
-// meshslice-train: trains transformer blocks on the synthetic teacher task with 2D tensor
-// parallelism (each FC layer's GEMMs through the paper's Table 1 dataflows) plus data
-// parallelism, configured by an input deck.
+// meshslice-train: trains transformer blocks, on the synthetic teacher task or as a language
+// model on a token dataset, with 2D tensor parallelism (each FC layer's GEMMs through the
+// paper's Table 1 dataflows) plus data and pipeline parallelism, configured by an input deck.
 #include "train_run.hpp"
 #include "train_settings.hpp"
 
@@ -9,8 +9,9 @@ int main(int argc, char** argv) {
       "meshslice-train",
       "Trains L pre-norm transformer blocks end to end on a 2D torus (tensor parallelism over "
       "mesh rows x cols, MeshSlice or a baseline per GEMM) with data parallelism over mesh.dp, on "
-      "a synthetic task: a fixed random teacher of the same shape maps random inputs to targets, "
-      "MSE loss. Prints the plan and memory estimate, a progress line per step and the held-out "
+      "a synthetic task (train.task = teacher: a fixed random teacher of the same shape maps "
+      "random inputs to targets, MSE loss) or as a language model on a token dataset "
+      "(train.task = lm, data.prefix: inputs/train/laptop-lm.yaml). Prints the plan and memory estimate, a progress line per step and the held-out "
       "loss; writes OUT/train.csv (a row per step), OUT/summary.json, OUT/deck.yaml and "
       "checkpoints (OUT/checkpoints/step-N: the model and optimizer as safetensors of global "
       "tensors, loadable on any mesh; --resume auto continues the newest).",

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "gemm/local_gemm_rate.hpp"
+#include "data/token_samples.hpp"
 #include "model/trainer.hpp"
 #include "nonfinite_guard.hpp"
 #include "train_checkpoints.hpp"
@@ -32,9 +34,34 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The step's dense GEMM FLOPs over the whole job: every block on every replica.
-double step_flops(const ModelShape& m, int replicas) {
-  return replicas * static_cast<double>(m.blocks) * block_flops(m);
+// The step's dense GEMM FLOPs over the whole job: every block on every replica, and a language
+// model's head (T x H by H x V_p, forward and both backward GEMMs).
+double step_flops(const ModelShape& m, int replicas, std::size_t padded_vocab) {
+  const double head = 6.0 * static_cast<double>(m.tokens()) * static_cast<double>(m.hidden) *
+                      static_cast<double>(padded_vocab);
+  return replicas * (static_cast<double>(m.blocks) * block_flops(m) + head);
+}
+
+// task lm: the dataset every rank maps (each reads only its own sequences).
+std::unique_ptr<data::TokenSamples> token_samples(const Settings& s) {
+  if (!s.lm) return nullptr;
+  auto samples = std::make_unique<data::TokenSamples>(
+      data::IndexedDataset(s.data.prefix, static_cast<std::int64_t>(s.model.vocab)),
+      data::SampleSettings{static_cast<std::int64_t>(s.model.seq_len), s.data.held_out,
+                           s.seeds.data});
+  log_info("data ", s.data.prefix, ": ", samples->documents(data::Split::train).size(),
+           " documents (", samples->tokens(data::Split::train), " tokens, ",
+           samples->samples(data::Split::train), " sequences of ", s.model.seq_len + 1,
+           ") for training, ", samples->documents(data::Split::held_out).size(), " (",
+           samples->tokens(data::Split::held_out), " tokens) held out");
+  return samples;
+}
+
+// A language model's loss (nats per token) as bits per byte (or token) and perplexity.
+std::string lm_figures(const Settings& s, double loss) {
+  if (!s.lm) return "";
+  return concat(" (", loss / std::log(2.0), s.data.byte_level ? " bits/byte" : " bits/token",
+                ", ppl ", std::exp(loss), ")");
 }
 
 double high_water_mib() {
@@ -63,7 +90,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            ranks * peak / 1e9, " GFLOP/s)");
   StepSettings step_settings = s.step;
   step_settings.flop_rate = peak;  // the stage split's estimate
-  Trainer<Exec> trainer(ex, s.model, plan, s.optimizer, s.seeds, step_settings, &data_ex);
+  const std::unique_ptr<data::TokenSamples> samples = token_samples(s);
+  Trainer<Exec> trainer(ex, s.model, plan, s.optimizer, s.seeds, step_settings, &data_ex,
+                        samples.get());
   print_pipeline(s, trainer.split());
   const MemoryUse memory = trainer.memory();
   print_memory(memory);
@@ -91,10 +120,11 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                                  "emulated_flop_utilization", "update_skipped"});
   if (csv)
     for (const std::string& row : checkpoints.earlier_rows()) csv->line(row);
-  const double flops = step_flops(s.model, s.mesh.dp);
+  const double flops =
+      step_flops(s.model, s.mesh.dp, s.lm ? trainer.student().vocab().padded : 0);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
-  log_info("step ", resumed, ": eval loss ", first_eval);
+  log_info("step ", resumed, ": eval loss ", first_eval, lm_figures(s, first_eval));
   double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
   double best_step_bubble = 0;  // of the fastest step, the least disturbed by other work
   std::size_t relayouts_before = 0;
@@ -145,8 +175,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     if (eval) last_eval = eval_loss;
     const double gflops = flops / seconds / 1e9, fraction = flops / seconds / (ranks * peak);
     if (step == resumed + 1 || step == s.steps || step % s.log_every == 0 || eval)
-      log_info("step ", step, "/", s.steps, "  loss ", r.loss,
-               eval ? concat("  eval ", eval_loss) : std::string(), "  ", seconds * 1e3,
+      log_info("step ", step, "/", s.steps, "  loss ", r.loss, lm_figures(s, r.loss),
+               eval ? concat("  eval ", eval_loss, lm_figures(s, eval_loss)) : std::string(),
+               "  ", seconds * 1e3,
                " ms (+", r.data_seconds * 1e3, " ms batch)  ",
                static_cast<long>(tokens / seconds), " tokens/s  ", gflops, " GFLOP/s (",
                static_cast<int>(100 * fraction), "% of peak)  comm exposed ",
@@ -184,7 +215,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   double rss_max = rss;
   MPI_Allreduce(MPI_IN_PLACE, &rss_max, 1, MPI_DOUBLE, MPI_MAX, torus.comm());
   log_info("train loss ", first_loss, " -> ", last_loss, " (", first_loss / last_loss,
-           "x), eval loss ", first_eval, " -> ", last_eval, " (", first_eval / last_eval, "x)");
+           "x), eval loss ", first_eval, " -> ", last_eval, " (", first_eval / last_eval, "x)",
+           lm_figures(s, last_eval));
   // The ideal step: its dense GEMM FLOPs at every rank's local GEMM peak.
   const double ideal_seconds = flops / (ranks * peak);
   log_info("best step ", best_seconds * 1e3, " ms: ", static_cast<long>(tokens / best_seconds),

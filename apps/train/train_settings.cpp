@@ -31,6 +31,16 @@ Teuchos::ParameterList valid_parameters() {
   model.set("sequences", 16, "sequences per data-parallel replica and step; divisible by mesh.rows");
   model.set("rope", false, "rotary position embeddings (RoPE) on attention's queries and keys; "
             "needs an even head size (hidden / heads)");
+  model.set("vocab", 257, "task lm: token ids of the dataset (meshslice-data's byte tokenizer: "
+            "257); padded for the mesh, the padding never predicted");
+  model.set("tied_head", false, "task lm: the LM head is the embedding transposed (one table)");
+  auto& data = valid.sublist("data", false, "task lm: the token dataset (Megatron's indexed "
+                             "format: PREFIX.bin + PREFIX.idx, e.g. from meshslice-data).");
+  data.set("prefix", "", "the dataset's path without .bin / .idx");
+  data.set("held_out", 0.05, "the share of documents held out for the evaluation loss (at least "
+           "one document each way)");
+  data.set("byte_level", true, "one token is one byte (meshslice-data's tokenizer): the progress "
+           "line says bits per byte; false: bits per token");
   auto& pipe = valid.sublist("pipeline", false,
                              "Pipeline parallelism over the mesh's pp axis, and micro-batches.");
   pipe.set("stages", 0, "pipeline stages: the mesh's pp axis (0 = mesh.pp; otherwise it must "
@@ -73,6 +83,10 @@ Teuchos::ParameterList valid_parameters() {
   opt.set("zero", false, "ZeRO-1: shard the optimizer state over mesh.dp (gradients "
           "reduce-scattered, each replica updates its shard, parameters all-gathered)");
   auto& train = valid.sublist("train", false, "The run.");
+  set_choice(train, "task", "teacher", {"teacher", "lm"},
+             "teacher: a fixed random model of the same shape makes the targets of random inputs "
+             "(MSE loss); lm: a language model on the token dataset of data.prefix (embedding, "
+             "RoPE blocks, final RMSNorm, head, cross-entropy)");
   train.set("steps", 1500, "training steps");
   train.set("eval_every", 250, "evaluation loss every N steps (and after the last); 0 = last only");
   train.set("eval_batches", 2, "held-out batches per evaluation");
@@ -233,6 +247,18 @@ Settings settings_from(const AppContext& context) {
   s.model.seq_len = positive("model.seq_len");
   s.model.sequences = positive("model.sequences");
   s.model.rope = get_param<bool>(d, "model.rope");
+  s.lm = get_param<std::string>(d, "train.task") == "lm";
+  if (s.lm) {
+    s.model.vocab = positive("model.vocab");
+    s.model.tied_head = get_param<bool>(d, "model.tied_head");
+    s.data.prefix = get_param<std::string>(d, "data.prefix");
+    require(!s.data.prefix.empty(), "train.task = lm trains on a token dataset: set data.prefix "
+            "to its path without .bin / .idx (meshslice-data makes one from text files)");
+    s.data.held_out = get_param<double>(d, "data.held_out");
+    require(s.data.held_out > 0 && s.data.held_out < 1, "data.held_out = ", s.data.held_out,
+            " must lie between 0 and 1");
+    s.data.byte_level = get_param<bool>(d, "data.byte_level");
+  }
   const std::size_t stages = non_negative("pipeline.stages");
   require(stages == 0 || stages == static_cast<std::size_t>(s.mesh.pp), "pipeline.stages = ",
           stages, " but mesh.pp = ", s.mesh.pp, ": the stages are the mesh's pp axis; set "

@@ -30,6 +30,13 @@ struct CheckpointSettings {
   std::string resume;     // a checkpoint, "auto" or "" (a fresh start)
 };
 
+// task lm: the token dataset.
+struct DataSettings {
+  std::string prefix;     // PREFIX.bin + PREFIX.idx
+  double held_out = 0.05;
+  bool byte_level = true;  // a token is a byte: bits per byte
+};
+
 struct Settings {
   MeshShape mesh;
   CommOptions comm;
@@ -37,6 +44,8 @@ struct Settings {
   StepSettings step;  // pipeline schedule, micro-batches, recomputation, ZeRO-1
   OptimizerSettings optimizer;
   TaskSeeds seeds;
+  bool lm = false;  // train.task = lm: model.vocab > 0 and the dataset of `data`
+  DataSettings data;
   std::size_t steps = 0;
   std::size_t eval_every = 0;  // 0: only after the last step
   std::size_t eval_batches = 0;
