@@ -16,6 +16,7 @@
 #include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "gemm/local_gemm_rate.hpp"
+#include "data/byte_tokens.hpp"
 #include "data/token_samples.hpp"
 #include "model/trainer.hpp"
 #include "nonfinite_guard.hpp"
@@ -55,6 +56,16 @@ std::unique_ptr<data::TokenSamples> token_samples(const Settings& s) {
            ") for training, ", samples->documents(data::Split::held_out).size(), " (",
            samples->tokens(data::Split::held_out), " tokens) held out");
   return samples;
+}
+
+// task lm with train.sample_every: the model's greedy continuation of the prompt, logged.
+template <class Trainer>
+void print_sample(const Settings& s, Trainer& trainer, std::size_t step) {
+  std::vector<int> prompt = data::byte_tokens(s.sample_prompt);
+  prompt.pop_back();  // no end of document
+  const std::vector<int> made = trainer.generate(prompt, s.sample_tokens);
+  log_info("sample at step ", step, ": \"", data::printable_bytes(prompt), "\" -> \"",
+           data::printable_bytes(made), "\"");
 }
 
 // A language model's loss (nats per token) as bits per byte (or token) and perplexity.
@@ -125,6 +136,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
   log_info("step ", resumed, ": eval loss ", first_eval, lm_figures(s, first_eval));
+  if (s.sample_every > 0) print_sample(s, trainer, resumed);
   double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
   double best_step_bubble = 0;  // of the fastest step, the least disturbed by other work
   std::size_t relayouts_before = 0;
@@ -193,6 +205,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts, bubble,
                if_emulated(emulated_step.seconds), if_emulated(emulated_step.exposed_fraction),
                if_emulated(emulated_step.flop_utilization), r.nonfinite ? 1 : 0);
+    if (s.sample_every > 0 && (step % s.sample_every == 0 || step == s.steps))
+      print_sample(s, trainer, step);
     if (checkpoints.after_step(step, r.lr, params, optimizer_state)) {
       if (csv) csv->finish();
       return checkpoints.exit_status();

@@ -39,6 +39,8 @@ Teuchos::ParameterList valid_parameters() {
   data.set("prefix", "", "the dataset's path without .bin / .idx");
   data.set("held_out", 0.05, "the share of documents held out for the evaluation loss (at least "
            "one document each way)");
+  data.set("seed", 1234, "the seed of the held-out split and of the sequences' order "
+           "(meshslice-data's --seed: its printed split is the one trained on)");
   data.set("byte_level", true, "one token is one byte (meshslice-data's tokenizer): the progress "
            "line says bits per byte; false: bits per token");
   auto& pipe = valid.sublist("pipeline", false,
@@ -88,6 +90,12 @@ Teuchos::ParameterList valid_parameters() {
              "(MSE loss); lm: a language model on the token dataset of data.prefix (embedding, "
              "RoPE blocks, final RMSNorm, head, cross-entropy)");
   train.set("steps", 1500, "training steps");
+  train.set("sample_every", 0, "task lm: every N steps (and after the last) print the model's "
+            "greedy continuation of train.sample_prompt, made by the distributed forward pass; "
+            "0 = never");
+  train.set("sample_prompt", "The ", "task lm: the text the samples continue (bytes: needs "
+            "data.byte_level)");
+  train.set("sample_tokens", 64, "task lm: tokens each sample adds to the prompt");
   train.set("eval_every", 250, "evaluation loss every N steps (and after the last); 0 = last only");
   train.set("eval_batches", 2, "held-out batches per evaluation");
   train.set("log_every", 100, "a progress line every N steps (and the first and last)");
@@ -258,6 +266,12 @@ Settings settings_from(const AppContext& context) {
     require(s.data.held_out > 0 && s.data.held_out < 1, "data.held_out = ", s.data.held_out,
             " must lie between 0 and 1");
     s.data.byte_level = get_param<bool>(d, "data.byte_level");
+    s.sample_every = non_negative("train.sample_every");
+    s.sample_prompt = get_param<std::string>(d, "train.sample_prompt");
+    s.sample_tokens = positive("train.sample_tokens");
+    require(s.sample_every == 0 || (s.data.byte_level && !s.sample_prompt.empty()),
+            "train.sample_every: the samples continue a text prompt, which needs a byte-level "
+            "dataset (data.byte_level) and a non-empty train.sample_prompt");
   }
   const std::size_t stages = non_negative("pipeline.stages");
   require(stages == 0 || stages == static_cast<std::size_t>(s.mesh.pp), "pipeline.stages = ",
@@ -310,6 +324,9 @@ Settings settings_from(const AppContext& context) {
   s.seeds = {static_cast<std::uint64_t>(non_negative("train.seed_student")),
              static_cast<std::uint64_t>(non_negative("train.seed_teacher")),
              static_cast<std::uint64_t>(non_negative("train.seed_data"))};
+  // A language model's data stream is the dataset's: checkpoints record and check its seed with
+  // the task's others.
+  if (s.lm) s.seeds.data = static_cast<std::uint64_t>(non_negative("data.seed"));
   s.gemm_chunks = static_cast<int>(positive("train.gemm_chunks"));
   s.fail_at_collective = get_param<int>(d, "debug.fail_at_collective");
   s.fail_on_rank = get_param<int>(d, "debug.fail_on_rank");

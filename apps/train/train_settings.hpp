@@ -46,6 +46,9 @@ struct Settings {
   TaskSeeds seeds;
   bool lm = false;  // train.task = lm: model.vocab > 0 and the dataset of `data`
   DataSettings data;
+  std::size_t sample_every = 0;  // lm: greedy samples every N steps (0: none)
+  std::string sample_prompt;
+  std::size_t sample_tokens = 64;
   std::size_t steps = 0;
   std::size_t eval_every = 0;  // 0: only after the last step
   std::size_t eval_batches = 0;

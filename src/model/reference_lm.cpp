@@ -118,6 +118,14 @@ typename ReferenceLm<T>::Forward ReferenceLm<T>::forward(const std::vector<int>&
 }
 
 template <class T>
+int ReferenceLm<T>::next_token(const std::vector<int>& sequence, std::size_t position) const {
+  const std::size_t vocab = shape().vocab;
+  const Forward f = forward(sequence, std::vector<int>(sequence.size(), 0));
+  const auto row = f.logits.begin() + static_cast<std::ptrdiff_t>(position * vocab);
+  return static_cast<int>(std::max_element(row, row + static_cast<std::ptrdiff_t>(vocab)) - row);
+}
+
+template <class T>
 T ReferenceLm<T>::loss(const std::vector<int>& ids, const std::vector<int>& targets) const {
   return forward(ids, targets).loss;
 }

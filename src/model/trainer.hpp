@@ -73,6 +73,10 @@ class Trainer {
   void prepare_step();                      // the next step's batch (collective over none)
   StepResult step();                        // the next training step
   double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
+  // A language model's greedy continuation of `prompt` (token ids): `count` tokens, each the
+  // most likely after the last seq_len tokens, by the distributed forward pass (the model is
+  // never gathered); the same on every rank. Collective over the job.
+  std::vector<int> generate(const std::vector<int>& prompt, std::size_t count);
   std::size_t steps_done() const { return steps_; }
   // Goes on from a checkpoint of `steps` steps whose state was loaded into the student: the
   // next step is steps + 1, with that step's data and learning rate.
@@ -118,6 +122,9 @@ class Trainer {
                    bool train, bool accumulate, bool sync);
   void run_backward(std::size_t chunk, std::size_t k, std::size_t slot, bool accumulate,
                     bool sync);
+  // Micro-batch k through every virtual stage, forwards only (slot 0 of each chunk): receives
+  // block until the previous virtual stage has sent, sends are waited for at the end.
+  void forward_only(std::size_t k, double& squares);
 
   Exec& ex_;
   RealExecutor<T>* data_ex_;  // null on a data-free executor
@@ -144,6 +151,10 @@ class Trainer {
   std::vector<typename Exec::OpId> sends_;
   std::size_t micro_batch_bytes_ = 0;  // the buffers above, counted as work
   std::size_t steps_ = 0;
+  // generate(): the token row of micro-batch 0 whose next token is wanted (npos: not
+  // generating), and the id the last stage chose.
+  std::size_t generate_at_ = ~std::size_t{0};
+  int generated_ = -1;
   double data_seconds_ = 0, wait_seconds_ = 0;
 };
 

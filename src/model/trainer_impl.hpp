@@ -223,7 +223,9 @@ void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot, 
   if (first(c) && language_model()) student_.embed(token_batches_[k], batch_inputs_[k]);
   student_.forward(c, slot, first(c) ? batch_inputs_[k] : inputs_[c][k],
                    last(c) ? y_ : outputs_[c][k]);
-  if (last(c) && language_model())
+  if (last(c) && generate_at_ != ~std::size_t{0})
+    generated_ = student_.next_token(y_, generate_at_);
+  else if (last(c) && language_model())
     squares += student_.head_loss(token_batches_[k], y_, 1.0 / static_cast<double>(shape_.tokens()),
                                   train ? output_grads_[c][k] : Mat(), accumulate, sync);
   else if (last(c))
@@ -337,18 +339,51 @@ double Trainer<Exec>::eval_loss(std::size_t batches) {
       make_tokens(data::Split::held_out, b);
     else
       make_batch(eval_input_stream(b));
-    for (std::size_t k = 0; k < micro_batches_; ++k) {
-      for (std::size_t c = 0; c < chunks_; ++c) {
-        if (!first(c))
-          input_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(inputs_[c][k]), toward_previous(),
-                                            channel(virtual_stage(c), true, k));
-        run_forward(c, k, 0, squares, /*train=*/false, false, false);
-      }
-      for (const auto& op : sends_) ex_.wait(op);
-      sends_.clear();
-    }
+    for (std::size_t k = 0; k < micro_batches_; ++k) forward_only(k, squares);
   }
   return mean_over_replicas(replica_loss(squares, batches));
+}
+
+template <class Exec>
+void Trainer<Exec>::forward_only(std::size_t k, double& squares) {
+  for (std::size_t c = 0; c < chunks_; ++c) {
+    if (!first(c))
+      input_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(inputs_[c][k]), toward_previous(),
+                                        channel(virtual_stage(c), true, k));
+    run_forward(c, k, 0, squares, /*train=*/false, false, false);
+  }
+  for (const auto& op : sends_) ex_.wait(op);
+  sends_.clear();
+}
+
+template <class Exec>
+std::vector<int> Trainer<Exec>::generate(const std::vector<int>& prompt, std::size_t count) {
+  require(language_model() && data_ex_, "Trainer::generate: a language model with data");
+  require(!prepared_, "Trainer::generate between prepare_step() and step()");
+  require(!prompt.empty(), "generation needs a prompt of at least one token");
+  // The context is the first sequence of micro-batch 0, on mesh row 0; every other token is 0
+  // (attention is causal and stays within a sequence, so they change nothing).
+  const std::size_t len = shape_.seq_len, rows = student_.local_tokens();
+  std::vector<int> context = prompt, made;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t start = context.size() > len ? context.size() - len : 0;
+    std::vector<int> ids(rows, 0);
+    if (ex_.coord(Axis::row) == 0) std::copy(context.begin() + start, context.end(), ids.begin());
+    if (student_.embeds() || student_.has_head())
+      token_batches_[0] =
+          make_token_batch(data_ex_->torus(), student_.vocab(), ids, std::vector<int>(rows, 0));
+    generate_at_ = context.size() - start - 1;
+    generated_ = -1;
+    double unused = 0;
+    forward_only(0, unused);
+    generate_at_ = ~std::size_t{0};
+    // Mesh row 0 of the last stage chose it: every rank takes it.
+    int token = ex_.coord(Axis::row) == 0 ? generated_ : -1;
+    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_MAX, ex_.torus().comm());
+    context.push_back(token);
+    made.push_back(token);
+  }
+  return made;
 }
 
 }  // namespace meshslice

@@ -164,6 +164,10 @@ class Transformer {
   // counts each token once.
   double head_loss(const TokenBatch& batch, const Mat& y, double scale, const Mat& dy,
                    bool accumulate, bool sync);
+  // Greedy decoding: the most likely next token after this chip's token `row` (rows of the
+  // standard layout), from y, the last block's output; the same id on every chip of the mesh
+  // row (collective over it). The logits stay split: each chip offers its best, the row agrees.
+  int next_token(const Mat& y, std::size_t row);
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).

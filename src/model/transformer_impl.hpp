@@ -704,6 +704,32 @@ double Transformer<Exec>::head_loss(const TokenBatch& batch, const Mat& y, doubl
 }
 
 template <class Exec>
+int Transformer<Exec>::next_token(const Mat& y, std::size_t row) {
+  MESHSLICE_ASSERT(has_head() && row < local_tokens(), "Transformer::next_token: no head or row ",
+                   row, " of ", local_tokens());
+  const Parameter<T>& gain = params_[final_gain_];
+  const Parameter<T>& head = params_[shape_.tied_head ? embedding_ : head_];
+  norm_forward(y, gain.value, final_rinv_, h_);
+  head_layer_->forward(ex_.wrap(h_), ex_.wrap(head.value), ex_.wrap(logits_));
+  struct {
+    double logit;
+    int id;
+  } best{-1e300, -1};
+  if constexpr (Exec::holds_data) {
+    const std::size_t col = static_cast<std::size_t>(ex_.coord(Axis::col));
+    const auto logits = Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace(), Kokkos::subview(logits_, row, Kokkos::ALL));
+    for (std::size_t c = 0; c < vocab_.valid_logits(col); ++c)
+      if (static_cast<double>(logits(c)) > best.logit)
+        best = {static_cast<double>(logits(c)), static_cast<int>(vocab_.logit_first(col) + c)};
+  }
+  const AxisComm& ring = torus_.axis(Axis::col);
+  const RecordedOp op(ring_op(CommKind::all_reduce, ring, 1, sizeof(best)));
+  MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE_INT, MPI_MAXLOC, ring.comm());
+  return best.id;
+}
+
+template <class Exec>
 double Transformer<Exec>::update(const OptimizerSettings& optimizer, std::size_t t) {
   const double norm = reduce_gradients();
   apply_update(optimizer, t, norm);

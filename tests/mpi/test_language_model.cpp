@@ -81,6 +81,19 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
   }
   EXPECT_NEAR(trainer.eval_loss(2), held_out, 1e-9 * held_out) << c.name;
   expect_lm_weights(trainer.student(), reference, c.name);
+  // Greedy decoding past a window of seq_len tokens, as the reference decodes.
+  const std::vector<int> prompt{3, 1, 4, 1, 5};
+  const std::vector<int> made = trainer.generate(prompt, shape.seq_len + 4);
+  std::vector<int> context = prompt;
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    const std::size_t start = context.size() > shape.seq_len ? context.size() - shape.seq_len : 0;
+    std::vector<int> window(context.begin() + static_cast<std::ptrdiff_t>(start), context.end());
+    const std::size_t position = window.size() - 1;
+    window.resize(shape.seq_len, 0);
+    const int want = reference.next_token(window, position);
+    ASSERT_EQ(made[i], want) << c.name << " token " << i;
+    context.push_back(want);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Heads, LanguageModelMatchesReference,

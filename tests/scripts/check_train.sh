@@ -7,7 +7,8 @@
 # hardware: the emulated step beside the measured one in the progress lines, train.csv and
 # summary.json, and OUT/trace_emulated.json of the traced steps. When it sets mesh.pp: the stage
 # split and the bubble printed, the pipeline in summary.json and, traced, the stage-to-stage
-# messages on the pp lane with the stages' waits for them.
+# messages on the pp lane with the stages' waits for them. When it sets train.sample_every: the
+# language model's sample after the last step.
 source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 steps=$2
@@ -23,6 +24,9 @@ rows=$(($(wc -l <"$out/train.csv") - 1))
 [ -f "$out/summary.json" ] || fail "no summary.json"
 grep -q '"memory_high_water_mib"' "$out/summary.json" || fail "summary.json lacks the memory high-water mark"
 grep -q 'weight kept as' <<<"$output" || fail "no per-layer plan printed"
+if [[ " $* " == *"train.sample_every="* ]]; then  # a language model's samples, last step's too
+  grep -q "sample at step $steps: \"" <<<"$output" || fail "no sample after the last step"
+fi
 grep -q 'memory per rank (model buffers)' <<<"$output" || fail "no memory estimate printed"
 python3 - "$out/summary.json" <<'PY' || fail "losses did not fall"
 import json, sys
