@@ -1,12 +1,13 @@
 #pragma once
 // The serial reference's building blocks (model/reference_model.hpp, model/reference_lm.hpp):
-// a linear layer's three products and RMSNorm forward and backward, on whole row-major tensors
-// in std::vector with plain loops: no Kokkos, MPI or BLAS.
+// a linear layer's three products, RMSNorm forward and backward and the optimizer's update, on
+// whole row-major tensors in std::vector with plain loops: no Kokkos, MPI or BLAS.
 #include <cmath>
 #include <cstddef>
 #include <vector>
 
 #include "model/model_config.hpp"
+#include "model/model_math.hpp"
 
 namespace meshslice::reference {
 
@@ -78,6 +79,27 @@ void rms_norm_backward(const std::vector<T>& x, const std::vector<T>& gain,
     const T coupling = r * r * r * e_dot_x / T(hidden);
     for (std::size_t c = 0; c < hidden; ++c)
       dx[row + c] += r * dh[row + c] * gain[c] - coupling * x[row + c];
+  }
+}
+
+// The sum of the squares of every element of `tensors`, in double: their part of a global norm.
+template <class T>
+double sum_of_squares(const std::vector<std::vector<T>>& tensors) {
+  double sum = 0;
+  for (const auto& tensor : tensors)
+    for (T value : tensor) sum += static_cast<double>(value) * static_cast<double>(value);
+  return sum;
+}
+
+// One optimizer update of w from its gradient g and state (SGD keeps its velocity in m).
+template <class T>
+void update_tensor(OptimizerKind kind, const UpdateScalars& u, std::vector<T>& w,
+                   const std::vector<T>& g, std::vector<T>& m, std::vector<T>& v) {
+  for (std::size_t e = 0; e < w.size(); ++e) {
+    if (kind == OptimizerKind::sgd)
+      sgd_update(u, w[e], g[e], m[e]);
+    else
+      adamw_update(u, w[e], g[e], m[e], v[e]);
   }
 }
 

@@ -162,22 +162,14 @@ T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids,
 
 template <class T>
 double ReferenceLm<T>::step(const OptimizerSettings& o, std::size_t t) {
-  double sum_squares = blocks_.gradient_sum_squares();
-  for (const auto& g : grads_)
-    for (T value : g) sum_squares += static_cast<double>(value) * static_cast<double>(value);
-  const double norm = std::sqrt(sum_squares);
+  const double norm =
+      std::sqrt(blocks_.gradient_sum_squares() + reference::sum_of_squares(grads_));
   const double clip = clip_factor(o, norm);
   blocks_.apply_update(o, t, clip);
   for (std::size_t i = 0; i < params_.size(); ++i) {
     const bool gain = i == static_cast<std::size_t>(LmParam::final_norm_gain);
-    const UpdateScalars u = update_scalars(o, t, clip, /*decayed=*/!gain);
-    std::vector<T>& w = params_[i];
-    for (std::size_t e = 0; e < w.size(); ++e) {
-      if (o.kind == OptimizerKind::sgd)
-        sgd_update(u, w[e], grads_[i][e], moment1_[i][e]);
-      else
-        adamw_update(u, w[e], grads_[i][e], moment1_[i][e], moment2_[i][e]);
-    }
+    reference::update_tensor(o.kind, update_scalars(o, t, clip, /*decayed=*/!gain), params_[i],
+                             grads_[i], moment1_[i], moment2_[i]);
   }
   return norm;
 }

@@ -299,10 +299,7 @@ double ReferenceModel<T>::step(const OptimizerSettings& o, std::size_t t) {
 
 template <class T>
 double ReferenceModel<T>::gradient_sum_squares() const {
-  double sum_squares = 0;
-  for (const auto& g : grads_)
-    for (T value : g) sum_squares += static_cast<double>(value) * static_cast<double>(value);
-  return sum_squares;
+  return sum_of_squares(grads_);
 }
 
 template <class T>
@@ -312,13 +309,7 @@ void ReferenceModel<T>::apply_update(const OptimizerSettings& o, std::size_t t, 
       const auto kind = static_cast<ParamKind>(k);
       const std::size_t i = index(b, kind);
       const UpdateScalars u = update_scalars(o, t, clip, /*decayed=*/!is_gain(kind));
-      std::vector<T>& w = params_[i];
-      for (std::size_t e = 0; e < w.size(); ++e) {
-        if (o.kind == OptimizerKind::sgd)
-          sgd_update(u, w[e], grads_[i][e], moment1_[i][e]);
-        else
-          adamw_update(u, w[e], grads_[i][e], moment1_[i][e], moment2_[i][e]);
-      }
+      update_tensor(o.kind, u, params_[i], grads_[i], moment1_[i], moment2_[i]);
     }
 }
 
