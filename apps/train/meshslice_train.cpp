@@ -11,10 +11,11 @@ int main(int argc, char** argv) {
       "mesh rows x cols, MeshSlice or a baseline per GEMM) with data parallelism over mesh.dp, on "
       "a synthetic task (train.task = teacher: a fixed random teacher of the same shape maps "
       "random inputs to targets, MSE loss) or as a language model on a token dataset "
-      "(train.task = lm, data.prefix: inputs/train/laptop-lm.yaml). Prints the plan and memory estimate, a progress line per step and the held-out "
-      "loss; writes OUT/train.csv (a row per step), OUT/summary.json, OUT/deck.yaml and "
-      "checkpoints (OUT/checkpoints/step-N: the model and optimizer as safetensors of global "
-      "tensors, loadable on any mesh; --resume auto continues the newest).",
+      "(train.task = lm, data.prefix: inputs/train/laptop-lm.yaml). Prints the plan and memory "
+      "estimate, a progress line per step and the held-out loss; writes OUT/train.csv (a row "
+      "per step), OUT/summary.json, OUT/deck.yaml and checkpoints (OUT/checkpoints/step-N: the "
+      "model and optimizer as safetensors of global tensors, loadable on any mesh; --resume "
+      "auto continues the newest).",
       "train/laptop.yaml", meshslice::train::valid_parameters,
       {{"plan", {"plan.source=file", "plan.file={}"}},  // a plan file, e.g. meshslice-tune's
        {"resume", {"checkpoint.resume={}"}}},          // a checkpoint, or auto

@@ -8,8 +8,11 @@
 //   h = RMSNorm(x) * g1;  [q k v] = h Wqkv;  a = causal multi-head attention(q, k, v);
 //   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + GeLU(h W1) W2
 // with no biases; with `rope`, q and k are rotated by their token's position in its sequence
-// first (RoPE: in each head, dimensions d and d + dim/2 turn by position * kRopeBase^(-2d/dim)). The task: a fixed random teacher of the same shape maps random inputs to
-// targets; the loss is the mean squared error over every element of the output.
+// first (RoPE: in each head, dimensions d and d + dim/2 turn by position * kRopeBase^(-2d/dim)).
+// The synthetic task: a fixed random teacher of the same shape maps random inputs to targets;
+// the loss is the mean squared error over every element of the output. A language model
+// (vocab > 0) embeds tokens before the blocks and predicts the next token after them
+// (model/reference_lm.hpp has its formulas).
 #include <cstddef>
 #include <cstdint>
 #include <string>

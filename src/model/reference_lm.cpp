@@ -14,8 +14,8 @@ std::vector<T> reference_embedding(const std::vector<T>& table, std::size_t hidd
                                    const std::vector<int>& ids) {
   std::vector<T> x(ids.size() * hidden);
   for (std::size_t t = 0; t < ids.size(); ++t)
-    std::copy_n(table.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ids[t]) * hidden),
-                hidden, x.begin() + static_cast<std::ptrdiff_t>(t * hidden));
+    std::copy_n(table.begin() + static_cast<std::ptrdiff_t>(std::size_t(ids[t]) * hidden), hidden,
+                x.begin() + static_cast<std::ptrdiff_t>(t * hidden));
   return x;
 }
 

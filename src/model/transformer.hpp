@@ -23,6 +23,13 @@
 // Weight gradients accumulate over micro-batches through the GEMMs' beta = 1. A checkpointed
 // block keeps only its input per slot and recomputes the rest in the backward pass.
 //
+// A language model (shape.vocab > 0) adds its two ends on the ranks that hold the first and the
+// last block (model/vocab_parallel.hpp):
+//
+//     model.embed(batch, x);                              // the first chunk's input
+//     double loss = model.head_loss(batch, y, 1.0 / T, dy, k > 0, k == m - 1);  // dy: y's gradient
+//     model.embed_backward(batch, dx, k > 0, k == m - 1); // dx: the first chunk's input gradient
+//
 // Everything is allocated at construction: a step allocates nothing but what the FC layers'
 // plans and the re-layouts planned for themselves.
 //

@@ -76,7 +76,8 @@ void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Pac
       KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
         const double angle =
             static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
-        const T c = static_cast<T>(kmath::cos(angle)), sn = static_cast<T>(sign * kmath::sin(angle));
+        const T c = static_cast<T>(kmath::cos(angle));
+        const T sn = static_cast<T>(sign * kmath::sin(angle));
         const T x1 = packed(sh, i, d), x2 = packed(sh, i, d + half);
         packed(sh, i, d) = x1 * c - x2 * sn;
         packed(sh, i, d + half) = x2 * c + x1 * sn;
