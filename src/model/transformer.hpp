@@ -215,6 +215,12 @@ class Transformer {
   // A language model's parameters and layers on the ranks that hold its first and last blocks.
   void add_lm_ends(std::uint64_t seed);
   Parameter<T> lm_parameter(LmParam param, std::size_t row0, std::size_t col0) const;
+  // The head's weight: its own, or tied, the embedding's table.
+  const Parameter<T>& head_weight() const {
+    return params_[shape_.tied_head ? embedding_ : head_];
+  }
+  // logits_ = the head of the final norm of y (the last block's output); h_ keeps the norm's.
+  void head_logits(const Mat& y);
   // The logical parameter `name` of shape `logical`, gathered (see gather()).
   std::vector<double> gather(const std::string& name, const ParamShape& logical) const;
   Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);

@@ -682,13 +682,18 @@ void Transformer<Exec>::embed_backward(const TokenBatch& batch, const Mat& dx, b
 }
 
 template <class Exec>
+void Transformer<Exec>::head_logits(const Mat& y) {
+  norm_forward(y, params_[final_gain_].value, final_rinv_, h_);
+  head_layer_->forward(ex_.wrap(h_), ex_.wrap(head_weight().value), ex_.wrap(logits_));
+}
+
+template <class Exec>
 double Transformer<Exec>::head_loss(const TokenBatch& batch, const Mat& y, double scale,
                                     const Mat& dy, bool accumulate, bool sync) {
   MESHSLICE_ASSERT(has_head(), "Transformer::head_loss on a rank without the head");
   const Parameter<T>& gain = params_[final_gain_];
-  const Parameter<T>& head = params_[shape_.tied_head ? embedding_ : head_];
-  norm_forward(y, gain.value, final_rinv_, h_);
-  head_layer_->forward(ex_.wrap(h_), ex_.wrap(head.value), ex_.wrap(logits_));
+  const Parameter<T>& head = head_weight();
+  head_logits(y);
   const double loss = cross_entropy_->loss_and_gradient(logits_, batch.targets, scale);
   const double counted = ex_.coord(Axis::col) == 0 ? loss : 0.0;
   if (elements(dy) == 0) return counted;  // an evaluation: no gradients
@@ -707,10 +712,7 @@ template <class Exec>
 int Transformer<Exec>::next_token(const Mat& y, std::size_t row) {
   MESHSLICE_ASSERT(has_head() && row < local_tokens(), "Transformer::next_token: no head or row ",
                    row, " of ", local_tokens());
-  const Parameter<T>& gain = params_[final_gain_];
-  const Parameter<T>& head = params_[shape_.tied_head ? embedding_ : head_];
-  norm_forward(y, gain.value, final_rinv_, h_);
-  head_layer_->forward(ex_.wrap(h_), ex_.wrap(head.value), ex_.wrap(logits_));
+  head_logits(y);
   struct {
     double logit;
     int id;

@@ -42,16 +42,7 @@ ModelShape shape_for(int dp) {
   return s;
 }
 
-OptimizerSettings adamw() {
-  OptimizerSettings o;
-  o.lr = 1e-2;
-  o.min_lr = 1e-3;
-  o.warmup_steps = 3;
-  o.total_steps = 20;
-  o.weight_decay = 0.01;
-  o.clip_norm = 0.5;
-  return o;
-}
+OptimizerSettings adamw() { return test_adamw(3, 20); }
 
 const TaskSeeds kSeeds{11, 12, 13};
 

@@ -31,16 +31,7 @@ ModelShape lm_shape(bool tied) {
   return s;
 }
 
-OptimizerSettings adamw() {
-  OptimizerSettings o;
-  o.lr = 1e-2;
-  o.min_lr = 1e-3;
-  o.warmup_steps = 2;
-  o.total_steps = 8;
-  o.weight_decay = 0.01;
-  o.clip_norm = 0.5;
-  return o;
-}
+OptimizerSettings adamw() { return test_adamw(2, 8); }
 
 struct Case {
   std::string name;

@@ -14,6 +14,20 @@
 
 namespace meshslice::testing {
 
+// The tests' AdamW: lr 1e-2 after `warmup_steps`, decaying to 1e-3 at `total_steps`, weight
+// decay 0.01, clipped to the global norm 0.5 (active in some steps: the norm is part of the
+// checks).
+inline OptimizerSettings test_adamw(std::size_t warmup_steps, std::size_t total_steps) {
+  OptimizerSettings o;
+  o.lr = 1e-2;
+  o.min_lr = 1e-3;
+  o.warmup_steps = warmup_steps;
+  o.total_steps = total_steps;
+  o.weight_decay = 0.01;
+  o.clip_norm = 0.5;
+  return o;
+}
+
 // max |got - want| over max |want|.
 inline double relative_error(const std::vector<double>& got, const std::vector<double>& want) {
   double diff = 0, scale = 0;

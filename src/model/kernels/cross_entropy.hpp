@@ -19,11 +19,9 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/kernels/token_ids.hpp"
 
 namespace meshslice {
-
-// A token's target: its vocabulary id (each chip holds its tokens' targets).
-using TokenIds = Kokkos::View<int*, MemSpace>;
 
 // row_max(t, 0) = the largest of this block's valid logits of token t; the lowest finite value
 // where the block holds padding only (the reduction over the axis then gives the real maximum).

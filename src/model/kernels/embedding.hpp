@@ -11,8 +11,8 @@
 #include <cstddef>
 
 #include "core/kokkos_types.hpp"
-#include "model/kernels/cross_entropy.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/kernels/token_ids.hpp"
 
 namespace meshslice {
 
