@@ -38,7 +38,7 @@ int run_pipeline_sweep(const AppContext& context, const SimSettings& settings,
     run.model.blocks = static_cast<std::size_t>(sweep.blocks);
     run.model.seq_len = static_cast<std::size_t>(settings.workload.sequence);
     run.model.sequences = static_cast<std::size_t>(sweep.global_batch / run.mesh.dp);
-    run.plan = default_block_plan(run.model, GemmChoice{Algorithm::meshslice,
+    run.plan = default_model_plan(run.model, GemmChoice{Algorithm::meshslice,
                                                         {sweep.slices, settings.sweep.block}});
     run.step.schedule = sweep.schedule;
     run.step.micro_batches = run.model.sequences / static_cast<std::size_t>(sweep.rows);

@@ -8,19 +8,22 @@ namespace meshslice::train {
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
-void print_plan(const Settings& s, const BlockPlan& plan) {
+void print_plan(const Settings& s, const ModelPlan& plan) {
   log_info("model: ", s.model.blocks, " blocks, H = ", s.model.hidden, ", ", s.model.heads,
            " heads", s.model.rope ? " (RoPE)" : "", ", ", s.model.sequences, " sequences x ",
            s.model.seq_len, " tokens per replica (T = ", s.model.tokens(), "); mesh ",
            s.mesh.str(), "; ", optimizer_name(s.optimizer.kind), ", ", s.precision);
   if (!s.plan_applied.empty()) log_info("plan file ", s.plan_file, " sets ", s.plan_applied);
-  for (int k = 0; k < kFcKinds; ++k) {
-    const FcKind kind = FcKind(k);
-    const FcPlan& p = plan[k];
-    log_info("  ", fc_name(kind), " (", fc_inputs(s.model, kind), " -> ", fc_outputs(s.model, kind),
-             "): ", p.str(), "; input ", layout_name(p.input()), ", output ",
-             layout_name(p.output()), ", weight kept as ", p.weight_transposed() ? "W^T" : "W");
-  }
+  const auto print = [](const std::string& layer, std::size_t in, std::size_t out,
+                        const FcPlan& p) {
+    log_info("  ", layer, " (", in, " -> ", out, "): ", p.str(), "; input ",
+             layout_name(p.input()), ", output ", layout_name(p.output()), ", weight kept as ",
+             p.weight_transposed() ? "W^T" : "W");
+  };
+  for (int k = 0; k < kFcKinds; ++k)
+    print(fc_name(FcKind(k)), fc_inputs(s.model, FcKind(k)), fc_outputs(s.model, FcKind(k)),
+          plan[k]);
+  if (plan.lm_head) print(kLmHeadName, s.model.hidden, s.model.vocab, *plan.lm_head);
 }
 
 void print_pipeline(const Settings& s, const StageSplit& split) {

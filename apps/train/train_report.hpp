@@ -8,7 +8,7 @@
 namespace meshslice::train {
 
 double mib(double bytes);
-void print_plan(const Settings& s, const BlockPlan& plan);
+void print_plan(const Settings& s, const ModelPlan& plan);
 // The pipeline's split and schedule (nothing without stages, micro-batches, checkpointing or
 // ZeRO-1).
 void print_pipeline(const Settings& s, const StageSplit& split);

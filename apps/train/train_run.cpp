@@ -18,6 +18,7 @@
 #include "gemm/local_gemm_rate.hpp"
 #include "data/byte_tokens.hpp"
 #include "data/token_samples.hpp"
+#include "model/counter_random.hpp"
 #include "model/trainer.hpp"
 #include "nonfinite_guard.hpp"
 #include "train_checkpoints.hpp"
@@ -58,12 +59,14 @@ std::unique_ptr<data::TokenSamples> token_samples(const Settings& s) {
   return samples;
 }
 
-// task lm with train.sample_every: the model's greedy continuation of the prompt, logged.
+// task lm with train.sample_every: the model's continuation of the prompt, logged.
 template <class Trainer>
 void print_sample(const Settings& s, Trainer& trainer, std::size_t step) {
   std::vector<int> prompt = data::byte_tokens(s.sample_prompt);
   prompt.pop_back();  // no end of document
-  const std::vector<int> made = trainer.generate(prompt, s.sample_tokens);
+  TokenSampling sampling = s.sampling;
+  sampling.seed = mix64(sampling.seed ^ mix64(step));  // other draws at each step
+  const std::vector<int> made = trainer.generate(prompt, s.sample_tokens, sampling);
   log_info("sample at step ", step, ": \"", data::printable_bytes(prompt), "\" -> \"",
            data::printable_bytes(made), "\"");
 }
@@ -90,7 +93,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   using T = typename Exec::Scalar;
   const Torus& torus = ex.torus();
   Trace kept;
-  const BlockPlan plan = block_plan(s);
+  const ModelPlan plan = model_plan(s);
   print_plan(s, plan);
   const double rss_before = high_water_mib();
   const ModelShape micro = s.step.micro_batch_shape(s.model);

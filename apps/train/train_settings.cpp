@@ -1,6 +1,7 @@
 #include "train_settings.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -91,11 +92,15 @@ Teuchos::ParameterList valid_parameters() {
              "RoPE blocks, final RMSNorm, head, cross-entropy)");
   train.set("steps", 1500, "training steps");
   train.set("sample_every", 0, "task lm: every N steps (and after the last) print the model's "
-            "greedy continuation of train.sample_prompt, made by the distributed forward pass; "
+            "continuation of train.sample_prompt, made by the distributed forward pass; "
             "0 = never");
   train.set("sample_prompt", "The ", "task lm: the text the samples continue (bytes: needs "
             "data.byte_level)");
   train.set("sample_tokens", 64, "task lm: tokens each sample adds to the prompt");
+  train.set("sample_temperature", 0.0, "task lm: 0 = each sample's token the most likely "
+            "(greedy); T > 0 = drawn from softmax(logits / T), the draws a function of "
+            "train.sample_seed and the step, the same on any mesh");
+  train.set("sample_seed", 1, "task lm: the seed of the samples' draws (sample_temperature > 0)");
   train.set("eval_every", 250, "evaluation loss every N steps (and after the last); 0 = last only");
   train.set("eval_batches", 2, "held-out batches per evaluation");
   train.set("log_every", 100, "a progress line every N steps (and the first and last)");
@@ -144,7 +149,8 @@ Teuchos::ParameterList valid_parameters() {
                "qkv Y meshslice S=2", "attn_out Y meshslice S=2", "ff1 Y meshslice S=2",
                "ff2 X meshslice S=2"}),
            "source layers: one entry per FC layer, 'LAYER ROW ALGORITHM [S=n] [B=n]', ROW one of "
-           "Y, X, W (stationary) with a trailing t for the transposed variant, e.g. 'ff1 Wt summa S=4'");
+           "Y, X, W (stationary) with a trailing t for the transposed variant, e.g. 'ff1 Wt summa "
+           "S=4'; a language model also names its head, 'lm_head Y|X ...' (X when tied)");
   plan.set("file", "", "source file: path of the plan file");
   return valid;
 }
@@ -269,6 +275,11 @@ Settings settings_from(const AppContext& context) {
     s.sample_every = non_negative("train.sample_every");
     s.sample_prompt = get_param<std::string>(d, "train.sample_prompt");
     s.sample_tokens = positive("train.sample_tokens");
+    s.sampling.temperature = get_param<double>(d, "train.sample_temperature");
+    require(s.sampling.temperature >= 0 && std::isfinite(s.sampling.temperature),
+            "train.sample_temperature = ", s.sampling.temperature, ": use 0 (greedy) or a "
+            "positive temperature such as 0.8");
+    s.sampling.seed = static_cast<std::uint64_t>(non_negative("train.sample_seed"));
     require(s.sample_every == 0 || (s.data.byte_level && !s.sample_prompt.empty()),
             "train.sample_every: the samples continue a text prompt, which needs a byte-level "
             "dataset (data.byte_level) and a non-empty train.sample_prompt");
@@ -368,10 +379,10 @@ Settings settings_from(const AppContext& context) {
   return s;
 }
 
-BlockPlan block_plan(const Settings& s) {
-  if (s.plan_source == "default") return default_block_plan(s.model, s.default_choice);
+ModelPlan model_plan(const Settings& s) {
+  if (s.plan_source == "default") return default_model_plan(s.model, s.default_choice);
   try {
-    return parse_block_plan(s.plan_layers);  // the deck's, or the plan file's (deck_with_plan)
+    return parse_model_plan(s.plan_layers, s.model);  // the deck's, or the plan file's (deck_with_plan)
   } catch (const UserError& e) {
     if (s.plan_source != "file") throw;
     throw UserError(concat("plan file ", s.plan_file, ": ", e.what()));

@@ -16,6 +16,7 @@
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
 #include "model/step_settings.hpp"
+#include "model/token_sampling.hpp"
 
 namespace meshslice::train {
 
@@ -49,6 +50,7 @@ struct Settings {
   std::size_t sample_every = 0;  // lm: greedy samples every N steps (0: none)
   std::string sample_prompt;
   std::size_t sample_tokens = 64;
+  TokenSampling sampling;  // the seed mixed with the step at each sample
   std::size_t steps = 0;
   std::size_t eval_every = 0;  // 0: only after the last step
   std::size_t eval_batches = 0;
@@ -77,6 +79,6 @@ struct Settings {
 Settings settings_from(const AppContext& context);
 
 // The block plan the settings ask for.
-BlockPlan block_plan(const Settings& settings);
+ModelPlan model_plan(const Settings& settings);
 
 }  // namespace meshslice::train

@@ -224,7 +224,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
     layer.transposed = gemms[g].gemm.transposed;
     for (int p = 0; p < 3; ++p)
       layer.gemms[p] = {Algorithm::meshslice, sim::gemm_options(gemms[g + p].slices, s.search)};
-    layers.push_back(plan_entry(parse_fc_kind(gemms[g].gemm.layer), layer));
+    layers.push_back(plan_entry(gemms[g].gemm.layer, layer));
   }
   plan.set("layers", layers);
   write_deck_yaml(path, plan,

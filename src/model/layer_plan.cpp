@@ -7,6 +7,8 @@
 
 namespace meshslice {
 
+const char* const kLmHeadName = "lm_head";
+
 const char* layout_name(Layout layout) {
   return layout == Layout::standard ? "tokens/row hidden/col" : "hidden/row tokens/col";
 }
@@ -24,7 +26,8 @@ const char* fc_name(FcKind kind) {
 FcKind parse_fc_kind(const std::string& name) {
   for (int k = 0; k < kFcKinds; ++k)
     if (name == fc_name(FcKind(k))) return FcKind(k);
-  throw UserError(concat("unknown FC layer '", name, "'; valid layers: qkv, attn_out, ff1, ff2"));
+  throw UserError(concat("unknown FC layer '", name, "'; valid layers: qkv, attn_out, ff1, ff2, ",
+                         kLmHeadName));
 }
 
 ParamKind fc_param(FcKind kind) {
@@ -61,7 +64,7 @@ std::string FcPlan::str() const {
   return s;
 }
 
-BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice) {
+ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) {
   // Only FF2 reads another layer's output directly (through GeLU); QKV and FF1 read the residual
   // stream's norm and the output projection reads attention, all standard.
   std::vector<FcShape> chain;
@@ -69,24 +72,48 @@ BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice) 
     chain.push_back({fc_inputs(shape, FcKind(k)), fc_outputs(shape, FcKind(k)),
                      FcKind(k) == FcKind::ff2});
   const auto flows = choose_dataflows(shape.tokens(), chain);
-  BlockPlan plan;
+  ModelPlan plan;
   for (int k = 0; k < kFcKinds; ++k) {
     plan[k].stationary = flows[k].stationary;
     plan[k].transposed = flows[k].transposed;
     plan[k].gemms = {choice, choice, choice};
   }
+  if (shape.vocab > 0) {
+    FcPlan head;
+    head.stationary =
+        shape.tied_head || shape.hidden > shape.vocab ? Stationary::X : Stationary::Y;
+    head.gemms = {choice, choice, choice};
+    plan.lm_head = head;
+  }
   return plan;
 }
 
-FcKind parse_fc_plan(const std::string& entry, FcPlan& plan) {
+void check_lm_head_plan(const ModelShape& shape, const ModelPlan& plan) {
+  if (shape.vocab == 0) {
+    require(!plan.lm_head, "plan: layer ", kLmHeadName, " is for a language model (train.task = "
+            "lm); this model has no vocabulary: drop the entry");
+    return;
+  }
+  require(plan.lm_head.has_value(), "plan: layer ", kLmHeadName, " is missing; an explicit plan "
+          "of a language model names it too, e.g. '", kLmHeadName, " Y meshslice S=2'");
+  const FcPlan& head = *plan.lm_head;
+  require(!head.transposed && head.stationary != Stationary::W, "plan: ",
+          plan_entry(kLmHeadName, head), ": the head reads the final norm and gives the "
+          "cross-entropy its logits in the standard layout, so it runs Y or X (not W, not "
+          "transposed)");
+  require(!shape.tied_head || head.stationary == Stationary::X, "plan: ",
+          plan_entry(kLmHeadName, head), ": a tied head (model.tied_head) shares the embedding's "
+          "table, kept as W^T, so it runs X-stationary");
+}
+
+std::string parse_fc_plan(const std::string& entry, FcPlan& plan) {
   const std::string form = "write LAYER STATIONARY ALGORITHM [S=n] [B=n], e.g. 'ff1 W meshslice S=4'";
   std::istringstream in(entry);
   std::string layer, row, algorithm, option;
   require(static_cast<bool>(in >> layer >> row >> algorithm), "plan entry '", entry, "': ", form);
-  FcKind kind;
   GemmChoice choice;
   try {
-    kind = parse_fc_kind(layer);
+    if (layer != kLmHeadName) parse_fc_kind(layer);
     choice.algorithm = parse_algorithm(algorithm);
   } catch (const UserError& e) {
     throw UserError(concat("plan entry '", entry, "': ", e.what()));
@@ -122,10 +149,10 @@ FcKind parse_fc_plan(const std::string& entry, FcPlan& plan) {
       (slices ? o.slices : o.block) = values[values.size() == 3 ? p : 0];
     }
   }
-  return kind;
+  return layer;
 }
 
-std::string plan_entry(FcKind kind, const FcPlan& plan) {
+std::string plan_entry(const std::string& layer, const FcPlan& plan) {
   // "n" when the three passes agree, "fwd/bwd_data/bwd_weight" otherwise.
   const auto per_pass = [&plan](int GemmOptions::*field) {
     const auto& g = plan.gemms;
@@ -133,24 +160,31 @@ std::string plan_entry(FcKind kind, const FcPlan& plan) {
     return f == d && d == w ? std::to_string(f) : concat(f, "/", d, "/", w);
   };
   const char row = "YXW"[static_cast<int>(plan.stationary)];
-  return concat(fc_name(kind), " ", row, plan.transposed ? "t" : "", " ",
+  return concat(layer, " ", row, plan.transposed ? "t" : "", " ",
                 algorithm_name(plan.gemms[0].algorithm), " S=", per_pass(&GemmOptions::slices),
                 " B=", per_pass(&GemmOptions::block));
 }
 
-BlockPlan parse_block_plan(const std::vector<std::string>& entries) {
-  BlockPlan plan;
+ModelPlan parse_model_plan(const std::vector<std::string>& entries, const ModelShape& shape) {
+  ModelPlan plan;
   std::array<bool, kFcKinds> seen{};
   for (const std::string& entry : entries) {
     FcPlan p;
-    const FcKind kind = parse_fc_plan(entry, p);
-    require(!seen[static_cast<int>(kind)], "plan: layer ", fc_name(kind), " appears twice");
-    seen[static_cast<int>(kind)] = true;
-    plan[static_cast<int>(kind)] = p;
+    const std::string layer = parse_fc_plan(entry, p);
+    if (layer == kLmHeadName) {
+      require(!plan.lm_head, "plan: layer ", layer, " appears twice");
+      plan.lm_head = p;
+      continue;
+    }
+    const int k = static_cast<int>(parse_fc_kind(layer));
+    require(!seen[k], "plan: layer ", layer, " appears twice");
+    seen[k] = true;
+    plan[k] = p;
   }
   for (int k = 0; k < kFcKinds; ++k)
     require(seen[k], "plan: layer ", fc_name(FcKind(k)), " is missing; an explicit plan names "
-            "every layer (qkv, attn_out, ff1, ff2)");
+            "every layer (qkv, attn_out, ff1, ff2, and a language model's ", kLmHeadName, ")");
+  check_lm_head_plan(shape, plan);
   return plan;
 }
 

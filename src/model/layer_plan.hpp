@@ -13,8 +13,12 @@
 // Everything else in a block (RMSNorm, attention, residual adds) works in the standard layout,
 // and GeLU in whatever layout FF1 produces; where a layer's input or output layout differs from
 // its neighbour's, the driver re-lays the activation out (a distributed transpose) and counts it.
+// A language model's head (lm_head, H -> V) reads the final norm and gives the cross-entropy its
+// logits, both standard: it is Y- or X-stationary, never transposed, and X when tied (it then
+// shares the embedding's table, kept as W^T).
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,12 +50,28 @@ struct FcPlan {
   std::string str() const;  // "Y-stn fwd meshslice S=2 B=1, ..."
 };
 
-using BlockPlan = std::array<FcPlan, kFcKinds>;
+// The head's name in plans ("lm_head").
+extern const char* const kLmHeadName;
+
+// How a model's FC layers run: each block's four (the same in every block), and a language
+// model's head.
+struct ModelPlan {
+  std::array<FcPlan, kFcKinds> blocks{};
+  std::optional<FcPlan> lm_head;  // a language model's (model.vocab > 0), none otherwise
+
+  FcPlan& operator[](int k) { return blocks[static_cast<std::size_t>(k)]; }
+  const FcPlan& operator[](int k) const { return blocks[static_cast<std::size_t>(k)]; }
+};
 
 // The paper's phase-1 rule for T tokens per replica: the largest of X, W and Y stays stationary,
 // and the transposed variant is used when that saves a re-layout of the layer's input (FF2's
-// input is FF1's output, in whatever layout FF1 gives it). Every GEMM runs `choice`.
-BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice);
+// input is FF1's output, in whatever layout FF1 gives it). A language model's head takes the
+// larger of X and Y (X when tied). Every GEMM runs `choice`.
+ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice);
+
+// UserError unless a model of `shape` can run `plan`'s head: one exactly when it has a vocabulary,
+// Y- or X-stationary, not transposed, X when tied.
+void check_lm_head_plan(const ModelShape& shape, const ModelPlan& plan);
 
 // One layer of an explicit plan, as a deck writes it:
 //     LAYER STATIONARY ALGORITHM [S=<slices>] [B=<block>]
@@ -59,12 +79,14 @@ BlockPlan default_block_plan(const ModelShape& shape, const GemmChoice& choice);
 // hold for the three passes, or are given per pass as fwd/bwd_data/bwd_weight:
 // "ff2 X meshslice S=4/1/8 B=8/1/8". The algorithm holds for the layer's three GEMMs. A
 // malformed entry, an unknown layer, row of Table 1 or algorithm is a UserError quoting the entry.
-FcKind parse_fc_plan(const std::string& entry, FcPlan& plan);
+// Returns the layer's name: a block's layer (fc_name) or kLmHeadName.
+std::string parse_fc_plan(const std::string& entry, FcPlan& plan);
 
 // The entry parse_fc_plan reads back to `plan` (every pass runs the first pass's algorithm).
-std::string plan_entry(FcKind kind, const FcPlan& plan);
+std::string plan_entry(const std::string& layer, const FcPlan& plan);
 
-// A block plan from explicit entries: every layer exactly once.
-BlockPlan parse_block_plan(const std::vector<std::string>& entries);
+// A model plan from explicit entries: every layer of a block exactly once, and lm_head once when
+// the model has a vocabulary (checked as check_lm_head_plan does).
+ModelPlan parse_model_plan(const std::vector<std::string>& entries, const ModelShape& shape);
 
 }  // namespace meshslice

@@ -19,6 +19,7 @@
 
 #include "model/model_config.hpp"
 #include "model/reference_model.hpp"
+#include "model/token_sampling.hpp"
 
 namespace meshslice {
 
@@ -58,9 +59,10 @@ class ReferenceLm {
   T loss(const std::vector<int>& ids, const std::vector<int>& targets) const;
   // The same, and every gradient (the blocks' in blocks()).
   T loss_and_gradients(const std::vector<int>& ids, const std::vector<int>& targets);
-  // Greedy decoding: the most likely token after position `position` of `sequence` (seq_len
-  // tokens, the ones after `position` ignored by causal attention).
-  int next_token(const std::vector<int>& sequence, std::size_t position) const;
+  // Decoding: the token after position `position` of `sequence` (seq_len tokens, the ones after
+  // `position` ignored by causal attention), the most likely or draw `draw` of `sampling`.
+  int next_token(const std::vector<int>& sequence, std::size_t position,
+                 const TokenSampling& sampling = {}, std::uint64_t draw = 0) const;
   // One optimizer update of every parameter from the current gradients (t: the 1-based step),
   // clipped to the global norm of all of them; returns that norm before clipping.
   double step(const OptimizerSettings& optimizer, std::size_t t);

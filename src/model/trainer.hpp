@@ -19,6 +19,7 @@
 //     for (...) { trainer.prepare_step(); const auto r = trainer.step(); ... r.loss ... }
 //     double eval = trainer.eval_loss(2);
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -65,7 +66,7 @@ class Trainer {
   // counts the global batch's sequences replica by replica, each replica's micro-batch by
   // micro-batch and each micro-batch's mesh row by mesh row, so each mesh row reads only its
   // own sequences; evaluation batch b reads the held-out samples the same way.
-  Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
+  Trainer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
           const OptimizerSettings& optimizer, const TaskSeeds& seeds,
           const StepSettings& step = {}, RealExecutor<T>* data_ex = nullptr,
           const data::TokenSamples* samples = nullptr);
@@ -73,10 +74,11 @@ class Trainer {
   void prepare_step();                      // the next step's batch (collective over none)
   StepResult step();                        // the next training step
   double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
-  // A language model's greedy continuation of `prompt` (token ids): `count` tokens, each the
-  // most likely after the last seq_len tokens, by the distributed forward pass (the model is
-  // never gathered); the same on every rank. Collective over the job.
-  std::vector<int> generate(const std::vector<int>& prompt, std::size_t count);
+  // A language model's continuation of `prompt` (token ids): `count` tokens, each the most likely
+  // after the last seq_len tokens or drawn (token i: draw i of `sampling`), by the distributed
+  // forward pass (the model is never gathered); the same on every rank. Collective over the job.
+  std::vector<int> generate(const std::vector<int>& prompt, std::size_t count,
+                            const TokenSampling& sampling = {});
   std::size_t steps_done() const { return steps_; }
   // Goes on from a checkpoint of `steps` steps whose state was loaded into the student: the
   // next step is steps + 1, with that step's data and learning rate.
@@ -152,8 +154,11 @@ class Trainer {
   std::size_t micro_batch_bytes_ = 0;  // the buffers above, counted as work
   std::size_t steps_ = 0;
   // generate(): the token row of micro-batch 0 whose next token is wanted (npos: not
-  // generating), and the id the last stage chose.
+  // generating), how it is chosen (draw generate_draw_ of generate_sampling_), and the id the
+  // last stage chose.
   std::size_t generate_at_ = ~std::size_t{0};
+  TokenSampling generate_sampling_;
+  std::uint64_t generate_draw_ = 0;
   int generated_ = -1;
   double data_seconds_ = 0, wait_seconds_ = 0;
 };

@@ -38,7 +38,7 @@ auto* data_executor(Exec& ex, RealExecutor<typename Exec::Scalar>* given) {
 }  // namespace trainer_detail
 
 template <class Exec>
-Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
+Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
                        const OptimizerSettings& optimizer, const TaskSeeds& seeds,
                        const StepSettings& step, RealExecutor<T>* data_ex,
                        const data::TokenSamples* samples)
@@ -224,7 +224,7 @@ void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot, 
   student_.forward(c, slot, first(c) ? batch_inputs_[k] : inputs_[c][k],
                    last(c) ? y_ : outputs_[c][k]);
   if (last(c) && generate_at_ != ~std::size_t{0})
-    generated_ = student_.next_token(y_, generate_at_);
+    generated_ = student_.next_token(y_, generate_at_, generate_sampling_, generate_draw_);
   else if (last(c) && language_model())
     squares += student_.head_loss(token_batches_[k], y_, 1.0 / static_cast<double>(shape_.tokens()),
                                   train ? output_grads_[c][k] : Mat(), accumulate, sync);
@@ -357,7 +357,8 @@ void Trainer<Exec>::forward_only(std::size_t k, double& squares) {
 }
 
 template <class Exec>
-std::vector<int> Trainer<Exec>::generate(const std::vector<int>& prompt, std::size_t count) {
+std::vector<int> Trainer<Exec>::generate(const std::vector<int>& prompt, std::size_t count,
+                                         const TokenSampling& sampling) {
   require(language_model() && data_ex_, "Trainer::generate: a language model with data");
   require(!prepared_, "Trainer::generate between prepare_step() and step()");
   require(!prompt.empty(), "generation needs a prompt of at least one token");
@@ -373,6 +374,8 @@ std::vector<int> Trainer<Exec>::generate(const std::vector<int>& prompt, std::si
       token_batches_[0] =
           make_token_batch(data_ex_->torus(), student_.vocab(), ids, std::vector<int>(rows, 0));
     generate_at_ = context.size() - start - 1;
+    generate_sampling_ = sampling;
+    generate_draw_ = i;
     generated_ = -1;
     double unused = 0;
     forward_only(0, unused);

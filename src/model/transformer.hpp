@@ -60,6 +60,7 @@
 #include "model/optimizer.hpp"
 #include "model/parameter_set.hpp"
 #include "model/parameter_update.hpp"
+#include "model/token_sampling.hpp"
 #include "model/vocab_parallel.hpp"
 
 namespace meshslice {
@@ -112,11 +113,11 @@ class Transformer {
 
   // UserError on every rank when the shape cannot be laid out on the mesh (heads, sequences
   // and sizes not divisible by the chips that split them) or a layer's plan cannot run.
-  Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan, std::uint64_t seed,
+  Transformer(Exec& ex, const ModelShape& shape, const ModelPlan& plan, std::uint64_t seed,
               bool trainable, const ModelPart& part = {});
 
   const ModelShape& shape() const { return shape_; }
-  const BlockPlan& plan() const { return plan_; }
+  const ModelPlan& plan() const { return plan_; }
   std::size_t local_tokens() const;  // T / Pr: rows of an activation shard
   std::size_t local_hidden() const;  // H / Pc: its columns
 
@@ -154,9 +155,9 @@ class Transformer {
 
   // A language model (shape.vocab > 0; model/vocab_parallel.hpp): the rank holding the first
   // block embeds the tokens into the first chunk's input, the one holding the last block turns
-  // the last chunk's output into the loss: RMSNorm, the head (H -> V_p, the FF1 layer's
-  // algorithms: Y-stationary, or X-stationary keeping the embedding as W^T when tied) and the
-  // vocabulary-parallel cross-entropy.
+  // the last chunk's output into the loss: RMSNorm, the head (H -> V_p, as the plan's lm_head
+  // says: Y-stationary keeping W, or X-stationary keeping W^T, the embedding's table when tied)
+  // and the vocabulary-parallel cross-entropy.
   bool embeds() const { return embedding_ != kNone; }
   bool has_head() const { return final_gain_ != kNone; }
   const VocabSplit& vocab() const { return vocab_; }
@@ -171,10 +172,12 @@ class Transformer {
   // counts each token once.
   double head_loss(const TokenBatch& batch, const Mat& y, double scale, const Mat& dy,
                    bool accumulate, bool sync);
-  // Greedy decoding: the most likely next token after this chip's token `row` (rows of the
-  // standard layout), from y, the last block's output; the same id on every chip of the mesh
-  // row (collective over it). The logits stay split: each chip offers its best, the row agrees.
-  int next_token(const Mat& y, std::size_t row);
+  // Decoding: the next token after this chip's token `row` (rows of the standard layout), from
+  // y, the last block's output, greedy or drawn (draw `draw` of `sampling`); the same id on every
+  // chip of the mesh row (collective over it). The logits stay split: each chip offers its best
+  // score (model/token_sampling.hpp), the row agrees.
+  int next_token(const Mat& y, std::size_t row, const TokenSampling& sampling,
+                 std::uint64_t draw);
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).
@@ -296,7 +299,7 @@ class Transformer {
   const Torus& torus_;
   ExecSpace space_;
   ModelShape shape_;
-  BlockPlan plan_;
+  ModelPlan plan_;
   bool trainable_;
   bool zero_;
   std::size_t dp_;

@@ -38,7 +38,7 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
 }  // namespace transformer_detail
 
 template <class Exec>
-Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPlan& plan,
+Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
                                std::uint64_t seed, bool trainable, const ModelPart& part)
     : ex_(ex),
       torus_(ex.torus()),
@@ -52,6 +52,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const BlockPla
       chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
       small_((transformer_detail::check_shape(shape, ex.mesh_rows(), ex.mesh_cols()),
               std::max(shape.tokens() / ex.mesh_rows(), shape.hidden / ex.mesh_cols()))) {
+  check_lm_head_plan(shape, plan);
   const std::size_t T_ = shape.tokens(), H = shape.hidden;
   for (int k = 0; k < kFcKinds; ++k) {
     const FcKind kind = FcKind(k);
@@ -227,24 +228,30 @@ void Transformer<Exec>::add_lm_ends(std::uint64_t seed) {
           "the first and the last block must be on one pipeline stage; untie the head or run "
           "without pipeline stages");
   const auto add = [&](LmParam param, std::size_t rows, std::size_t cols, std::size_t row0,
-                       std::size_t col0) {
-    return add_parameter(lm_parameter(param, row0, col0), rows, cols, seed, lm_param_stream(param),
+                       std::size_t col0, bool transposed) {
+    Parameter<T> p = lm_parameter(param, row0, col0);
+    p.layout.transposed = transposed;
+    return add_parameter(std::move(p), rows, cols, seed, lm_param_stream(param),
                          lm_param_std(shape_, param));
   };
   if (first) {  // the table: vocabulary over mesh rows, hidden over mesh columns
-    embedding_ = add(LmParam::embedding, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc));
+    embedding_ = add(LmParam::embedding, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc), false);
     embedding_layer_ = std::make_unique<TokenEmbedding<Exec>>(ex_, vocab_, H, T_);
     memory_.work += embedding_layer_->work_bytes();
   }
   if (!last) return;
-  final_gain_ = add(LmParam::final_norm_gain, 1, H / pc, 0, j * (H / pc));
-  // The head keeps W (H x V_p) in blocks, or tied, W^T: the embedding's table.
-  const Stationary stationary = shape_.tied_head ? Stationary::X : Stationary::Y;
-  if (!shape_.tied_head)
-    head_ = add(LmParam::lm_head, H / pr, Vp / pc, i * (H / pr), j * (Vp / pc));
+  final_gain_ = add(LmParam::final_norm_gain, 1, H / pc, 0, j * (H / pc), false);
+  // The head keeps W (H x V_p) in blocks when Y-stationary; W^T when X-stationary, laid out as
+  // the embedding's table, which it is when tied.
+  const FcPlan& head = *plan_.lm_head;
+  const bool kept_transposed = head.stationary == Stationary::X;
+  if (!shape_.tied_head && kept_transposed)
+    head_ = add(LmParam::lm_head, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc), true);
+  else if (!shape_.tied_head)
+    head_ = add(LmParam::lm_head, H / pr, Vp / pc, i * (H / pr), j * (Vp / pc), false);
   try {
-    head_layer_ = std::make_unique<FcLayer<Exec>>(ex_, stationary, false, T_, H, Vp,
-                                                  fc_plan(FcKind::ff1).gemms, trainable_);
+    head_layer_ = std::make_unique<FcLayer<Exec>>(ex_, head.stationary, false, T_, H, Vp,
+                                                  head.gemms, trainable_);
   } catch (const UserError& e) {
     throw UserError(concat("the LM head (", H, " -> ", Vp, ", the vocabulary of ", vocab_.vocab,
                            " padded): ", e.what()));
@@ -709,7 +716,8 @@ double Transformer<Exec>::head_loss(const TokenBatch& batch, const Mat& y, doubl
 }
 
 template <class Exec>
-int Transformer<Exec>::next_token(const Mat& y, std::size_t row) {
+int Transformer<Exec>::next_token(const Mat& y, std::size_t row, const TokenSampling& sampling,
+                                  std::uint64_t draw) {
   MESHSLICE_ASSERT(has_head() && row < local_tokens(), "Transformer::next_token: no head or row ",
                    row, " of ", local_tokens());
   head_logits(y);
@@ -721,9 +729,11 @@ int Transformer<Exec>::next_token(const Mat& y, std::size_t row) {
     const std::size_t col = static_cast<std::size_t>(ex_.coord(Axis::col));
     const auto logits = Kokkos::create_mirror_view_and_copy(
         Kokkos::HostSpace(), Kokkos::subview(logits_, row, Kokkos::ALL));
-    for (std::size_t c = 0; c < vocab_.valid_logits(col); ++c)
-      if (static_cast<double>(logits(c)) > best.logit)
-        best = {static_cast<double>(logits(c)), static_cast<int>(vocab_.logit_first(col) + c)};
+    for (std::size_t c = 0; c < vocab_.valid_logits(col); ++c) {
+      const std::size_t id = vocab_.logit_first(col) + c;
+      const double score = token_score(sampling, draw, id, static_cast<double>(logits(c)));
+      if (score > best.logit) best = {score, static_cast<int>(id)};
+    }
   }
   const AxisComm& ring = torus_.axis(Axis::col);
   const RecordedOp op(ring_op(CommKind::all_reduce, ring, 1, sizeof(best)));

@@ -22,7 +22,7 @@ namespace meshslice::train {
 struct DataFreeRun {
   MeshShape mesh;  // the emulated machine's
   ModelShape model;
-  BlockPlan plan;
+  ModelPlan plan;
   OptimizerSettings optimizer;
   StepSettings step;  // its flop_rate is set to the machine's
   std::size_t steps = 2;

@@ -52,23 +52,24 @@ GemmChoice choice(Algorithm a, int slices) { return GemmChoice{a, {slices, 1}}; 
 struct RunLayout {
   std::string name;
   MeshShape mesh;
-  BlockPlan plan;
+  ModelPlan plan;
   StepSettings step;
 };
 
-BlockPlan default_plan(Algorithm a = Algorithm::meshslice, int slices = 2) {
-  return default_block_plan(shape_for(1), choice(a, slices));
+ModelPlan default_plan(Algorithm a = Algorithm::meshslice, int slices = 2) {
+  return default_model_plan(shape_for(1), choice(a, slices));
 }
 
 // Every FC layer transposed or W-stationary (weights stored as W^T where the plan says), with
-// another algorithm than the default's.
-BlockPlan transposed_plan() {
-  BlockPlan p = default_plan(Algorithm::summa, 2);
+// another algorithm than the default's; a language model's head X-stationary (kept as W^T).
+ModelPlan transposed_plan() {
+  ModelPlan p = default_plan(Algorithm::summa, 2);
   p[0].stationary = Stationary::W;
   p[0].transposed = true;
   p[1].stationary = Stationary::X;
   p[2].stationary = Stationary::X;
   p[2].transposed = true;
+  p.lm_head = p[1];
   return p;
 }
 
@@ -91,6 +92,17 @@ ModelShape lm_shape_for(int dp, bool tied) {
   return s;
 }
 
+// A layout's plan for a model of `shape`: a head (the layout's, or the default with the first
+// layer's GEMMs) when it has a vocabulary, none otherwise.
+ModelPlan plan_for(const RunLayout& l, const ModelShape& shape) {
+  ModelPlan plan = l.plan;
+  if (shape.vocab == 0)
+    plan.lm_head.reset();
+  else if (!plan.lm_head || (shape.tied_head && plan.lm_head->stationary != Stationary::X))
+    plan.lm_head = default_model_plan(shape, plan[0].gemms[0]).lm_head;
+  return plan;
+}
+
 // A trainer of one layout, with the executor and torus it runs on; a language model's when
 // given its token samples.
 template <class T>
@@ -101,7 +113,7 @@ struct LayoutRun {
         shape(samples ? lm_shape_for(l.mesh.dp, tied) : shape_for(l.mesh.dp)),
         torus(MPI_COMM_WORLD, l.mesh),
         ex(torus, CommOptions{}),
-        trainer(ex, shape, l.plan, o, kSeeds, l.step, nullptr, samples) {}
+        trainer(ex, shape, plan_for(l, shape), o, kSeeds, l.step, nullptr, samples) {}
   CheckpointFacts facts() {
     CheckpointFacts f;
     f.step = trainer.steps_done();

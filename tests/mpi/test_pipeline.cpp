@@ -65,11 +65,12 @@ FcPlan fc(Stationary s, bool transposed, Algorithm algorithm) {
   return p;
 }
 
-BlockPlan plan_of(const Case& c, const ModelShape& s) {
-  if (!c.relayouts) return default_block_plan(s, GemmChoice{c.algorithm, {2, 1}});
+ModelPlan plan_of(const Case& c, const ModelShape& s) {
+  if (!c.relayouts) return default_model_plan(s, GemmChoice{c.algorithm, {2, 1}});
   // FF1 W-stationary: its input transposed, its norm staged in the forward pass's buffer.
-  return {fc(Stationary::X, false, c.algorithm), fc(Stationary::W, true, c.algorithm),
-          fc(Stationary::W, false, c.algorithm), fc(Stationary::Y, false, c.algorithm)};
+  return {{fc(Stationary::X, false, c.algorithm), fc(Stationary::W, true, c.algorithm),
+           fc(Stationary::W, false, c.algorithm), fc(Stationary::Y, false, c.algorithm)},
+          std::nullopt};
 }
 
 std::vector<Case> cases() {
@@ -121,7 +122,7 @@ TEST_P(PipelineMatchesReference, TenStepsLossesAndFinalWeights) {
   const ModelShape s = shape(c.blocks);
   const TaskSeeds seeds{21, 22, 23};
   RealExecutor<double> ex(torus(), CommOptions{});
-  const BlockPlan plan = plan_of(c, s);
+  const ModelPlan plan = plan_of(c, s);
   Trainer<RealExecutor<double>> trainer(ex, s, plan, adamw(), seeds, step_of(c));
   ReferenceTrainer<double> reference(s, seeds, adamw());
   expect_matches_reference(trainer, reference, s, torus().size(Axis::dp), 10, c.name);
@@ -135,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(Schedules, PipelineMatchesReference, ::testing::ValuesI
 TEST(PipelineMemory, ActivationSlotsFollowTheSchedule) {
   const ModelShape s = shape(4);
   const std::size_t p = torus().size(Axis::pp), stage = torus().coord(Axis::pp), m = 4;
-  const BlockPlan plan = default_block_plan(s, GemmChoice{Algorithm::collective, {1, 1}});
+  const ModelPlan plan = default_model_plan(s, GemmChoice{Algorithm::collective, {1, 1}});
   RealExecutor<double> ex(torus(), CommOptions{});
   StepSettings gpipe, one_f_one_b;
   gpipe.schedule = PipelineSchedule::gpipe;
@@ -155,7 +156,7 @@ TEST(PipelineMemory, ActivationSlotsFollowTheSchedule) {
 // the same kernels on the same inputs. And it keeps only each block's input.
 TEST(PipelineCheckpointing, BitIdenticalLossesAndLessMemory) {
   const ModelShape s = shape(4);
-  const BlockPlan plan = default_block_plan(s, GemmChoice{Algorithm::meshslice, {2, 1}});
+  const ModelPlan plan = default_model_plan(s, GemmChoice{Algorithm::meshslice, {2, 1}});
   StepSettings kept, recomputed;
   kept.micro_batches = recomputed.micro_batches = 2;
   recomputed.checkpointed = {0, 1, 2, 3};
@@ -188,7 +189,7 @@ TEST(PipelineZero, BitIdenticalLossesAndShardedOptimizerState) {
   const std::size_t dp = torus().size(Axis::dp);
   if (dp != 2) GTEST_SKIP() << "bit-identity holds where each sum over replicas is one addition";
   const ModelShape s = shape(4);
-  const BlockPlan plan = default_block_plan(s, GemmChoice{Algorithm::meshslice, {2, 1}});
+  const ModelPlan plan = default_model_plan(s, GemmChoice{Algorithm::meshslice, {2, 1}});
   StepSettings plain, zero;
   plain.micro_batches = zero.micro_batches = 2;
   zero.zero = true;

@@ -56,7 +56,7 @@ FcPlan fc(Stationary s, bool transposed, GemmChoice c) {
 
 struct Case {
   std::string name;
-  BlockPlan plan;
+  ModelPlan plan;
   OptimizerKind optimizer;
   ModelShape shape = tiny_shape();
 };
@@ -65,35 +65,37 @@ std::vector<Case> cases() {
   const ModelShape s = tiny_shape();
   const auto ms = [](int slices) { return choice(Algorithm::meshslice, slices); };
   std::vector<Case> c;
-  c.push_back({"default_meshslice_S1_sgd", default_block_plan(s, ms(1)), OptimizerKind::sgd});
-  c.push_back({"default_meshslice_S2_adamw", default_block_plan(s, ms(2)), OptimizerKind::adamw});
-  c.push_back({"default_meshslice_S4_adamw", default_block_plan(s, ms(4)), OptimizerKind::adamw});
-  c.push_back({"collective_sgd", default_block_plan(s, choice(Algorithm::collective, 1)),
+  c.push_back({"default_meshslice_S1_sgd", default_model_plan(s, ms(1)), OptimizerKind::sgd});
+  c.push_back({"default_meshslice_S2_adamw", default_model_plan(s, ms(2)), OptimizerKind::adamw});
+  c.push_back({"default_meshslice_S4_adamw", default_model_plan(s, ms(4)), OptimizerKind::adamw});
+  c.push_back({"collective_sgd", default_model_plan(s, choice(Algorithm::collective, 1)),
                OptimizerKind::sgd});
-  c.push_back({"summa_adamw", default_block_plan(s, choice(Algorithm::summa, 2)),
+  c.push_back({"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)),
                OptimizerKind::adamw});
-  c.push_back({"wang_adamw", default_block_plan(s, choice(Algorithm::wang, 1)),
+  c.push_back({"wang_adamw", default_model_plan(s, choice(Algorithm::wang, 1)),
                OptimizerKind::adamw});
   // Every row of Table 1 and transposed variants, with re-layouts in and out of layers and
   // between FF1 and FF2, and a different algorithm per pass.
-  BlockPlan mixed{fc(Stationary::X, false, ms(2)), fc(Stationary::W, false, ms(1)),
-                  fc(Stationary::W, true, choice(Algorithm::summa, 2)),
-                  fc(Stationary::Y, false, choice(Algorithm::collective, 1))};
+  ModelPlan mixed{{fc(Stationary::X, false, ms(2)), fc(Stationary::W, false, ms(1)),
+                   fc(Stationary::W, true, choice(Algorithm::summa, 2)),
+                   fc(Stationary::Y, false, choice(Algorithm::collective, 1))},
+                  std::nullopt};
   mixed[0].gemms[1] = choice(Algorithm::wang, 1);
   c.push_back({"mixed_relayouts_adamw", mixed, OptimizerKind::adamw});
-  BlockPlan transposed{fc(Stationary::W, true, ms(2)), fc(Stationary::Y, true, ms(1)),
-                       fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))};
+  ModelPlan transposed{{fc(Stationary::W, true, ms(2)), fc(Stationary::Y, true, ms(1)),
+                        fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))},
+                       std::nullopt};
   c.push_back({"transposed_variants_sgd", transposed, OptimizerKind::sgd});
   // Sequences long enough for attention's causal row blocks (kernels/attention.hpp): three
   // blocks of 32 query rows, the last one partial.
   ModelShape long_sequences = s;
   long_sequences.seq_len = 72;
-  c.push_back({"causal_blocks_adamw", default_block_plan(long_sequences, ms(2)),
+  c.push_back({"causal_blocks_adamw", default_model_plan(long_sequences, ms(2)),
                OptimizerKind::adamw, long_sequences});
   // RoPE (q and k turned by position), also across causal row blocks.
   ModelShape rope = s;
   rope.rope = true;
-  c.push_back({"rope_adamw", default_block_plan(rope, ms(2)), OptimizerKind::adamw, rope});
+  c.push_back({"rope_adamw", default_model_plan(rope, ms(2)), OptimizerKind::adamw, rope});
   rope.seq_len = 72;
   c.push_back({"rope_causal_blocks_sgd", transposed, OptimizerKind::sgd, rope});
   return c;
@@ -111,7 +113,7 @@ TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
   ReferenceTrainer<double> reference(shape, seeds, opt);
   expect_matches_reference(trainer, reference, shape, torus().size(Axis::dp), 20, c.name);
   if (HasFatalFailure()) return;
-  const bool relayouts = std::any_of(c.plan.begin(), c.plan.end(), [](const FcPlan& p) {
+  const bool relayouts = std::any_of(c.plan.blocks.begin(), c.plan.blocks.end(), [](const FcPlan& p) {
     return p.input() == Layout::transposed || p.output() == Layout::transposed;
   });
   EXPECT_EQ(trainer.student().relayouts().count > 0, relayouts) << c.name;
@@ -129,7 +131,7 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
   Trace trace;
   RealExecutor<double> ex(torus(), CommOptions{}, 8, &trace);
   const ModelShape shape = tiny_shape();
-  const BlockPlan plan = default_block_plan(shape, choice(Algorithm::meshslice, 2));
+  const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 2));
   Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw), TaskSeeds{});
   trainer.step();  // the first step's start-up out of the way
   trace.clear();
@@ -161,7 +163,7 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
   StepSettings zero;
   zero.zero = true;
   RealExecutor<double> ex(torus(), CommOptions{});
-  const BlockPlan plan = default_block_plan(shape, choice(Algorithm::meshslice, 1));
+  const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 1));
   Trainer<RealExecutor<double>> trainer(ex, shape, plan, opt, seeds, zero);
   std::size_t sharded = 0;
   for (const Parameter<double>& p : trainer.student().parameters()) sharded += p.sharded();
@@ -177,7 +179,7 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
 TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
   RealExecutor<double> ex(torus(), CommOptions{});
   const ModelShape s = tiny_shape();
-  const BlockPlan plan = default_block_plan(s, choice(Algorithm::collective, 1));
+  const ModelPlan plan = default_model_plan(s, choice(Algorithm::collective, 1));
   ModelPart sgd_part, adamw_part;
   sgd_part.optimizer = OptimizerKind::sgd;
   Transformer<RealExecutor<double>> sgd(ex, s, plan, 1, true, sgd_part);
@@ -204,7 +206,7 @@ TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
 
 TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});
-  const BlockPlan plan = default_block_plan(tiny_shape(), choice(Algorithm::collective, 1));
+  const ModelPlan plan = default_model_plan(tiny_shape(), choice(Algorithm::collective, 1));
   const auto expect_error = [&](ModelShape s, const std::string& words) {
     try {
       Transformer<RealExecutor<double>>(ex, s, plan, 1, true);

@@ -54,9 +54,10 @@ FcPlan fc(Stationary s, bool transposed, int slices) {
 }
 
 // Every row of Table 1, so the step re-lays activations out.
-BlockPlan relayout_plan() {
-  return {fc(Stationary::X, false, 2), fc(Stationary::W, false, 1), fc(Stationary::W, true, 2),
-          fc(Stationary::Y, false, 2)};
+ModelPlan relayout_plan() {
+  return {{fc(Stationary::X, false, 2), fc(Stationary::W, false, 1), fc(Stationary::W, true, 2),
+           fc(Stationary::Y, false, 2)},
+          std::nullopt};
 }
 
 // One chip's GEMM flops in a training step, from the shapes alone: each FC layer's three GEMMs
@@ -93,7 +94,7 @@ double align_clocks(Executor& ex, MPI_Comm comm) {
 TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
   const ModelShape s = shape();
-  const BlockPlan plan = relayout_plan();
+  const ModelPlan plan = relayout_plan();
   const TaskSeeds seeds{21, 22, 23};
   RealExecutor<double> alone(torus(), CommOptions{});
   Trainer<RealExecutor<double>> real_trainer(alone, s, plan, adamw(), seeds);
@@ -152,7 +153,7 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
 // chip, and the chips of a stage and the replicas are alike.
 TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
   const ModelShape s = shape();
-  const BlockPlan plan = relayout_plan();
+  const ModelPlan plan = relayout_plan();
   StepSettings step;
   step.micro_batches = torus().size(Axis::pp) > 1 && torus().size(Axis::row) == 1 ? 2 : 1;
   const auto emulated_steps = [&](auto& ex, auto& trainer, MPI_Comm comm) {
