@@ -172,7 +172,16 @@ meshslice_app_test(train_lm_1x2 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/tra
 meshslice_app_test(train_lm_tied_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-lm-2x1 40
   ${MPI2} ${LM_TRAIN} --set mesh.rows=2 --set model.tied_head=true --set train.sample_every=20
   --set train.sample_temperature=0.8)
-set_tests_properties(train_lm_1x2 train_lm_tied_2x1 PROPERTIES FIXTURES_REQUIRED lm_data)
+# The tuner's plan for the LM deck's model, its head included, trained.
+meshslice_app_test(tune_laptop_lm_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-lm
+  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/laptop.yaml --set model.hidden=128
+  --set model.seq_len=64 --set model.sequences=8 --set model.vocab=257 --
+  ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/tune-lm/train 20 ${MPI2} ${LM_TRAIN}
+  --set train.steps=20)
+set_tests_properties(tune_laptop_lm_plan_trains PROPERTIES PASS_REGULAR_EXPRESSION
+  "lm_head .128 -> 272, the vocabulary of 257 padded.*lm_head .128 -> 257.: Y-stn.*PASS")
+set_tests_properties(train_lm_1x2 train_lm_tied_2x1 tune_laptop_lm_plan_trains PROPERTIES
+  FIXTURES_REQUIRED lm_data)
 meshslice_app_test(data_help 1 ${DATA_APP} --help)
 set_tests_properties(data_help PROPERTIES PASS_REGULAR_EXPRESSION
   "usage: meshslice-data .--out PREFIX. .--held-out FRACTION. .--seed N. FILE_OR_DIR.*MMIDIDX")

@@ -4,6 +4,7 @@
 // planner. Both print their tables and write the plan meshslice-train runs (OUT/plan.yaml).
 // Mode calibrate: the machine description of the MPI machine it runs on.
 #include <chrono>
+#include <optional>
 
 #include "comm/comm_parameters.hpp"
 #include "core/app.hpp"
@@ -46,7 +47,10 @@ int tune_block(const AppContext& context, const TuneSettings& s) {
   tune::TrainingConfig config;
   config.rows = tuning.best_mesh().rows;
   config.cols = tuning.best_mesh().cols;
-  write_plan(context.out_dir + "/plan.yaml", s, config, tuning.best_mesh(), machine.machine.name);
+  const std::optional<tune::MeshChoice> head =
+      s.vocab > 0 ? std::optional(tune_lm_head(cost, s, config)) : std::nullopt;
+  write_plan(context.out_dir + "/plan.yaml", s, config, tuning.best_mesh(), head ? &*head : nullptr,
+             machine.machine.name);
   log_info("results in ", context.out_dir, "/tune.csv; plan in ", context.out_dir, "/plan.yaml");
   return 0;
 }
@@ -61,7 +65,10 @@ int plan_training(const AppContext& context, TuneSettings s) {
   print_planner(s, search, s.chips, machine.machine);
   std::fflush(stdout);
   write_planner_csv(context.out_dir + "/planner.csv", search);
-  write_plan(context.out_dir + "/plan.yaml", s, best.config, *best.mesh, machine.machine.name);
+  const std::optional<tune::MeshChoice> head =
+      s.vocab > 0 ? std::optional(tune_lm_head(cost, s, best.config)) : std::nullopt;
+  write_plan(context.out_dir + "/plan.yaml", s, best.config, *best.mesh, head ? &*head : nullptr,
+             machine.machine.name);
   log_info("results in ", context.out_dir, "/planner.csv; plan in ", context.out_dir, "/plan.yaml");
   return 0;
 }

@@ -5,6 +5,7 @@
 #include "core/csv.hpp"
 #include "core/deck.hpp"
 #include "model/layer_plan.hpp"
+#include "model/vocab_parallel.hpp"
 
 namespace meshslice::tuneapp {
 
@@ -196,8 +197,30 @@ void write_calibration_csv(const std::string& path, const tune::Calibration& c,
   csv.finish();
 }
 
+tune::MeshChoice tune_lm_head(const tune::CostModel& cost, const TuneSettings& s,
+                              const tune::TrainingConfig& c) {
+  // The head runs once per micro-batch on the last stage, on the vocabulary meshslice-train pads.
+  const std::size_t tokens =
+      s.sequences / static_cast<std::size_t>(c.dp) / c.microbatches * s.seq_len;
+  const std::size_t vocab = model_vocab(s.vocab, static_cast<std::size_t>(c.rows),
+                                        static_cast<std::size_t>(c.cols)).padded;
+  const auto gemms = sim::lm_head_gemms(s.llm.hidden, vocab, tokens);
+  tune::MeshChoice head = tune::tune_mesh(cost, gemms, c.rows, c.cols, s.search);
+  require(head.usable(), kLmHeadName, " (", s.llm.hidden, " -> ", vocab, ", ", tokens,
+          " tokens) on ", c.rows, "x", c.cols, ": ", head.unusable);
+  std::string slices;
+  for (const tune::TunedGemm& g : head.gemms) slices += concat(" ", g.gemm.pass, " S=", g.slices);
+  std::printf("%s (%zu -> %zu, the vocabulary of %zu padded, %zu tokens per micro-batch): %s,%s; "
+              "%.3g ms per micro-batch on the last stage (not in the step estimate)\n",
+              kLmHeadName, s.llm.hidden, vocab, s.vocab, tokens,
+              stationary_name(head.gemms.front().gemm.stationary), slices.c_str(),
+              1e3 * head.seconds);
+  return head;
+}
+
 void write_plan(const std::string& path, const TuneSettings& s, const tune::TrainingConfig& c,
-                const tune::MeshChoice& mesh_choice, const std::string& machine_name) {
+                const tune::MeshChoice& mesh_choice, const tune::MeshChoice* head,
+                const std::string& machine_name) {
   Teuchos::ParameterList plan("plan");
   const std::size_t per_replica = s.sequences / static_cast<std::size_t>(c.dp);
   plan.set("hidden", static_cast<int>(s.llm.hidden));
@@ -217,14 +240,16 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
     plan.sublist("recompute").set("blocks", Teuchos::Array<std::string>(1, "all"));
   plan.sublist("optimizer").set("zero", c.zero);
   Teuchos::Array<std::string> layers;
-  const auto& gemms = mesh_choice.gemms;
-  for (std::size_t g = 0; g + 2 < gemms.size(); g += 3) {
-    FcPlan layer;
-    layer.stationary = gemms[g].gemm.stationary;
-    layer.transposed = gemms[g].gemm.transposed;
-    for (int p = 0; p < 3; ++p)
-      layer.gemms[p] = {Algorithm::meshslice, sim::gemm_options(gemms[g + p].slices, s.search)};
-    layers.push_back(plan_entry(gemms[g].gemm.layer, layer));
+  for (const tune::MeshChoice* choice : {&mesh_choice, head}) {
+    const auto& gemms = choice ? choice->gemms : std::vector<tune::TunedGemm>{};
+    for (std::size_t g = 0; g + 2 < gemms.size(); g += 3) {
+      FcPlan layer;
+      layer.stationary = gemms[g].gemm.stationary;
+      layer.transposed = gemms[g].gemm.transposed;
+      for (int p = 0; p < 3; ++p)
+        layer.gemms[p] = {Algorithm::meshslice, sim::gemm_options(gemms[g + p].slices, s.search)};
+      layers.push_back(plan_entry(gemms[g].gemm.layer, layer));
+    }
   }
   plan.set("layers", layers);
   write_deck_yaml(path, plan,

@@ -40,8 +40,15 @@ void write_calibration_csv(const std::string& path, const tune::Calibration& c,
 
 // A configuration's plan in meshslice-train's plan-file form: what it was made for (hidden, heads,
 // tokens per replica), the mesh, the pipeline, checkpointing, ZeRO-1 and one entry per FC layer
-// with its S per pass (`mesh`: phases 1 and 2 for the configuration's micro-batch).
+// with its S per pass (`mesh`: phases 1 and 2 for the configuration's micro-batch), and the
+// language model's head's when `head` is given (its GEMMs tuned on the same mesh).
 void write_plan(const std::string& path, const TuneSettings& s, const tune::TrainingConfig& config,
-                const tune::MeshChoice& mesh, const std::string& machine_name);
+                const tune::MeshChoice& mesh, const tune::MeshChoice* head,
+                const std::string& machine_name);
+
+// A language model's head (s.vocab > 0): its GEMMs' S on the configuration's mesh, printed.
+// UserError when no candidate S fits one of them.
+tune::MeshChoice tune_lm_head(const tune::CostModel& cost, const TuneSettings& s,
+                              const tune::TrainingConfig& config);
 
 }  // namespace meshslice::tuneapp

@@ -31,6 +31,10 @@ Teuchos::ParameterList valid_parameters() {
   model.set("sequences", 0,
             "sequences per step (the global batch); 0 = chips / 2, the paper's "
             "weak scaling");
+  model.set("vocab", 0,
+            "a language model's vocabulary: plan.yaml also gets its head's entry (lm_head, tuned "
+            "on the chosen mesh for the vocabulary padded as meshslice-train pads it; not counted "
+            "in the planner's step estimate); 0 = no head");
   model.set("blocks", 0,
             "plan: transformer blocks; 0 = the named model's (gpt3 96, "
             "megatron-nlg 105)");
@@ -118,6 +122,9 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   require(sequences > 0 || s.chips % 2 == 0,
           "model.sequences = 0 means chips / 2, but chips = ", s.chips,
           " is odd; give model.sequences");
+  const int vocab = get_param<int>(deck, "model.vocab");
+  require(vocab >= 0, "model.vocab = ", vocab, " must not be negative (0: no head)");
+  s.vocab = static_cast<std::size_t>(vocab);
   s.seq_len = static_cast<std::size_t>(seq_len);
   s.sequences = static_cast<std::size_t>(sequences > 0 ? sequences : s.chips / 2);
   s.search.slices = get_ints(deck, "search.slices");

@@ -23,6 +23,7 @@ struct TuneSettings {
   sim::LlmSpec llm;  // a named model, or custom hidden/heads
   std::size_t seq_len = 0;
   std::size_t sequences = 0;  // the global batch
+  std::size_t vocab = 0;      // a language model's vocabulary (its head is planned); 0: none
   sim::SweepOptions search;
   sim::AttentionLayout attention = sim::AttentionLayout::standard;
   tune::GemmRate gemm_rate = tune::GemmRate::per_shape;

@@ -18,6 +18,10 @@ Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out
   return Stationary::W;
 }
 
+Stationary choose_standard_stationary(std::size_t in, std::size_t out) {
+  return in > out ? Stationary::X : Stationary::Y;
+}
+
 std::vector<FcDataflow> choose_dataflows(std::size_t tokens, const std::vector<FcShape>& chain) {
   std::vector<FcDataflow> out;
   bool previous_output_transposed = false;

@@ -23,6 +23,12 @@ const char* stationary_name(Stationary s);  // "Y-stn", "X-stn", "W-stn"
 // The stationary matrix of Y = X W for T tokens: the largest of X, W and Y (the paper's rule).
 Stationary choose_stationary(std::size_t tokens, std::size_t in, std::size_t out);
 
+// The same for a layer whose input and output stay in the standard layout, so W-stn (which takes
+// its input transposed) is out: the larger of X (T x I) and Y (T x O). A language model's head,
+// named kLmHeadName ("lm_head") in plans and tables.
+Stationary choose_standard_stationary(std::size_t in, std::size_t out);
+inline constexpr const char* kLmHeadName = "lm_head";
+
 // Phase 1 of the autotuner along a chain of FC layers: each layer's row of Table 1 (the largest
 // matrix stationary) and whether it runs its transposed variant. Untransposed, a W-stationary
 // layer takes its input transposed and every layer gives its output standard; the transposed

@@ -7,8 +7,6 @@
 
 namespace meshslice {
 
-const char* const kLmHeadName = "lm_head";
-
 const char* layout_name(Layout layout) {
   return layout == Layout::standard ? "tokens/row hidden/col" : "hidden/row tokens/col";
 }
@@ -80,8 +78,8 @@ ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) 
   }
   if (shape.vocab > 0) {
     FcPlan head;
-    head.stationary =
-        shape.tied_head || shape.hidden > shape.vocab ? Stationary::X : Stationary::Y;
+    head.stationary = shape.tied_head ? Stationary::X
+                                      : choose_standard_stationary(shape.hidden, shape.vocab);
     head.gemms = {choice, choice, choice};
     plan.lm_head = head;
   }

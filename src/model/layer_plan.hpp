@@ -50,9 +50,6 @@ struct FcPlan {
   std::string str() const;  // "Y-stn fwd meshslice S=2 B=1, ..."
 };
 
-// The head's name in plans ("lm_head").
-extern const char* const kLmHeadName;
-
 // How a model's FC layers run: each block's four (the same in every block), and a language
 // model's head.
 struct ModelPlan {

@@ -58,6 +58,16 @@ std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens, Attentio
   return gemms_of(llm, tokens, choose_dataflows(tokens, block_chain(llm, attention)));
 }
 
+std::vector<FcGemm> lm_head_gemms(std::size_t hidden, std::size_t vocab, std::size_t tokens) {
+  const Stationary stationary = choose_standard_stationary(hidden, vocab);
+  const auto problems = fc_layer_gemms(stationary, tokens, hidden, vocab);
+  std::vector<FcGemm> out;
+  for (int pass = 0; pass < 3; ++pass)
+    out.push_back({kLmHeadName, pass_name(static_cast<Pass>(pass)), stationary, false,
+                   problems[pass]});
+  return out;
+}
+
 std::vector<FcGemm> y_stationary_block_gemms(const LlmSpec& llm, std::size_t tokens) {
   return gemms_of(llm, tokens, std::vector<FcDataflow>(transformer_fc_layers(llm).size()));
 }

@@ -73,6 +73,11 @@ std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention);
 std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens,
                                 AttentionLayout attention = AttentionLayout::follows_qkv);
 
+// The 3 GEMMs of a language model's head (H -> V, the vocabulary as padded for the mesh) for T
+// tokens, layer "lm_head": never transposed, the larger of X and Y stationary
+// (choose_standard_stationary), as meshslice-train's default plan for an untied head.
+std::vector<FcGemm> lm_head_gemms(std::size_t hidden, std::size_t vocab, std::size_t tokens);
+
 // The same GEMMs without the dataflow optimization: every layer Y-stationary, nothing
 // transposed (the default the paper's Table 2 compares against).
 std::vector<FcGemm> y_stationary_block_gemms(const LlmSpec& llm, std::size_t tokens);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_tune.sh OUT TUNE_COMMAND... -- TRAIN_COMMAND...: runs meshslice-tune writing to OUT/tune
 # and checks its tables and files (OUT/tune/tune.csv with a row per usable mesh and GEMM, one
-# best mesh; OUT/tune/plan.yaml with a mesh and four layers), then runs TRAIN_COMMAND with the
+# best mesh; OUT/tune/plan.yaml with a mesh and four layers, five with a language model's head
+# when the tune command sets model.vocab), then runs TRAIN_COMMAND with the
 # plan appended (--set plan=OUT/tune/plan.yaml, the shorthand) and checks that the
 # run took the plan's mesh. TRAIN_COMMAND is run as given, so it may be a checker such as
 # check_train.sh that appends --out itself; a word @PP@ in it becomes the plan's mesh.pp (the
@@ -49,8 +50,11 @@ rows_, cols_ = best.pop()
 assert re.search(r"^  rows: %s$" % rows_, text, re.M) and re.search(r"^  cols: %s$" % cols_, text, re.M), text
 PY
 fi
-grep -Eq "^layers: \[('(qkv|attn_out|ff1|ff2) [YXW]t? meshslice S=[0-9/]+ B=[0-9/]+'(, )?){4}\]$" "$plan" ||
-  fail "plan.yaml lacks its four layers"
+# A language model's plan (model.vocab) adds its head.
+head=0
+if grep -q 'model.vocab=' <<<"${tune[*]}"; then head=1; fi
+grep -Eq "^layers: \[('(qkv|attn_out|ff1|ff2) [YXW]t? meshslice S=[0-9/]+ B=[0-9/]+'(, )?){4}('lm_head [YX] meshslice S=[0-9/]+ B=[0-9/]+'){$head}\]$" "$plan" ||
+  fail "plan.yaml lacks its four layers (and a language model's head)"
 key() { python3 -c "import re,sys; print(re.search(r'^  %s: (\d+)' % sys.argv[2], open(sys.argv[1]).read(), re.M).group(1))" "$plan" "$1"; }
 rows=$(key rows)
 pp=$(key pp)
