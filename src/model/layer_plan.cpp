@@ -11,23 +11,6 @@ const char* layout_name(Layout layout) {
   return layout == Layout::standard ? "tokens/row hidden/col" : "hidden/row tokens/col";
 }
 
-const char* fc_name(FcKind kind) {
-  switch (kind) {
-    case FcKind::qkv: return "qkv";
-    case FcKind::attn_out: return "attn_out";
-    case FcKind::ff1: return "ff1";
-    case FcKind::ff2: return "ff2";
-  }
-  return "?";
-}
-
-FcKind parse_fc_kind(const std::string& name) {
-  for (int k = 0; k < kFcKinds; ++k)
-    if (name == fc_name(FcKind(k))) return FcKind(k);
-  throw UserError(concat("unknown FC layer '", name, "'; valid layers: qkv, attn_out, ff1, ff2, ",
-                         kLmHeadName));
-}
-
 ParamKind fc_param(FcKind kind) {
   switch (kind) {
     case FcKind::qkv: return ParamKind::qkv;
@@ -39,10 +22,10 @@ ParamKind fc_param(FcKind kind) {
 }
 
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind) {
-  return param_shape(shape, fc_param(kind)).rows;
+  return block_fc_layers(shape.hidden, shape.ffn())[static_cast<int>(kind)].in;
 }
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind) {
-  return param_shape(shape, fc_param(kind)).cols;
+  return block_fc_layers(shape.hidden, shape.ffn())[static_cast<int>(kind)].out;
 }
 
 Layout FcPlan::input() const {
@@ -63,13 +46,9 @@ std::string FcPlan::str() const {
 }
 
 ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) {
-  // Only FF2 reads another layer's output directly (through GeLU); QKV and FF1 read the residual
-  // stream's norm and the output projection reads attention, all standard.
-  std::vector<FcShape> chain;
-  for (int k = 0; k < kFcKinds; ++k)
-    chain.push_back({fc_inputs(shape, FcKind(k)), fc_outputs(shape, FcKind(k)),
-                     FcKind(k) == FcKind::ff2});
-  const auto flows = choose_dataflows(shape.tokens(), chain);
+  // Attention gives its output in the standard layout, whatever QKV's.
+  const auto flows = choose_dataflows(
+      shape.tokens(), block_chain(block_fc_layers(shape.hidden, shape.ffn()), false));
   ModelPlan plan;
   for (int k = 0; k < kFcKinds; ++k) {
     plan[k].stationary = flows[k].stationary;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm/block_fc_layers.hpp"
 #include "gemm/fc_dataflow.hpp"
 #include "model/fc_layer.hpp"
 #include "model/model_config.hpp"
@@ -31,10 +32,7 @@ namespace meshslice {
 enum class Layout { standard, transposed };
 const char* layout_name(Layout layout);  // "tokens/row hidden/col" or "hidden/row tokens/col"
 
-enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
-constexpr int kFcKinds = 4;
-const char* fc_name(FcKind kind);        // "qkv", "attn_out", "ff1", "ff2"
-FcKind parse_fc_kind(const std::string& name);
+// The block's layers (FcKind, fc_name, their shapes): gemm/block_fc_layers.hpp.
 ParamKind fc_param(FcKind kind);         // the parameter holding the layer's weight
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind);
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "gemm/block_fc_layers.hpp"
 
 namespace meshslice {
 
@@ -27,13 +28,18 @@ std::string parameter_name(std::size_t block, ParamKind kind) {
 }
 
 ParamShape param_shape(const ModelShape& s, ParamKind kind) {
+  const auto layers = block_fc_layers(s.hidden, s.ffn());
+  const auto weight = [&layers](FcKind k) {
+    const BlockFcLayer& layer = layers[static_cast<int>(k)];
+    return ParamShape{layer.in, layer.out};
+  };
   switch (kind) {
     case ParamKind::norm1_gain:
     case ParamKind::norm2_gain: return {1, s.hidden};
-    case ParamKind::qkv: return {s.hidden, 3 * s.hidden};
-    case ParamKind::attn_out: return {s.hidden, s.hidden};
-    case ParamKind::ff1: return {s.hidden, s.ffn()};
-    case ParamKind::ff2: return {s.ffn(), s.hidden};
+    case ParamKind::qkv: return weight(FcKind::qkv);
+    case ParamKind::attn_out: return weight(FcKind::attn_out);
+    case ParamKind::ff1: return weight(FcKind::ff1);
+    case ParamKind::ff2: return weight(FcKind::ff2);
   }
   return {};
 }

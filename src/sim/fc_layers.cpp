@@ -20,27 +20,17 @@ const LlmSpec& llm_by_name(const std::string& name) {
   throw UserError(concat("unknown model '", name, "'; valid models: gpt3, megatron-nlg"));
 }
 
-std::vector<FcLayer> transformer_fc_layers(const LlmSpec& llm) {
-  const std::size_t h = llm.hidden, f = llm.ffn_hidden();
-  return {{"qkv", h, 3 * h}, {"attn_out", h, h}, {"ff1", h, f}, {"ff2", f, h}};
-}
-
-
-std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention) {
-  std::vector<FcShape> chain;
-  for (const FcLayer& layer : transformer_fc_layers(llm))
-    chain.push_back({layer.in, layer.out,
-                     layer.name == "ff2" ||
-                         (layer.name == "attn_out" && attention == AttentionLayout::follows_qkv)});
-  return chain;
-}
-
 namespace {
+
+// The layers of one of the model's blocks.
+std::array<BlockFcLayer, kFcKinds> layers_of(const LlmSpec& llm) {
+  return block_fc_layers(llm.hidden, llm.ffn_hidden());
+}
 
 // The 12 GEMMs of a block whose layers take `flows`.
 std::vector<FcGemm> gemms_of(const LlmSpec& llm, std::size_t tokens,
                              const std::vector<FcDataflow>& flows) {
-  const auto layers = transformer_fc_layers(llm);
+  const auto layers = layers_of(llm);
   std::vector<FcGemm> out;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto problems = fc_layer_gemms(flows[i].stationary, tokens, layers[i].in, layers[i].out);
@@ -55,7 +45,9 @@ std::vector<FcGemm> gemms_of(const LlmSpec& llm, std::size_t tokens,
 }  // namespace
 
 std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens, AttentionLayout attention) {
-  return gemms_of(llm, tokens, choose_dataflows(tokens, block_chain(llm, attention)));
+  return gemms_of(llm, tokens,
+                  choose_dataflows(tokens, block_chain(layers_of(llm),
+                                                       attention == AttentionLayout::follows_qkv)));
 }
 
 std::vector<FcGemm> lm_head_gemms(std::size_t hidden, std::size_t vocab, std::size_t tokens) {
@@ -69,7 +61,7 @@ std::vector<FcGemm> lm_head_gemms(std::size_t hidden, std::size_t vocab, std::si
 }
 
 std::vector<FcGemm> y_stationary_block_gemms(const LlmSpec& llm, std::size_t tokens) {
-  return gemms_of(llm, tokens, std::vector<FcDataflow>(transformer_fc_layers(llm).size()));
+  return gemms_of(llm, tokens, std::vector<FcDataflow>(kFcKinds));
 }
 
 }  // namespace meshslice::sim

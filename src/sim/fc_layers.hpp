@@ -3,9 +3,10 @@
 // §3.2.1, §4.4, Table 1): which matrix stays in place, whether the layer runs transposed, and
 // the forward, backward-data and backward-weight GEMMs that follow.
 //
-// A block has four FC layers Y = X W on T = batch * sequence tokens: the attention's input
-// projection (h -> 3h, Q, K and V together) and output projection (h -> h), and the
-// feed-forward network's two layers (h -> 4h -> h).
+// A block has four FC layers Y = X W on T = batch * sequence tokens, as gemm/block_fc_layers.hpp
+// describes them for meshslice-train's model too: the attention's input projection (h -> 3h, Q,
+// K and V together) and output projection (h -> h), and the feed-forward network's two layers
+// (h -> 4h -> h).
 //
 // Dataflow (the paper's autotuner, phase 1): the largest of X (T x I), W (I x O) and
 // Y (T x O) stays stationary, and the backward GEMMs take the same row of Table 1
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm/block_fc_layers.hpp"
 #include "gemm/fc_dataflow.hpp"
 #include "gemm/gemm_problem.hpp"
 
@@ -41,16 +43,8 @@ const LlmSpec& llm_by_name(const std::string& name);
 using meshslice::Stationary;
 using meshslice::stationary_name;
 
-struct FcLayer {
-  std::string name;  // "qkv", "attn_out", "ff1", "ff2"
-  std::size_t in;    // I
-  std::size_t out;   // O
-};
-
-std::vector<FcLayer> transformer_fc_layers(const LlmSpec& llm);
-
 struct FcGemm {
-  std::string layer;  // FcLayer::name
+  std::string layer;  // a block layer's name (fc_name) or kLmHeadName
   std::string pass;   // "fwd", "bwd_data", "bwd_weight"
   Stationary stationary;
   bool transposed;
@@ -63,11 +57,6 @@ struct FcGemm {
 // the output projection then reads QKV's layout), or always in the standard one (meshslice-train,
 // whose attention keeps tokens over mesh rows and whole heads over mesh columns).
 enum class AttentionLayout { follows_qkv, standard };
-
-// The FC layers of a block as a chain for choose_dataflows (gemm/fc_dataflow.hpp): FF2 reads
-// FF1's output through GeLU; the output projection reads QKV's through attention when
-// attention keeps QKV's layout; QKV and FF1 read a norm of the residual stream (standard).
-std::vector<FcShape> block_chain(const LlmSpec& llm, AttentionLayout attention);
 
 // The 12 GEMMs (4 layers x 3 passes) of one block's training step for T tokens.
 std::vector<FcGemm> block_gemms(const LlmSpec& llm, std::size_t tokens,

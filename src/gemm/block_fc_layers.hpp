@@ -1,0 +1,43 @@
+#pragma once
+// The fully-connected layers of a transformer block, in the order they run: the one description
+// of a block that meshslice-train's model (model/layer_plan.hpp), the simulator and the tuner
+// (sim/fc_layers.hpp) read. Each is Y = X W on the block's tokens:
+//   qkv       H -> 3H  Q, K and V together, from the norm of the residual stream
+//   attn_out  H -> H   the output projection, from attention's output
+//   ff1       H -> F   the feed-forward network's first layer (F = 4H), from the norm
+//   ff2       F -> H   its second, from FF1's output through GeLU
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gemm/fc_dataflow.hpp"
+
+namespace meshslice {
+
+enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
+constexpr int kFcKinds = 4;
+
+struct BlockFcLayer {
+  FcKind kind;
+  const char* name;  // "qkv", "attn_out", "ff1", "ff2"
+  std::size_t in, out;
+  // What the layer reads: a norm of the residual stream (standard layout), attention's output,
+  // or the previous layer's output directly (its layout kept).
+  enum class Input { norm, attention, previous } input;
+};
+
+// The block's layers for hidden size H and feed-forward width F.
+std::array<BlockFcLayer, kFcKinds> block_fc_layers(std::size_t hidden, std::size_t ffn);
+
+const char* fc_name(FcKind kind);
+// A block layer by name; UserError listing the names (and a language model's kLmHeadName).
+FcKind parse_fc_kind(const std::string& name);
+
+// The layers as a chain for choose_dataflows: attention's output in QKV's layout when
+// `attention_keeps_qkv_layout` (the paper's heuristic), else in the standard one (meshslice-train,
+// whose attention keeps tokens over mesh rows and whole heads over mesh columns).
+std::vector<FcShape> block_chain(const std::array<BlockFcLayer, kFcKinds>& layers,
+                                 bool attention_keeps_qkv_layout);
+
+}  // namespace meshslice
