@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
+#include "gemm/block_fc_layers.hpp"
 
 namespace meshslice::tune {
 
@@ -10,9 +11,16 @@ namespace {
 
 constexpr double kOptimizerStateBytes = 2 * 4;  // AdamW's two moments in fp32, per parameter
 
+// The weights of a block's FC layers (12 h^2 at F = 4h).
+double block_weights(const TrainingModel& m) {
+  double weights = 0;
+  for (const BlockFcLayer& layer : block_fc_layers(m.llm.hidden, m.llm.ffn_hidden()))
+    weights += static_cast<double>(layer.in) * static_cast<double>(layer.out);
+  return weights;
+}
+
 double block_parameters(const TrainingModel& m) {
-  const double h = static_cast<double>(m.llm.hidden);
-  return 12 * h * h + 2 * h;  // QKV 3h^2, output h^2, FF 8h^2; two norm gains
+  return block_weights(m) + 2 * static_cast<double>(m.llm.hidden);  // and two norm gains
 }
 
 // The mesh's forward and backward GEMM seconds of one block.
@@ -52,8 +60,7 @@ std::string TrainingConfig::str() const {
 
 double step_flops(const TrainingModel& m) {
   const double tokens = static_cast<double>(m.global_batch * m.seq_len);
-  const double h = static_cast<double>(m.llm.hidden);
-  return 3 * 2 * tokens * 12 * h * h * static_cast<double>(m.blocks);
+  return 3 * 2 * tokens * block_weights(m) * static_cast<double>(m.blocks);
 }
 
 StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
