@@ -72,6 +72,12 @@ CheckpointFacts TrainCheckpoints::facts(std::size_t step, double lr) const {
   f.precision = s.precision;
   f.optimizer = s.optimizer.kind;
   f.seeds = s.seeds;
+  f.data.seq_len = s.model.seq_len;
+  f.data.global_sequences = s.model.sequences * static_cast<std::size_t>(s.mesh.dp);
+  if (s.lm) {
+    f.data.dataset = std::filesystem::weakly_canonical(s.data.prefix).string();
+    f.data.held_out = s.data.held_out;
+  }
   f.lr = lr;
   f.layout = concat(s.mesh.str(), ", ", schedule_name(s.step.schedule), " x ",
                     s.step.micro_batches, " micro-batches", s.step.zero ? ", ZeRO-1" : "",

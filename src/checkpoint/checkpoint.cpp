@@ -240,6 +240,12 @@ std::string trainer_json(const CheckpointFacts& f,
   seeds.set("teacher", f.seeds.teacher);
   seeds.set("data", f.seeds.data);
   root.set("seeds", seeds);
+  json::Value data = json::Value::object();
+  data.set("seq_len", f.data.seq_len);
+  data.set("global_sequences", f.data.global_sequences);
+  data.set("dataset", f.data.dataset);
+  data.set("held_out", f.data.held_out);
+  root.set("data_stream", data);
   root.set("layout", f.layout);
   json::Value list = json::Value::object();
   for (const auto& [name, facts] : files) {
@@ -344,6 +350,23 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
   same_seed("data", "seed_data", run.seeds.data);
 }
 
+// A log line for each setting of the data stream that differs from the saved run's (checkpoints
+// of an earlier format record none).
+void note_data_stream(const std::string& path, const json::Value& root, const DataStream& run) {
+  const json::Value* saved = root.find("data_stream");
+  if (saved == nullptr) return;
+  const auto differs = [&](const char* what, const std::string& then, const std::string& now) {
+    if (then != now)
+      log_info("resuming ", path, " with ", what, " = ", now, " where it was saved with ", then,
+               ": the steps from here see other sequences than the saved run would have");
+  };
+  differs("model.seq_len", concat(saved->at("seq_len").as_uint()), concat(run.seq_len));
+  differs("a global batch (model.sequences x mesh.dp)",
+          concat(saved->at("global_sequences").as_uint()), concat(run.global_sequences));
+  differs("data.prefix", saved->at("dataset").as_string(), run.dataset);
+  differs("data.held_out", concat(saved->at("held_out").as_number()), concat(run.held_out));
+}
+
 }  // namespace
 
 std::string checkpoint_name(std::size_t step) {
@@ -439,6 +462,7 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
   try {
     root = json::parse(text);
     check_fits(path, root, run);
+    note_data_stream(path, root, run.data);
     saved.step = root.at("step").as_uint();
     saved.lr = root.at("learning_rate").as_number();
     saved.precision = root.at("precision").as_string();

@@ -30,12 +30,23 @@
 namespace meshslice {
 
 // What trainer.json records besides the files.
+// What decides which sequences the steps after a checkpoint see, besides the data seed: a run
+// resumed with another of these trains on (a batch or sequence-length schedule, another corpus),
+// but not on the sequences the saved run would have seen, and the log says so.
+struct DataStream {
+  std::size_t seq_len = 0;
+  std::size_t global_sequences = 0;  // per step, over the data-parallel replicas
+  std::string dataset;               // a language model's data.prefix ("" for the teacher task)
+  double held_out = 0;               // its held-out fraction
+};
+
 struct CheckpointFacts {
   std::size_t step = 0;  // steps done: the next step (and its data) is step + 1
   ModelShape model;
   std::string precision;  // "float" or "double"
   OptimizerKind optimizer = OptimizerKind::adamw;
   TaskSeeds seeds;
+  DataStream data;
   double lr = 0;       // the learning rate of step `step`: the schedule's position
   std::string layout;  // the saving run's mesh, pipeline and plan (for the record)
   std::string deck;    // its resolved deck (YAML)

@@ -4,7 +4,8 @@
 #   1. 20 steps straight against 10, then a new job resuming for 10: train.csv's losses and
 #      gradient norms and the final checkpoint's files are the same, byte for byte;
 #   2. saved on 2x2, resumed on 1x2 x dp 2 (double): the losses match the straight 2x2 run's to
-#      1e-9 relative (printed side by side);
+#      1e-9 relative (printed side by side); resumed with half the batch, the log says the steps
+#      see other sequences than the saved run would have;
 #   3. SIGUSR1 (a batch system's warning) stops the run after its step with a checkpoint and exit
 #      status 75; --resume auto in the same OUT finishes it, train.csv complete;
 #   4. a full disk during a save (a small tmpfs; skipped where none can be mounted): one error,
@@ -68,6 +69,12 @@ assert [r["step"] for r in resumed] == [str(s) for s in range(11, 21)], "rows 11
 assert worst < 1e-9, worst
 PY
 echo "PASS: losses equal to 1e-9 relative"
+! grep -q "other sequences" dp2.log || fail "a note of another data stream for the same global batch"
+run 4 "${two_by_two[@]}" --set model.sequences=8 --set train.steps=12 --out half-batch \
+  --resume square-10/checkpoints/latest >half-batch.log 2>&1 ||
+  { cat half-batch.log; fail "resume with half the batch"; }
+grep "other sequences" half-batch.log ||
+  fail "no note that a resume with another global batch sees other sequences"
 
 echo "== 3. SIGUSR1 stops with a checkpoint (exit 75); --resume auto finishes the run"
 run_in_background 2 --set train.steps=3000 --set train.log_every=1 --out signal >signal.log 2>&1
