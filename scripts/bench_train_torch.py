@@ -1,26 +1,63 @@
 #!/usr/bin/env python3
-"""PyTorch reference for scripts/bench-train.sh: the model of inputs/train/bench-h1024.yaml
-(L pre-norm blocks: RMSNorm with gain, QKV, causal multi-head attention, output projection,
-residual, RMSNorm, FF1, GeLU (tanh), FF2, residual; no biases), MSE against fixed targets,
-AdamW with global-norm clipping, float. Times whole training steps (forward, backward,
-clipping, optimizer) on the same cores and prints one JSON line: best step seconds and tokens/s.
+"""PyTorch reference for scripts/bench-train.sh: the models meshslice-train trains, float.
 
-    python3 bench_train_torch.py --hidden 1024 --heads 8 --blocks 2 --seq-len 512 \
-        --sequences 4 --steps 6 --threads 2
+--task teacher (inputs/train/bench-h1024.yaml): L pre-norm blocks (RMSNorm with gain, QKV,
+causal multi-head attention, output projection, residual, RMSNorm, FF1, GeLU (tanh), FF2,
+residual; no biases), MSE against fixed random targets.
+--task lm (inputs/train/bench-lm.yaml): token embedding, the same blocks with RoPE on q and k
+(in each head, dimensions d and d + dim/2 turn by position * 10000^(-2d/dim), as
+src/model/reference_model.cpp), final RMSNorm with gain, the head (H x V_p, or with --tied the
+embedding transposed), cross-entropy over the vocabulary. V_p is the vocabulary padded as
+meshslice pads it (--vocab-multiple, 16 on a 1x2 mesh), so the head's GEMMs are the same size;
+the padding's logits are left out of the softmax. The tokens are random ids in [0, 257) (the
+byte-level dataset's range), one fixed batch: the data does not change the time of a step.
+
+Both: AdamW (betas 0.9, 0.95, no weight decay) with global-norm clipping. Times whole training
+steps (forward, backward, clipping, optimizer) and prints one JSON line: the best step's seconds
+and tokens/s, the torch version, its BLAS and CPU kernels, the attention used and the threads
+actually in use (torch's, and the BLAS library's where it can be asked).
+
+    python3 bench_train_torch.py --task lm --vocab 32768 --hidden 1024 --heads 8 --blocks 2 \
+        --seq-len 512 --sequences 4 --steps 6 --threads 2
 """
 import argparse
+import ctypes
 import json
 import math
+import re
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
+ROPE_BASE = 10000.0  # src/model/model_config.hpp kRopeBase
+RMS_EPSILON = 1e-6   # kRmsNormEpsilon
+
+
+def rmsnorm(x, gain):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_EPSILON) * gain
+
+
+def rope_tables(seq_len, head_dim):
+    half = head_dim // 2
+    inverse = torch.exp(-2.0 * torch.arange(half, dtype=torch.float64) / head_dim
+                        * math.log(ROPE_BASE))
+    angle = torch.arange(seq_len, dtype=torch.float64)[:, None] * inverse[None, :]
+    return angle.cos().float(), angle.sin().float()  # seq_len x half
+
+
+def rotate(t, cos, sin):  # t: batch x heads x seq x head_dim; pairs (d, d + half)
+    half = t.shape[-1] // 2
+    x1, x2 = t[..., :half], t[..., half:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
 
 class Block(torch.nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, attention):
         super().__init__()
         self.heads = heads
+        self.attention = attention
         self.norm1 = torch.nn.Parameter(torch.ones(hidden))
         self.qkv = torch.nn.Linear(hidden, 3 * hidden, bias=False)
         self.attn_out = torch.nn.Linear(hidden, hidden, bias=False)
@@ -28,56 +65,172 @@ class Block(torch.nn.Module):
         self.ff1 = torch.nn.Linear(hidden, 4 * hidden, bias=False)
         self.ff2 = torch.nn.Linear(4 * hidden, hidden, bias=False)
 
-    @staticmethod
-    def rmsnorm(x, gain):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * gain
-
-    def forward(self, x, mask):
+    def forward(self, x, mask, rope):
         b, s, h = x.shape
         d = h // self.heads
-        q, k, v = self.qkv(self.rmsnorm(x, self.norm1)).split(h, dim=-1)
+        q, k, v = self.qkv(rmsnorm(x, self.norm1)).split(h, dim=-1)
         q, k, v = (t.view(b, s, self.heads, d).transpose(1, 2) for t in (q, k, v))
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
-        p = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
-        a = (p @ v).transpose(1, 2).reshape(b, s, h)
-        x = x + self.attn_out(a)
-        return x + self.ff2(F.gelu(self.ff1(self.rmsnorm(x, self.norm2)), approximate="tanh"))
+        if rope is not None:
+            q, k = rotate(q, *rope), rotate(k, *rope)
+        if self.attention == "sdpa":
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
+            p = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+            a = p @ v
+        x = x + self.attn_out(a.transpose(1, 2).reshape(b, s, h))
+        return x + self.ff2(F.gelu(self.ff1(rmsnorm(x, self.norm2)), approximate="tanh"))
+
+
+class Model(torch.nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(
+            Block(args.hidden, args.heads, args.attention) for _ in range(args.blocks))
+        self.rope = rope_tables(args.seq_len, args.hidden // args.heads) if args.rope else None
+        self.lm = args.task == "lm"
+        if self.lm:
+            self.vocab = args.vocab
+            self.padded = (args.vocab + args.vocab_multiple - 1) // args.vocab_multiple \
+                * args.vocab_multiple
+            self.embedding = torch.nn.Embedding(self.padded, args.hidden)
+            self.final_norm = torch.nn.Parameter(torch.ones(args.hidden))
+            self.head = None if args.tied else torch.nn.Linear(args.hidden, self.padded, bias=False)
+
+    def forward(self, x, mask, target):
+        if self.lm:
+            x = self.embedding(x)
+        for block in self.blocks:
+            x = block(x, mask, self.rope)
+        if not self.lm:
+            return F.mse_loss(x, target)
+        h = rmsnorm(x, self.final_norm)
+        logits = F.linear(h, self.embedding.weight if self.head is None else self.head.weight)
+        if self.padded > self.vocab:  # the padding is never predicted
+            logits = logits[..., :self.vocab]
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+
+
+def mapped_libraries():
+    try:
+        with open("/proc/self/maps") as maps:
+            return sorted({line.split()[-1] for line in maps if "/" in line})
+    except OSError:
+        return []
+
+
+def blas_report(threads):
+    """Which BLAS torch multiplies with, and its thread count: BLAS_INFO of torch's build
+    (mkl, open, generic = the system's libblas.so.3, for Debian an alternative), the library
+    mapped into the process, and OpenBLAS's own thread count (set to `threads`: at::
+    set_num_threads sets OpenMP's and MKL's, not OpenBLAS's, which reads OPENBLAS_NUM_THREADS)."""
+    config = torch.__config__.show()
+    info = re.search(r"BLAS_INFO=(\w+)", config)
+    capability = re.search(r"CPU capability usage: (\w+)", config)
+    report = {"blas_info": info.group(1) if info else "unknown",
+              "cpu_capability": capability.group(1) if capability else "unknown"}
+    mkl = re.search(r"Math Kernel Library Version ([\w.]+)", config)
+    dnnl = re.search(r"MKL-DNN (v[\w.]+)", config)
+    if mkl:
+        report["mkl"] = mkl.group(1)
+    if dnnl:
+        report["onednn"] = dnnl.group(1)
+    libraries = mapped_libraries()
+    # (numpy's own OpenBLAS, which torch 2 loads with numpy, multiplies none of torch's tensors)
+    blas_libs = [lib for lib in libraries if re.search(r"openblas|libblas|libmkl|blis", lib)
+                 and "numpy" not in lib]
+    report["blas_libraries"] = blas_libs
+    for lib in blas_libs:
+        try:
+            handle = ctypes.CDLL(lib)
+            get, put = handle.openblas_get_num_threads, handle.openblas_set_num_threads
+        except (OSError, AttributeError):
+            continue
+        report["blas_threads_at_start"] = get()
+        if get() != threads:
+            put(threads)
+        report["blas_threads"] = get()
+        config_fn = getattr(handle, "openblas_get_config", None)
+        if config_fn is not None:
+            config_fn.restype = ctypes.c_char_p
+            report["openblas_config"] = config_fn().decode().strip()
+        corename = getattr(handle, "openblas_get_corename", None)
+        if corename is not None:
+            corename.restype = ctypes.c_char_p
+            report["openblas_core"] = corename().decode().strip()
+        break
+    if report["blas_info"] == "mkl" or any("libmkl" in lib for lib in blas_libs):
+        report.setdefault("blas_threads", torch.get_num_threads())  # at:: sets MKL's
+    if report["blas_info"] == "mkl":
+        report["blas"] = f"MKL {report.get('mkl', '')}".strip()
+    elif "openblas_config" in report:
+        report["blas"] = report["openblas_config"].split()[0] + (
+            " (pthread)" if any("openblas-pthread" in lib for lib in blas_libs)
+            else " (openmp)" if any("openblas-openmp" in lib for lib in blas_libs) else "")
+    else:
+        report["blas"] = report["blas_info"]
+    return report
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=("teacher", "lm"), default="teacher")
     parser.add_argument("--hidden", type=int, default=1024)
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--blocks", type=int, default=2)
     parser.add_argument("--seq-len", type=int, default=512)
     parser.add_argument("--sequences", type=int, default=4)
+    parser.add_argument("--vocab", type=int, default=32768, help="task lm: the vocabulary")
+    parser.add_argument("--vocab-multiple", type=int, default=16,
+                        help="task lm: pad the vocabulary to a multiple of this (meshslice: "
+                             "8 x lcm(mesh rows, cols))")
+    parser.add_argument("--tied", action="store_true", help="task lm: the head is the embedding")
+    parser.add_argument("--rope", type=int, choices=(0, 1), default=None,
+                        help="RoPE on q and k (default: on for lm, off for teacher)")
+    parser.add_argument("--attention", choices=("auto", "matmul", "sdpa"), default="auto",
+                        help="matmul: q k^T, masked softmax, p v (what meshslice computes); "
+                             "sdpa: F.scaled_dot_product_attention (torch 2); auto: sdpa where "
+                             "torch has it")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
+    args.rope = bool(args.rope) if args.rope is not None else args.task == "lm"
+    if args.attention == "auto":
+        args.attention = "sdpa" if hasattr(F, "scaled_dot_product_attention") else "matmul"
     torch.set_num_threads(args.threads)
+    blas = blas_report(args.threads)
     torch.manual_seed(1)
-    blocks = torch.nn.ModuleList(Block(args.hidden, args.heads) for _ in range(args.blocks))
-    optimizer = torch.optim.AdamW(blocks.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0)
-    shape = (args.sequences, args.seq_len, args.hidden)
-    x, target = torch.randn(shape), torch.randn(shape)
+    model = Model(args)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0)
+    shape = (args.sequences, args.seq_len)
+    if args.task == "lm":
+        tokens = torch.randint(0, 257, (args.sequences, args.seq_len + 1))
+        x, target = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    else:
+        x, target = torch.randn(shape + (args.hidden,)), torch.randn(shape + (args.hidden,))
     mask = torch.triu(torch.ones(args.seq_len, args.seq_len, dtype=torch.bool), diagonal=1)
-    best = float("inf")
+    best, losses = float("inf"), []
     for step in range(args.steps):
         start = time.perf_counter()
-        y = x
-        for block in blocks:
-            y = block(y, mask)
-        loss = F.mse_loss(y, target)
+        loss = model(x, mask, target)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(blocks.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         seconds = time.perf_counter() - start
+        losses.append(loss.item())
         if step > 0:  # the first step allocates and warms up
             best = min(best, seconds)
     tokens = args.sequences * args.seq_len
-    print(json.dumps({"threads": args.threads, "best_step_seconds": best,
-                      "tokens_per_second": tokens / best, "torch": torch.__version__}))
+    result = {"task": args.task, "threads": args.threads,
+              "torch_threads": torch.get_num_threads(), "best_step_seconds": best,
+              "tokens_per_second": tokens / best, "torch": torch.__version__,
+              "python": sys.executable, "attention": args.attention,
+              "first_loss": losses[0], "last_loss": losses[-1]}
+    if args.task == "lm":
+        result.update(vocab=args.vocab, padded_vocab=model.padded, tied=args.tied)
+    result.update(blas)
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
