@@ -382,7 +382,8 @@ Settings settings_from(const AppContext& context) {
 ModelPlan model_plan(const Settings& s) {
   if (s.plan_source == "default") return default_model_plan(s.model, s.default_choice);
   try {
-    return parse_model_plan(s.plan_layers, s.model);  // the deck's, or the plan file's (deck_with_plan)
+    // The deck's entries, or the plan file's (deck_with_plan).
+    return parse_model_plan(s.plan_layers, s.model);
   } catch (const UserError& e) {
     if (s.plan_source != "file") throw;
     throw UserError(concat("plan file ", s.plan_file, ": ", e.what()));

@@ -12,6 +12,13 @@ std::array<BlockFcLayer, kFcKinds> block_fc_layers(std::size_t hidden, std::size
            {FcKind::ff2, "ff2", ffn, hidden, Input::previous}}};
 }
 
+double block_fc_weights(std::size_t hidden, std::size_t ffn) {
+  double weights = 0;
+  for (const BlockFcLayer& layer : block_fc_layers(hidden, ffn))
+    weights += static_cast<double>(layer.in) * static_cast<double>(layer.out);
+  return weights;
+}
+
 const char* fc_name(FcKind kind) { return block_fc_layers(0, 0)[static_cast<int>(kind)].name; }
 
 FcKind parse_fc_kind(const std::string& name) {

@@ -30,6 +30,10 @@ struct BlockFcLayer {
 // The block's layers for hidden size H and feed-forward width F.
 std::array<BlockFcLayer, kFcKinds> block_fc_layers(std::size_t hidden, std::size_t ffn);
 
+// The elements of the layers' weights, sum of in x out (12 H^2 at F = 4H): a block's FC
+// parameters, and a third of its training step's GEMM FLOPs per token and multiply-add.
+double block_fc_weights(std::size_t hidden, std::size_t ffn);
+
 const char* fc_name(FcKind kind);
 // A block layer by name; UserError listing the names (and a language model's kLmHeadName).
 FcKind parse_fc_kind(const std::string& name);

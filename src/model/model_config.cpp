@@ -106,13 +106,14 @@ OptimizerKind parse_optimizer(const std::string& name) {
 double block_flops(const ModelShape& m) {
   const double t = static_cast<double>(m.tokens()), h = static_cast<double>(m.hidden);
   const double s = static_cast<double>(m.seq_len), b = static_cast<double>(m.sequences);
-  return 72 * t * h * h + 12 * b * s * s * h;
+  // Three GEMMs of 2 FLOPs per multiply-add for each weight and token; attention's two.
+  return 6 * t * block_fc_weights(m.hidden, m.ffn()) + 12 * b * s * s * h;
 }
 
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
                             std::size_t scalar_bytes) {
   const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
-  const double weights = 12 * h * h * shape.blocks / chips;  // QKV 3H^2, out H^2, FF 8H^2
+  const double weights = block_fc_weights(shape.hidden, shape.ffn()) * shape.blocks / chips;
   const double states = static_cast<double>(optimizer_state_names(optimizer).size());
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
   // mid-block residual, FF1's input and output (4H) and FF2's input (4H): 16 T H.

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "data/token_samples.hpp"
@@ -153,12 +154,14 @@ class Trainer {
   std::vector<typename Exec::OpId> sends_;
   std::size_t micro_batch_bytes_ = 0;  // the buffers above, counted as work
   std::size_t steps_ = 0;
-  // generate(): the token row of micro-batch 0 whose next token is wanted (npos: not
-  // generating), how it is chosen (draw generate_draw_ of generate_sampling_), and the id the
-  // last stage chose.
-  std::size_t generate_at_ = ~std::size_t{0};
-  TokenSampling generate_sampling_;
-  std::uint64_t generate_draw_ = 0;
+  // While generate() runs: the token row of micro-batch 0 whose next token is wanted and how it
+  // is chosen (draw `draw` of `sampling`); and the id the last stage chose.
+  struct NextToken {
+    std::size_t row = 0;
+    TokenSampling sampling;
+    std::uint64_t draw = 0;
+  };
+  std::optional<NextToken> generating_;
   int generated_ = -1;
   double data_seconds_ = 0, wait_seconds_ = 0;
 };

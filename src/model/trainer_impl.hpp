@@ -223,8 +223,9 @@ void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot, 
   if (first(c) && language_model()) student_.embed(token_batches_[k], batch_inputs_[k]);
   student_.forward(c, slot, first(c) ? batch_inputs_[k] : inputs_[c][k],
                    last(c) ? y_ : outputs_[c][k]);
-  if (last(c) && generate_at_ != ~std::size_t{0})
-    generated_ = student_.next_token(y_, generate_at_, generate_sampling_, generate_draw_);
+  if (last(c) && generating_)
+    generated_ = student_.next_token(y_, generating_->row, generating_->sampling,
+                                     generating_->draw);
   else if (last(c) && language_model())
     squares += student_.head_loss(token_batches_[k], y_, 1.0 / static_cast<double>(shape_.tokens()),
                                   train ? output_grads_[c][k] : Mat(), accumulate, sync);
@@ -373,13 +374,11 @@ std::vector<int> Trainer<Exec>::generate(const std::vector<int>& prompt, std::si
     if (student_.embeds() || student_.has_head())
       token_batches_[0] =
           make_token_batch(data_ex_->torus(), student_.vocab(), ids, std::vector<int>(rows, 0));
-    generate_at_ = context.size() - start - 1;
-    generate_sampling_ = sampling;
-    generate_draw_ = i;
+    generating_ = NextToken{context.size() - start - 1, sampling, i};
     generated_ = -1;
     double unused = 0;
     forward_only(0, unused);
-    generate_at_ = ~std::size_t{0};
+    generating_.reset();
     // Mesh row 0 of the last stage chose it: every rank takes it.
     int token = ex_.coord(Axis::row) == 0 ? generated_ : -1;
     MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_MAX, ex_.torus().comm());

@@ -234,21 +234,24 @@ void Transformer<Exec>::add_lm_ends(std::uint64_t seed) {
     return add_parameter(std::move(p), rows, cols, seed, lm_param_stream(param),
                          lm_param_std(shape_, param));
   };
-  if (first) {  // the table: vocabulary over mesh rows, hidden over mesh columns
-    embedding_ = add(LmParam::embedding, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc), false);
+  // Vocabulary over mesh rows and hidden over mesh columns: the embedding's table, and an
+  // X-stationary head's W^T (the table itself when tied).
+  const auto add_table = [&](LmParam param, bool transposed) {
+    return add(param, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc), transposed);
+  };
+  if (first) {
+    embedding_ = add_table(LmParam::embedding, false);
     embedding_layer_ = std::make_unique<TokenEmbedding<Exec>>(ex_, vocab_, H, T_);
     memory_.work += embedding_layer_->work_bytes();
   }
   if (!last) return;
   final_gain_ = add(LmParam::final_norm_gain, 1, H / pc, 0, j * (H / pc), false);
-  // The head keeps W (H x V_p) in blocks when Y-stationary; W^T when X-stationary, laid out as
-  // the embedding's table, which it is when tied.
+  // The head keeps W (H x V_p: hidden over mesh rows) when Y-stationary, W^T when X-stationary.
   const FcPlan& head = *plan_.lm_head;
-  const bool kept_transposed = head.stationary == Stationary::X;
-  if (!shape_.tied_head && kept_transposed)
-    head_ = add(LmParam::lm_head, Vp / pr, H / pc, i * (Vp / pr), j * (H / pc), true);
-  else if (!shape_.tied_head)
-    head_ = add(LmParam::lm_head, H / pr, Vp / pc, i * (H / pr), j * (Vp / pc), false);
+  if (!shape_.tied_head)
+    head_ = head.weight_transposed()
+                ? add_table(LmParam::lm_head, true)
+                : add(LmParam::lm_head, H / pr, Vp / pc, i * (H / pr), j * (Vp / pc), false);
   try {
     head_layer_ = std::make_unique<FcLayer<Exec>>(ex_, head.stationary, false, T_, H, Vp,
                                                   head.gemms, trainable_);

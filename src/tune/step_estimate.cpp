@@ -11,12 +11,8 @@ namespace {
 
 constexpr double kOptimizerStateBytes = 2 * 4;  // AdamW's two moments in fp32, per parameter
 
-// The weights of a block's FC layers (12 h^2 at F = 4h).
 double block_weights(const TrainingModel& m) {
-  double weights = 0;
-  for (const BlockFcLayer& layer : block_fc_layers(m.llm.hidden, m.llm.ffn_hidden()))
-    weights += static_cast<double>(layer.in) * static_cast<double>(layer.out);
-  return weights;
+  return block_fc_weights(m.llm.hidden, m.llm.ffn_hidden());
 }
 
 double block_parameters(const TrainingModel& m) {

@@ -30,16 +30,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// 2 blocks of H = 24 (6 heads), 4 sequences of 12 tokens per step: every layout of 4 ranks
-// below splits it.
+// The tests' model with 4 sequences per step over the replicas: every layout of 4 ranks below
+// splits it.
 ModelShape shape_for(int dp) {
-  ModelShape s;
-  s.hidden = 24;
-  s.heads = 6;
-  s.blocks = 2;
-  s.seq_len = 12;
-  s.sequences = 4 / static_cast<std::size_t>(dp);  // the same global batch on every layout
-  return s;
+  return test_block_shape(4 / static_cast<std::size_t>(dp));  // the same global batch
 }
 
 OptimizerSettings adamw() { return test_adamw(3, 20); }
@@ -84,12 +78,7 @@ StepSettings pipeline(std::size_t micro_batches, bool zero = false) {
 // The language model of the same size with RoPE, a vocabulary that pads on every layout and
 // 8 sequences per step (micro-batches of whole sequences on every mesh row).
 ModelShape lm_shape_for(int dp, bool tied) {
-  ModelShape s = shape_for(1);
-  s.sequences = 8 / static_cast<std::size_t>(dp);
-  s.rope = true;
-  s.vocab = kTokenVocab;
-  s.tied_head = tied;
-  return s;
+  return test_lm_shape(8 / static_cast<std::size_t>(dp), tied);
 }
 
 // A layout's plan for a model of `shape`: a head (the layout's, or the default with the first

@@ -18,19 +18,6 @@
 namespace meshslice::testing {
 namespace {
 
-ModelShape lm_shape(bool tied) {
-  ModelShape s;
-  s.hidden = 24;
-  s.heads = 6;
-  s.blocks = 2;
-  s.seq_len = 12;
-  s.sequences = 8;
-  s.rope = true;
-  s.vocab = kTokenVocab;
-  s.tied_head = tied;
-  return s;
-}
-
 OptimizerSettings adamw() { return test_adamw(2, 8); }
 
 struct Case {
@@ -49,7 +36,7 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
   const Case& c = GetParam();
   const int dp = torus().size(Axis::dp), pp = torus().size(Axis::pp);
   if (c.tied && pp > 1) GTEST_SKIP() << "a tied head needs the first and last block together";
-  const ModelShape shape = lm_shape(c.tied);
+  const ModelShape shape = test_lm_shape(8, c.tied);
   const OptimizerSettings opt = adamw();
   const TaskSeeds seeds{11, 12, 13};
   StepSettings step;
@@ -96,7 +83,8 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
 INSTANTIATE_TEST_SUITE_P(Heads, LanguageModelMatchesReference,
                          ::testing::Values(Case{"untied", false, 1, false, ""},
                                            Case{"tied", true, 1, false, ""},
-                                           Case{"untied_two_micro_batches_zero", false, 2, true, ""},
+                                           Case{"untied_two_micro_batches_zero", false, 2, true,
+                                                ""},
                                            Case{"tied_two_micro_batches", true, 2, false, ""},
                                            Case{"untied_head_x_stationary_summa", false, 1, false,
                                                 "lm_head X summa S=2"}),

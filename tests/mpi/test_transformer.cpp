@@ -20,18 +20,6 @@
 namespace meshslice::testing {
 namespace {
 
-// T = 48 and H = 24 (and 3H, 4H) split over every mesh extent used (up to 2 x 3) with room for
-// S = 4; 6 heads divide over up to 3 columns, 4 sequences over up to 2 rows.
-ModelShape tiny_shape() {
-  ModelShape s;
-  s.hidden = 24;
-  s.heads = 6;
-  s.blocks = 2;
-  s.seq_len = 12;
-  s.sequences = 4;
-  return s;
-}
-
 OptimizerSettings optimizer(OptimizerKind kind) {
   OptimizerSettings o;
   o.kind = kind;
@@ -58,11 +46,11 @@ struct Case {
   std::string name;
   ModelPlan plan;
   OptimizerKind optimizer;
-  ModelShape shape = tiny_shape();
+  ModelShape shape = test_block_shape(4);
 };
 
 std::vector<Case> cases() {
-  const ModelShape s = tiny_shape();
+  const ModelShape s = test_block_shape(4);
   const auto ms = [](int slices) { return choice(Algorithm::meshslice, slices); };
   std::vector<Case> c;
   c.push_back({"default_meshslice_S1_sgd", default_model_plan(s, ms(1)), OptimizerKind::sgd});
@@ -130,7 +118,7 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
   if (torus().size(Axis::dp) == 1) GTEST_SKIP() << "no data parallelism on this mesh";
   Trace trace;
   RealExecutor<double> ex(torus(), CommOptions{}, 8, &trace);
-  const ModelShape shape = tiny_shape();
+  const ModelShape shape = test_block_shape(4);
   const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 2));
   Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw), TaskSeeds{});
   trainer.step();  // the first step's start-up out of the way
@@ -156,7 +144,7 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
 // the run matches the reference with clipping active.
 TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
   if (torus().size(Axis::dp) == 1) GTEST_SKIP() << "no data parallelism on this mesh";
-  ModelShape shape = tiny_shape();
+  ModelShape shape = test_block_shape(4);
   shape.hidden = 18;
   const OptimizerSettings opt = optimizer(OptimizerKind::adamw);
   const TaskSeeds seeds{11, 12, 13};
@@ -178,7 +166,7 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
 // backward order: the last block's FF2 first, block 0's first norm gain last.
 TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
   RealExecutor<double> ex(torus(), CommOptions{});
-  const ModelShape s = tiny_shape();
+  const ModelShape s = test_block_shape(4);
   const ModelPlan plan = default_model_plan(s, choice(Algorithm::collective, 1));
   ModelPart sgd_part, adamw_part;
   sgd_part.optimizer = OptimizerKind::sgd;
@@ -206,7 +194,7 @@ TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
 
 TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});
-  const ModelPlan plan = default_model_plan(tiny_shape(), choice(Algorithm::collective, 1));
+  const ModelPlan plan = default_model_plan(test_block_shape(4), choice(Algorithm::collective, 1));
   const auto expect_error = [&](ModelShape s, const std::string& words) {
     try {
       Transformer<RealExecutor<double>>(ex, s, plan, 1, true);
@@ -215,17 +203,17 @@ TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     }
   };
-  ModelShape s = tiny_shape();
+  ModelShape s = test_block_shape(4);
   s.heads = 5;
   expect_error(s, "not divisible by the 5 heads");
   if (torus().size(Axis::col) > 1) {
-    s = tiny_shape();
+    s = test_block_shape(4);
     s.heads = 1;
     s.hidden = 24;
     expect_error(s, "mesh columns");
   }
   if (torus().size(Axis::row) > 1) {
-    s = tiny_shape();
+    s = test_block_shape(4);
     s.sequences = 1;
     expect_error(s, "mesh rows");
   }

@@ -22,6 +22,15 @@ namespace meshslice::testing {
 
 constexpr std::size_t kTokenVocab = 37;  // prime: padded on every mesh
 
+// The tests' model as a language model: RoPE and the token dataset's vocabulary.
+inline ModelShape test_lm_shape(std::size_t sequences, bool tied) {
+  ModelShape s = test_block_shape(sequences);
+  s.rope = true;
+  s.vocab = kTokenVocab;
+  s.tied_head = tied;
+  return s;
+}
+
 // Documents of 5 to 40 tokens written by rank 0 into a directory every rank sees; the dataset
 // every test reads.
 class TokenDataset {

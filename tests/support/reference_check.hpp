@@ -14,6 +14,19 @@
 
 namespace meshslice::testing {
 
+// The model the MPI tests train: 2 blocks of H = 24 (6 heads) on sequences of 12 tokens, so that
+// T, H, 3H and 4H split over every mesh extent used (up to 2 x 3 and 4 x 1) with room for S = 4
+// and the heads over up to 3 columns.
+inline ModelShape test_block_shape(std::size_t sequences) {
+  ModelShape s;
+  s.hidden = 24;
+  s.heads = 6;
+  s.blocks = 2;
+  s.seq_len = 12;
+  s.sequences = sequences;
+  return s;
+}
+
 // The tests' AdamW: lr 1e-2 after `warmup_steps`, decaying to 1e-3 at `total_steps`, weight
 // decay 0.01, clipped to the global norm 0.5 (active in some steps: the norm is part of the
 // checks).
