@@ -74,14 +74,10 @@ Settings settings_from(const Teuchos::ParameterList& deck) {
   return s;
 }
 
-// Bytes crossing one ring link per rank, the figure bandwidth is quoted on (as nccl-tests'
-// "bus bandwidth"): (P-1) shards for AG/RdS, 2(P-1)/P buffers for AR, one buffer otherwise.
+// Bytes crossing one ring link per rank, the figure bandwidth is quoted on (comm/collective.hpp's
+// bytes_sent); a ring of one rank has no links.
 double link_bytes(const std::string& op, std::size_t shard_bytes, int ranks) {
-  if (ranks == 1) return 0;
-  if (op == "all_gather" || op == "all_gather_in_place" || op == "reduce_scatter")
-    return double(ranks - 1) * shard_bytes;
-  if (op == "all_reduce") return 2.0 * (ranks - 1) / ranks * shard_bytes;
-  return double(shard_bytes);
+  return ranks == 1 ? 0.0 : bytes_sent(timed_collective(op).kind, ranks, double(shard_bytes));
 }
 
 std::string size_name(std::size_t bytes) {
@@ -150,8 +146,9 @@ int run_collectives(AppContext& context) {
                                                         : prepared_memcpy<double>(rows * cols)};
       for (CollectiveImpl impl : s.impls) {
         options.impl = impl;
-        runs.push_back(single ? prepared_collective<float>(op, ring, rows, cols, s.dim, options)
-                              : prepared_collective<double>(op, ring, rows, cols, s.dim, options));
+        runs.push_back(
+            single ? prepared_collective<float>(op, torus, s.axis, rows, cols, s.dim, options)
+                   : prepared_collective<double>(op, torus, s.axis, rows, cols, s.dim, options));
       }
       const std::vector<Timing> timings = time_interleaved(runs, s.warmups, s.repetitions);
       const double copy_gbs = double(rows * cols * element) / timings[0].median / 1e9;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "comm/collectives.hpp"
+#include "comm/collective.hpp"
 #include "comm/comm_scratch.hpp"
 #include "core/huge_pages.hpp"
 #include "core/timing.hpp"
@@ -27,18 +27,23 @@ const std::vector<std::string>& timed_collectives();
 // Shard shape for a message of `bytes` of `element`-byte values: rows of up to 1024 elements.
 std::pair<std::size_t, std::size_t> shard_shape(std::size_t bytes, std::size_t element);
 
-// The scratch `op` needs on a ring of p ranks for shards of n elements, as a plan sizes it.
-ScratchNeed collective_scratch_need(const std::string& op, int p, std::size_t n, MatrixDim dim,
-                                    const CommOptions& options, std::size_t element_bytes);
+// The collective a name of timed_collectives() times: all_gather_in_place is an all_gather.
+struct TimedCollective {
+  CommKind kind = CommKind::all_gather;
+  bool in_place = false;
+};
+TimedCollective timed_collective(const std::string& op);
 
-// `op` on `ring` with a rows x cols shard per rank (the whole buffer for broadcast, reduce and
-// all_reduce), ready to run: its buffers allocated as the GEMM plans allocate them (huge-page
-// advice, then first touch) and owned by the returned function, which `ring` must outlive;
-// shift sends it `displacement` ranks along.
+// `op` on the ring of `axis` with a rows x cols shard per rank (the whole buffer for broadcast,
+// reduce and all_reduce), ready to run: its buffers allocated as the GEMM plans allocate them
+// (huge-page advice, then first touch) and owned by the returned function, which `torus` must
+// outlive; shift sends it `displacement` ranks along.
 template <class T>
-std::function<void()> prepared_collective(const std::string& op, const AxisComm& ring,
+std::function<void()> prepared_collective(const std::string& op, const Torus& torus, Axis axis,
                                           std::size_t rows, std::size_t cols, MatrixDim dim,
                                           const CommOptions& options, int displacement = 1) {
+  const TimedCollective timed = timed_collective(op);
+  const AxisComm& ring = torus.axis(axis);
   const int p = ring.size();
   const bool along_rows = dim == MatrixDim::rows;
   auto touched = [](const char* label, std::size_t r, std::size_t c, T value) {
@@ -48,40 +53,27 @@ std::function<void()> prepared_collective(const std::string& op, const AxisComm&
   };
   // Only the buffers `op` uses: the shard, and the P-shard stack or one more shard.
   const auto shard = touched("shard", rows, cols, T(1));
-  auto stacked = [&] {
+  Collective<Matrix<T, MemSpace>> c{timed.kind, axis, shard, shard, dim, std::nullopt, 0, 0, 0};
+  const auto stacked = [&] {
     return touched("stacked", along_rows ? p * rows : rows, along_rows ? cols : p * cols, T(1));
   };
-  auto other = [&] { return touched("other", rows, cols, T(0)); };
+  if (c.kind == CommKind::all_gather) c.out = stacked();
+  if (c.kind == CommKind::reduce_scatter) c.in = stacked();
+  if (c.kind == CommKind::all_reduce || c.kind == CommKind::reduce || c.kind == CommKind::shift)
+    c.out = touched("other", rows, cols, T(0));
+  if (c.kind == CommKind::shift) c.peer = displacement;  // broadcast's and reduce's root: 0
   const auto scratch = make_scratch<T, MemSpace>(
-      collective_scratch_need(op, p, rows * cols, dim, options, sizeof(T)),
+      scratch_need(c, p, options, mpi_staged<MemSpace>(options), sizeof(T)),
       "timed_collective_scratch");
   Kokkos::deep_copy(scratch.device, T(0));
   Kokkos::deep_copy(scratch.host, T(0));
-  if (op == "all_gather")
-    return [=, &ring, out = stacked()] {
-      iall_gather(ring, shard, out, dim, options, scratch).wait();
-    };
-  if (op == "all_gather_in_place")
-    return [=, &ring, out = stacked()] {
+  if (timed.in_place)
+    return [=, &ring] {
       iall_gather_produced<T, MemSpace>(
-          ring, rows, cols, [](const Matrix<T, MemSpace>&) {}, out, dim, options, scratch)
+          ring, rows, cols, [](const Matrix<T, MemSpace>&) {}, c.out, dim, options, scratch)
           .wait();
     };
-  if (op == "reduce_scatter")
-    return [=, &ring, in = stacked()] {
-      ireduce_scatter(ring, in, shard, dim, options, scratch).wait();
-    };
-  if (op == "all_reduce")
-    return [=, &ring, out = other()] { iall_reduce(ring, shard, out, options, scratch).wait(); };
-  if (op == "broadcast")
-    return [=, &ring] { ibroadcast(ring, shard, 0, options, scratch).wait(); };
-  if (op == "reduce")
-    return [=, &ring, out = other()] { ireduce(ring, shard, out, 0, options, scratch).wait(); };
-  if (op == "shift")
-    return [=, &ring, out = other()] {
-      ishift(ring, shard, out, displacement, options, scratch).wait();
-    };
-  throw std::logic_error("prepared_collective: unknown operation " + op);
+  return [=, &ring] { start_collective(c, ring, options, scratch).wait(); };
 }
 
 // The yardstick: a device-to-device copy of `elements` values, ready to run like a collective.
@@ -102,11 +94,12 @@ std::function<void()> prepared_memcpy(std::size_t elements) {
 // Median and minimum over `repetitions` (after `warmups`) of the slowest rank's time (over the
 // whole job: every ring times at once, as in a GEMM) for prepared_collective(...).
 template <class T>
-Timing time_collective(const std::string& op, const AxisComm& ring, std::size_t rows,
+Timing time_collective(const std::string& op, const Torus& torus, Axis axis, std::size_t rows,
                        std::size_t cols, MatrixDim dim, const CommOptions& options, int warmups,
                        int repetitions, int displacement = 1) {
-  return time_op(prepared_collective<T>(op, ring, rows, cols, dim, options, displacement),
-                 warmups, repetitions);
+  return time_op(
+      prepared_collective<T>(op, torus, axis, rows, cols, dim, options, displacement), warmups,
+      repetitions);
 }
 
 // The same for prepared_memcpy(elements).

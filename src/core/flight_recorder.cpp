@@ -19,9 +19,6 @@ namespace meshslice {
 
 namespace {
 
-constexpr const char* kKindNames[] = {"all_gather", "reduce_scatter", "all_reduce",
-                                      "broadcast",  "reduce",         "shift",
-                                      "send",       "recv",           "all_to_all"};
 constexpr const char* kFaultNames[] = {"none", "skip", "wrong_size", "sleep"};
 
 // Operations shown on the terminal when the job is ended (the dump holds all of them).
@@ -46,8 +43,6 @@ void on_mpi_error(MPI_Comm*, int* code, ...) {
 }
 
 }  // namespace
-
-const char* comm_kind_name(CommKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
 const char* injected_fault_name(InjectedFault fault) {
   return kFaultNames[static_cast<int>(fault)];

@@ -29,20 +29,9 @@
 #include <thread>
 #include <vector>
 
-namespace meshslice {
+#include "core/comm_kind.hpp"
 
-enum class CommKind : std::uint8_t {
-  all_gather,
-  reduce_scatter,
-  all_reduce,
-  broadcast,
-  reduce,
-  shift,
-  send,
-  recv,
-  all_to_all,
-};
-const char* comm_kind_name(CommKind kind);
+namespace meshslice {
 
 // What the debug.inject deck key can do to one operation of one rank.
 enum class InjectedFault : std::uint8_t { none, skip, wrong_size, sleep };

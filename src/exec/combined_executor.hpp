@@ -30,18 +30,22 @@
 #include <vector>
 
 #include "exec/sim_executor.hpp"
+#include "exec/starts_collectives.hpp"
 
 namespace meshslice::sim {
 
+// A matrix of both executors: the real data and its data-free twin.
 template <class Real>
-class CombinedExecutor {
+struct CombinedMat {
+  typename Real::Mat real;
+  SimMat sim;
+  std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
+};
+
+template <class Real>
+class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, CombinedMat<Real>> {
  public:
-  // A matrix of both executors: the real data and its data-free twin.
-  struct Mat {
-    typename Real::Mat real;
-    SimMat sim;
-    std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
-  };
+  using Mat = CombinedMat<Real>;
   using Scalar = typename Real::Scalar;
   static constexpr bool holds_data = Real::holds_data;
   using OpId = std::size_t;
@@ -148,60 +152,23 @@ class CombinedExecutor {
     sim_.scale(x.sim, factor);
   }
 
-  OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim) {
-    return track(real_.start_all_gather(axis, local.real, out.real, dim),
-                 sim_.start_all_gather(axis, local.sim, out.sim, dim));
-  }
-  OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim) {
-    return track(real_.start_reduce_scatter(axis, in.real, out.real, dim),
-                 sim_.start_reduce_scatter(axis, in.sim, out.sim, dim));
-  }
-  OpId start_all_reduce(Axis axis, const Mat& in, const Mat& out) {
-    return track(real_.start_all_reduce(axis, in.real, out.real),
-                 sim_.start_all_reduce(axis, in.sim, out.sim));
-  }
-  OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0) {
-    const OpId op = track(real_.start_send(axis, buffer.real, displacement, channel),
-                          sim_.start_send(axis, buffer.sim, displacement, channel));
-    if (carries_clock(axis)) {
+  // The one description goes to both sides. A pipeline message also carries the sender's
+  // emulated clock: when its data lands at the receiver.
+  OpId start(const Collective<Mat>& c) {
+    const OpId op = track(real_.start(c.on([](const Mat& m) { return m.real; })),
+                          sim_.start(c.on([](const Mat& m) { return m.sim; })));
+    const bool message = c.kind == CommKind::send || c.kind == CommKind::recv;
+    if (message && carries_clock(c.axis)) {
       Stamp& stamp = stamps_[op];
-      stamp.time = sim_.completion(ops_.at(op).second);  // when the data lands at the receiver
-      MPI_Isend(&stamp.time, 1, MPI_DOUBLE, peer(displacement), channel, clocks_, &stamp.request);
+      stamp.receive = c.kind == CommKind::recv;
+      if (stamp.receive) {
+        MPI_Irecv(&stamp.time, 1, MPI_DOUBLE, peer(c.peer), c.channel, clocks_, &stamp.request);
+      } else {
+        stamp.time = sim_.completion(ops_.at(op).second);
+        MPI_Isend(&stamp.time, 1, MPI_DOUBLE, peer(c.peer), c.channel, clocks_, &stamp.request);
+      }
     }
     return op;
-  }
-  OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0) {
-    const OpId op = track(real_.start_recv(axis, buffer.real, displacement, channel),
-                          sim_.start_recv(axis, buffer.sim, displacement, channel));
-    if (carries_clock(axis)) {
-      Stamp& stamp = stamps_[op];
-      stamp.receive = true;
-      MPI_Irecv(&stamp.time, 1, MPI_DOUBLE, peer(displacement), channel, clocks_, &stamp.request);
-    }
-    return op;
-  }
-  OpId start_broadcast(Axis axis, const Mat& buffer, int root) {
-    return track(real_.start_broadcast(axis, buffer.real, root),
-                 sim_.start_broadcast(axis, buffer.sim, root));
-  }
-  OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root) {
-    return track(real_.start_reduce(axis, in.real, out.real, root),
-                 sim_.start_reduce(axis, in.sim, out.sim, root));
-  }
-  OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement) {
-    return track(real_.start_shift(axis, in.real, out.real, displacement),
-                 sim_.start_shift(axis, in.sim, out.sim, displacement));
-  }
-  OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
-                                const SliceSpec& slice) {
-    return track(real_.start_partial_all_gather(axis, local.real, out.real, dim, slice),
-                 sim_.start_partial_all_gather(axis, local.sim, out.sim, dim, slice));
-  }
-  OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
-                                    MatrixDim dim, const SliceSpec& slice, double beta = 0) {
-    return track(
-        real_.start_partial_reduce_scatter(axis, contribution.real, shard.real, dim, slice, beta),
-        sim_.start_partial_reduce_scatter(axis, contribution.sim, shard.sim, dim, slice, beta));
   }
   // Waiting retires the op, as both executors retire theirs: a run holds only the ops in flight.
   void wait(OpId op) {

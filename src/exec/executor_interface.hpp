@@ -18,17 +18,13 @@
 //                unslice(sub, x, dim, spec, beta)   slice s of x = sub + beta * slice s of x
 //                copy(from, to), zero(x), scale(x, factor)
 //                gemm(alpha, a, ta, b, tb, beta, c) c = alpha op(a) op(b) + beta c
-//   collectives  start_all_gather(axis, local, out, dim)
-//   (non-        start_reduce_scatter(axis, in, out, dim)
-//   blocking)    start_all_reduce(axis, in, out)
-//                start_broadcast(axis, buffer, root), start_reduce(axis, in, out, root)
-//                start_shift(axis, in, out, displacement)          periodic ring shift
-//                start_send(axis, buffer, displacement, channel)   to coord + displacement
-//                start_recv(axis, buffer, displacement, channel)   from coord + displacement
-//                                       (non-periodic: pipeline stages; no wrap-around; messages
-//                                       on one channel between two ranks match in order)
-//                start_partial_all_gather(axis, local, out, dim, slice)
-//                start_partial_reduce_scatter(axis, contribution, shard, dim, slice, beta)
+//   collectives  start(Collective<Mat>)       starts one collective (comm/collective.hpp: its
+//   (non-                                     kind, axis, buffers and cut) and returns at once.
+//   blocking)    The named starts the algorithms call (start_all_gather(axis, local, out, dim),
+//                start_reduce_scatter, start_all_reduce, start_broadcast, start_reduce,
+//                start_shift, start_send, start_recv, start_partial_all_gather,
+//                start_partial_reduce_scatter) come from inheriting StartsCollectives<E, Mat>
+//                (exec/starts_collectives.hpp): each describes its collective for start().
 //   completion   wait(op): that op only; wait_all(): everything in flight, the caller's too
 //
 // beta == 0 never reads the destination (BLAS semantics: NaNs in it do not propagate).
@@ -41,8 +37,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "comm/collective.hpp"
 #include "comm/comm_options.hpp"
 #include "comm/slicing.hpp"
+#include "exec/starts_collectives.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -82,30 +80,8 @@ MESHSLICE_EXECUTOR_MEMBER(copy, ex<E>().copy(mat<E>(), mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(zero, ex<E>().zero(mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(scale, ex<E>().scale(mat<E>(), 0.5))
 MESHSLICE_EXECUTOR_MEMBER(gemm, ex<E>().gemm(1.0, mat<E>(), false, mat<E>(), true, 0.0, mat<E>()))
-MESHSLICE_EXECUTOR_MEMBER(all_gather, std::declval<typename E::OpId&>() = ex<E>().start_all_gather(
-                                          Axis::row, mat<E>(), mat<E>(), MatrixDim::rows))
-MESHSLICE_EXECUTOR_MEMBER(reduce_scatter,
-                          std::declval<typename E::OpId&>() = ex<E>().start_reduce_scatter(
-                              Axis::row, mat<E>(), mat<E>(), MatrixDim::rows))
-MESHSLICE_EXECUTOR_MEMBER(all_reduce, std::declval<typename E::OpId&>() =
-                                          ex<E>().start_all_reduce(Axis::dp, mat<E>(), mat<E>()))
-MESHSLICE_EXECUTOR_MEMBER(broadcast, std::declval<typename E::OpId&>() =
-                                         ex<E>().start_broadcast(Axis::row, mat<E>(), 0))
-MESHSLICE_EXECUTOR_MEMBER(reduce, std::declval<typename E::OpId&>() =
-                                      ex<E>().start_reduce(Axis::row, mat<E>(), mat<E>(), 0))
-MESHSLICE_EXECUTOR_MEMBER(shift, std::declval<typename E::OpId&>() =
-                                     ex<E>().start_shift(Axis::row, mat<E>(), mat<E>(), 1))
-MESHSLICE_EXECUTOR_MEMBER(send, std::declval<typename E::OpId&>() =
-                                    ex<E>().start_send(Axis::pp, mat<E>(), 1, 0))
-MESHSLICE_EXECUTOR_MEMBER(recv, std::declval<typename E::OpId&>() =
-                                    ex<E>().start_recv(Axis::pp, mat<E>(), -1, 0))
-MESHSLICE_EXECUTOR_MEMBER(partial_all_gather,
-                          std::declval<typename E::OpId&>() = ex<E>().start_partial_all_gather(
-                              Axis::row, mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}))
-MESHSLICE_EXECUTOR_MEMBER(partial_reduce_scatter,
-                          std::declval<typename E::OpId&>() =
-                              ex<E>().start_partial_reduce_scatter(
-                                  Axis::row, mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}, 0.0))
+MESHSLICE_EXECUTOR_MEMBER(start, std::declval<typename E::OpId&>() = ex<E>().start(
+                                     std::declval<const Collective<typename E::Mat>&>()))
 MESHSLICE_EXECUTOR_MEMBER(wait, (ex<E>().wait(std::declval<typename E::OpId>()), ex<E>().wait_all()))
 
 #undef MESHSLICE_EXECUTOR_MEMBER
@@ -127,17 +103,9 @@ constexpr bool check_executor() {
   static_assert(has_zero<E>::value, "executor lacks zero");
   static_assert(has_scale<E>::value, "executor lacks scale(x, factor)");
   static_assert(has_gemm<E>::value, "executor lacks gemm(alpha, a, ta, b, tb, beta, c)");
-  static_assert(has_all_gather<E>::value, "executor lacks start_all_gather");
-  static_assert(has_reduce_scatter<E>::value, "executor lacks start_reduce_scatter");
-  static_assert(has_all_reduce<E>::value, "executor lacks start_all_reduce");
-  static_assert(has_broadcast<E>::value, "executor lacks start_broadcast");
-  static_assert(has_reduce<E>::value, "executor lacks start_reduce");
-  static_assert(has_shift<E>::value, "executor lacks start_shift");
-  static_assert(has_send<E>::value, "executor lacks start_send");
-  static_assert(has_recv<E>::value, "executor lacks start_recv");
-  static_assert(has_partial_all_gather<E>::value, "executor lacks start_partial_all_gather");
-  static_assert(has_partial_reduce_scatter<E>::value,
-                "executor lacks start_partial_reduce_scatter(..., beta)");
+  static_assert(has_start<E>::value, "executor lacks start(const Collective<Mat>&)");
+  static_assert(std::is_base_of_v<StartsCollectives<E, typename E::Mat>, E>,
+                "executor does not inherit StartsCollectives<Executor, Mat> (the named starts)");
   static_assert(has_wait<E>::value, "executor lacks wait(op)/wait_all()");
   return true;
 }

@@ -23,13 +23,14 @@
 #include "core/kokkos_types.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
+#include "exec/starts_collectives.hpp"
 #include "exec/workspace.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice::sim {
 
 template <class T>
-class NullExecutor {
+class NullExecutor : public StartsCollectives<NullExecutor<T>, Matrix<T>> {
  public:
   using Scalar = T;
   using Mat = Matrix<T>;
@@ -72,21 +73,7 @@ class NullExecutor {
   void scale(const Mat&, double) {}
   void gemm(double, const Mat&, bool, const Mat&, bool, double, const Mat&) {}
 
-  OpId start_all_gather(Axis, const Mat&, const Mat&, MatrixDim) { return op(); }
-  OpId start_reduce_scatter(Axis, const Mat&, const Mat&, MatrixDim) { return op(); }
-  OpId start_all_reduce(Axis, const Mat&, const Mat&) { return op(); }
-  OpId start_broadcast(Axis, const Mat&, int) { return op(); }
-  OpId start_reduce(Axis, const Mat&, const Mat&, int) { return op(); }
-  OpId start_shift(Axis, const Mat&, const Mat&, int) { return op(); }
-  OpId start_send(Axis, const Mat&, int, int = 0) { return op(); }
-  OpId start_recv(Axis, const Mat&, int, int = 0) { return op(); }
-  OpId start_partial_all_gather(Axis, const Mat&, const Mat&, MatrixDim, const SliceSpec&) {
-    return op();
-  }
-  OpId start_partial_reduce_scatter(Axis, const Mat&, const Mat&, MatrixDim, const SliceSpec&,
-                                    double = 0) {
-    return op();
-  }
+  OpId start(const Collective<Mat>&) { return op(); }
   void wait(OpId) {}
   void wait_all() {}
 

@@ -6,7 +6,6 @@
 #include <string>
 #include <tuple>
 
-#include "comm/partial_collectives.hpp"
 #include "core/huge_pages.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/stream_copy.hpp"
@@ -25,11 +24,6 @@ TraceLane lane_of(Axis axis) {
 }
 
 namespace {
-
-template <class V>
-double bytes_of(const V& m) {
-  return static_cast<double>(elements(m) * sizeof(typename V::value_type));
-}
 
 template <class V>
 auto rows_of(const V& m, std::size_t begin, std::size_t end) {
@@ -65,19 +59,21 @@ typename RealExecutor<T>::Mat RealExecutor<T>::alloc(std::size_t rows, std::size
   return workspace_ ? workspace_->buffer(rows, cols, make) : make();
 }
 
+// Fences the local instance first (MPI may read what its kernels wrote). While rehearsing, only
+// reserves the collective's scratch in the workspace.
 template <class T>
-template <class Need, class Start>
-typename RealExecutor<T>::OpId RealExecutor<T>::launch(const char* name, Axis axis, double bytes,
-                                                       Need&& need, Start&& start) {
+typename RealExecutor<T>::OpId RealExecutor<T>::start(const Collective<Mat>& c) {
   const OpId id = next_op_++;
+  const AxisComm& ring = torus_.axis(c.axis);
   if (!rehearsing() && started_++ == fail_at_collective_)
     throw std::runtime_error(concat("debug.fail_at_collective: collective ", fail_at_collective_,
-                                    " of this rank (", name, " on the '", torus_.axis(axis).name(),
+                                    " of this rank (", c.name(), " on the '", ring.name(),
                                     "' axis) failed on purpose"));
   // The collective's scratch comes from the plan's workspace when one is attached (none: the
   // collective allocates), and its packing kernels run on the communication instance.
   CommScratch<T, MemSpace> s;
   if (workspace_) {
+    const auto need = [&] { return scratch_need(c, ring.size(), comm_, staged_, sizeof(T)); };
     auto fits = [&](const CommScratch<T, MemSpace>& have) {
       const ScratchNeed want = need();
       return have.device.extent(0) >= want.device && have.host.extent(0) >= want.host;
@@ -92,8 +88,9 @@ typename RealExecutor<T>::OpId RealExecutor<T>::launch(const char* name, Axis ax
   }
   s.space = comm_space_;
   fence(compute_, "meshslice::before_mpi");  // MPI may read what local kernels just wrote
-  TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
-  in_flight_.emplace(id, InFlight{start(s), std::move(event)});
+  const double bytes = bytes_sent(c.kind, ring.size(), double(c.shard_elements() * sizeof(T)));
+  TraceEvent event{c.name(), lane_of(c.axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
+  in_flight_.emplace(id, InFlight{start_collective(c, ring, comm_, s), std::move(event)});
   return id;
 }
 
@@ -102,35 +99,6 @@ void RealExecutor<T>::finish(InFlight& op) {
   if (!trace_) return;
   op.event.end = trace_->now();
   trace_->add(op.event);
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
-    Axis axis, const Mat& local, const Mat& out, MatrixDim dim, const SliceSpec& slice) {
-  const auto& ring = torus_.axis(axis);
-  const std::size_t n = elements(local) / slice.count;
-  return launch(
-      "partial_all_gather", axis, (ring.size() - 1) * bytes_of(local) / slice.count,
-      [&] { return all_gather_scratch(ring.size(), n, dim, staged_); },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return ipartial_all_gather(ring, local, out, dim, slice, comm_, s);
-      });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_reduce_scatter(
-    Axis axis, const Mat& contribution, const Mat& shard, MatrixDim dim, const SliceSpec& slice,
-    double beta) {
-  const auto& ring = torus_.axis(axis);
-  const std::size_t n = elements(shard) / slice.count;
-  return launch(
-      "partial_reduce_scatter", axis, (ring.size() - 1) * bytes_of(shard) / slice.count,
-      [&] {
-        return partial_reduce_scatter_scratch(ring.size(), n, dim, comm_, staged_, sizeof(T));
-      },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return ipartial_reduce_scatter(ring, contribution, shard, dim, slice, comm_, beta, s);
-      });
 }
 
 template <class T>
@@ -164,99 +132,6 @@ void RealExecutor<T>::scale(const Mat& x, double factor) {
         "meshslice::scale", Policy(compute_, {0, 0}, {x.extent(0), x.extent(1)}),
         KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) { x(i, j) *= f; });
   });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_all_gather(Axis axis, const Mat& local,
-                                                                 const Mat& out, MatrixDim dim) {
-  const auto& ring = torus_.axis(axis);
-  return launch(
-      "all_gather", axis, (ring.size() - 1) * bytes_of(local),
-      [&] { return all_gather_scratch(ring.size(), elements(local), dim, staged_); },
-      [&](const CommScratch<T, MemSpace>& s) { return iall_gather(ring, local, out, dim, comm_, s); });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce_scatter(Axis axis, const Mat& in,
-                                                                     const Mat& out,
-                                                                     MatrixDim dim) {
-  const auto& ring = torus_.axis(axis);
-  return launch(
-      "reduce_scatter", axis, (ring.size() - 1) * bytes_of(out),
-      [&] {
-        return reduce_scatter_scratch(ring.size(), elements(out), dim, comm_, staged_, sizeof(T));
-      },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return ireduce_scatter(ring, in, out, dim, comm_, s);
-      });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_all_reduce(Axis axis, const Mat& in,
-                                                                 const Mat& out) {
-  const auto& ring = torus_.axis(axis);
-  const double bytes = 2.0 * (ring.size() - 1) * bytes_of(out) / ring.size();
-  return launch(
-      "all_reduce", axis, bytes,
-      [&] {
-        return all_reduce_scratch(ring.size(), elements(out), comm_, staged_, sizeof(T));
-      },
-      [&](const CommScratch<T, MemSpace>& s) { return iall_reduce(ring, in, out, comm_, s); });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_broadcast(Axis axis, const Mat& buffer,
-                                                                int root) {
-  return launch(
-      "broadcast", axis, bytes_of(buffer),
-      [&] { return broadcast_scratch(elements(buffer), staged_); },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return ibroadcast(torus_.axis(axis), buffer, root, comm_, s);
-      });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_reduce(Axis axis, const Mat& in,
-                                                             const Mat& out, int root) {
-  return launch(
-      "reduce", axis, bytes_of(in),
-      [&] { return reduce_scratch(elements(in), comm_, staged_, sizeof(T)); },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return ireduce(torus_.axis(axis), in, out, root, comm_, s);
-      });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_shift(Axis axis, const Mat& in,
-                                                            const Mat& out, int displacement) {
-  return launch(
-      "shift", axis, bytes_of(in),
-      [&] { return shift_scratch(elements(in), staged_); },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return ishift(torus_.axis(axis), in, out, displacement, comm_, s);
-      });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_send(Axis axis, const Mat& buffer,
-                                                           int displacement, int channel) {
-  return launch(
-      "send", axis, bytes_of(buffer),
-      [&] { return point_to_point_scratch(elements(buffer), staged_); },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return isend(torus_.axis(axis), buffer, displacement, channel, comm_, s);
-      });
-}
-
-template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start_recv(Axis axis, const Mat& buffer,
-                                                           int displacement, int channel) {
-  return launch(
-      "recv", axis, bytes_of(buffer),
-      [&] { return point_to_point_scratch(elements(buffer), staged_); },
-      [&](const CommScratch<T, MemSpace>& s) {
-        return irecv(torus_.axis(axis), buffer, displacement, channel, comm_, s);
-      });
 }
 
 template <class T>

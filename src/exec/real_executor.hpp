@@ -22,6 +22,7 @@
 #include "core/trace.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
+#include "exec/starts_collectives.hpp"
 #include "exec/training_executor.hpp"
 #include "exec/workspace.hpp"
 #include "mesh/torus.hpp"
@@ -31,7 +32,7 @@ namespace meshslice {
 TraceLane lane_of(Axis axis);  // the trace lane of a ring's links
 
 template <class T>
-class RealExecutor {
+class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
  public:
   using Scalar = T;
   using Mat = Matrix<T>;
@@ -109,22 +110,8 @@ class RealExecutor {
   void zero(const Mat& x);
   void scale(const Mat& x, double factor);  // x *= factor
 
-  // Collectives (see comm/collectives.hpp for shapes and semantics).
-  OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
-  OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);
-  OpId start_all_reduce(Axis axis, const Mat& in, const Mat& out);
-  OpId start_broadcast(Axis axis, const Mat& buffer, int root);
-  OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
-  OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
-  OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0);
-  OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0);
-  // Starts the partial all-gather of sub-shard `slice` of `local` along `dim` on `axis`.
-  OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
-                                const SliceSpec& slice);
-  // Starts the partial reduce-scatter of `contribution` into slice `slice` of `shard`
-  // (slice = reduced + beta * slice).
-  OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
-                                    MatrixDim dim, const SliceSpec& slice, double beta = 0);
+  // Starts `c` over MPI (comm/collective.hpp for shapes and semantics).
+  OpId start(const Collective<Mat>& c);
   void wait(OpId op);  // that op only; an unknown or finished op returns at once
   void wait_all();     // everything in flight, including what the caller started
   // Whether `op` was started and its completion has not been observed yet.
@@ -172,11 +159,6 @@ class RealExecutor {
     TraceEvent event;  // completed with the time the completion was observed
   };
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
-  // Starts a collective: fences the local instance (MPI may read what its kernels wrote), then
-  // runs start(scratch) and tracks the request. While rehearsing, only reserves the scratch
-  // (sized by need()) in the workspace.
-  template <class Need, class Start>
-  OpId launch(const char* name, Axis axis, double bytes, Need&& need, Start&& start);
   void progress();
   void chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
                     T beta, const Mat& c);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
+#include "exec/collective_cost.hpp"
 
 namespace meshslice::sim {
 
@@ -188,89 +189,21 @@ void SimExecutor::zero(const Mat& x) {
   local_copy("zero", nullptr, x, 0.0, x.size() * element_bytes());
 }
 
-// The shard a chip contributes to an all-gather is its whole input.
-SimExecutor::OpId SimExecutor::start_all_gather(Axis axis, const Mat& local, const Mat& out,
-                                                MatrixDim) {
-  const int P = size(axis);
-  const double shard = local.size() * element_bytes();
-  return communicate("all_gather", axis, machine_.ici.all_gather(ring_of(axis), P, shard), local,
-                     out, (P - 1) * shard);
+SimExecutor::Travel SimExecutor::travel(const Collective<Mat>& c) const {
+  switch (c.kind) {
+    case CommKind::send: return c.peer > 0 ? Travel::forward : Travel::backward;
+    case CommKind::recv: return c.peer < 0 ? Travel::forward : Travel::backward;
+    case CommKind::shift: return shift_travel(size(c.axis), c.peer);
+    default: return Travel::both;
+  }
 }
 
-// The shard a chip keeps of a reduce-scatter is 1/P of its input.
-SimExecutor::OpId SimExecutor::start_reduce_scatter(Axis axis, const Mat& in, const Mat& out,
-                                                    MatrixDim) {
-  const int P = size(axis);
-  const double shard = in.size() * element_bytes() / P;
-  return communicate("reduce_scatter", axis, machine_.ici.reduce_scatter(ring_of(axis), P, shard),
-                     in, out, (P - 1) * shard);
-}
-
-SimExecutor::OpId SimExecutor::start_all_reduce(Axis axis, const Mat& in, const Mat& out) {
-  const int P = size(axis);
-  const double bytes = in.size() * element_bytes();
-  return communicate("all_reduce", axis, machine_.ici.all_reduce(ring_of(axis), P, bytes), in,
-                     out, P > 1 ? 2.0 * (P - 1) * bytes / P : 0.0);
-}
-
-SimExecutor::OpId SimExecutor::point_to_point(const char* name, Axis axis, const Mat& buffer,
-                                              Travel travel) {
-  const double bytes = buffer.size() * element_bytes();
-  return communicate(name, axis, machine_.ici.send_recv(ring_of(axis), bytes), buffer, buffer,
-                     bytes, travel);
-}
-
-// To the next chip travels forward; from the previous one, too (it comes the same way).
-SimExecutor::OpId SimExecutor::start_send(Axis axis, const Mat& buffer, int displacement, int) {
-  return point_to_point("send", axis, buffer,
-                        displacement > 0 ? Travel::forward : Travel::backward);
-}
-
-SimExecutor::OpId SimExecutor::start_recv(Axis axis, const Mat& buffer, int displacement, int) {
-  return point_to_point("recv", axis, buffer,
-                        displacement < 0 ? Travel::forward : Travel::backward);
-}
-
-SimExecutor::OpId SimExecutor::start_broadcast(Axis axis, const Mat& buffer, int) {
-  const double bytes = buffer.size() * element_bytes();
-  return communicate("broadcast", axis, machine_.ici.broadcast(ring_of(axis), size(axis), bytes),
-                     buffer, buffer, bytes);
-}
-
-SimExecutor::OpId SimExecutor::start_reduce(Axis axis, const Mat& in, const Mat& out, int) {
-  const double bytes = in.size() * element_bytes();
-  return communicate("reduce", axis, machine_.ici.reduce(ring_of(axis), size(axis), bytes), in,
-                     out, bytes);
-}
-
-SimExecutor::OpId SimExecutor::start_shift(Axis axis, const Mat& in, const Mat& out,
-                                           int displacement) {
-  const double bytes = in.size() * element_bytes();
-  return communicate("shift", axis,
-                     machine_.ici.shift(ring_of(axis), size(axis), displacement, bytes), in, out,
-                     bytes, shift_travel(size(axis), displacement));
-}
-
-// A partial collective moves sub-shard s of the shard. Packing the sub-shard's blocks is left to
-// the NIC's DMA (strided reads of whole B-blocks), so it adds HBM traffic but no core time.
-SimExecutor::OpId SimExecutor::start_partial_all_gather(Axis axis, const Mat& local,
-                                                        const Mat& out, MatrixDim,
-                                                        const SliceSpec& slice) {
-  const int P = size(axis);
-  const double shard = local.size() * element_bytes() / slice.count;
-  return communicate("partial_all_gather", axis,
-                     machine_.ici.all_gather(ring_of(axis), P, shard), local, out,
-                     (P - 1) * shard);
-}
-
-SimExecutor::OpId SimExecutor::start_partial_reduce_scatter(Axis axis, const Mat& contribution,
-                                                            const Mat& shard, MatrixDim,
-                                                            const SliceSpec&, double) {
-  const int P = size(axis);
-  const double piece = contribution.size() * element_bytes() / P;
-  return communicate("partial_reduce_scatter", axis,
-                     machine_.ici.reduce_scatter(ring_of(axis), P, piece), contribution, shard,
-                     (P - 1) * piece);
+SimExecutor::OpId SimExecutor::start(const Collective<Mat>& c) {
+  const int P = size(c.axis);
+  const double shard = c.shard_elements() * element_bytes();
+  return communicate(c.name(), c.axis,
+                     collective_cost(machine_.ici, ring_of(c.axis), c.kind, P, shard, c.peer),
+                     c.in, c.out, bytes_sent(c.kind, P, shard), travel(c));
 }
 
 double SimExecutor::completion(OpId op) const {
@@ -343,13 +276,12 @@ void SimExecutor::local_work(const char* name, const LocalWork& work) {
 void SimExecutor::blocking_communication(const char* name, Axis axis, const CommWork& work) {
   const int P = size(axis);
   const double bytes = work.elements * element_bytes();
-  const bool exchange = work.pattern == CommWork::all_to_all;
-  const hw::CommCost cost = exchange ? machine_.ici.all_to_all(ring_of(axis), P, bytes)
-                                     : machine_.ici.all_reduce(ring_of(axis), P, bytes);
-  // What this chip sends: its pieces for the others, or a ring all-reduce's 2 (P-1)/P shares.
-  const double sent = P == 1 ? 0.0 : exchange ? bytes : 2.0 * (P - 1) * bytes / P;
+  // An exchange sends its pieces for the others; a ring all-reduce 2 (P-1)/P shares.
+  const CommKind kind =
+      work.pattern == CommWork::all_to_all ? CommKind::all_to_all : CommKind::all_reduce;
   const Mat none;
-  wait(communicate(name, axis, cost, none, none, sent));
+  wait(communicate(name, axis, collective_cost(machine_.ici, ring_of(axis), kind, P, bytes), none,
+                   none, bytes_sent(kind, P, bytes)));
 }
 
 SimTotals SimExecutor::totals() const {

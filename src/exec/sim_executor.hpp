@@ -38,6 +38,7 @@
 #include "core/trace.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
+#include "exec/starts_collectives.hpp"
 #include "exec/workspace.hpp"
 #include "hardware/model.hpp"
 #include "mesh/torus.hpp"
@@ -92,7 +93,7 @@ struct SimTotals {
   SimTotals& operator+=(const SimTotals& o);
 };
 
-class SimExecutor {
+class SimExecutor : public StartsCollectives<SimExecutor, SimMat> {
  public:
   using Mat = SimMat;
   using OpId = std::size_t;
@@ -126,19 +127,11 @@ class SimExecutor {
   void zero(const Mat& x);
   void scale(const Mat& x, double factor);
 
-  OpId start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim);
-  OpId start_reduce_scatter(Axis axis, const Mat& in, const Mat& out, MatrixDim dim);
-  OpId start_all_reduce(Axis axis, const Mat& in, const Mat& out);
-  OpId start_broadcast(Axis axis, const Mat& buffer, int root);
-  OpId start_reduce(Axis axis, const Mat& in, const Mat& out, int root);
-  OpId start_shift(Axis axis, const Mat& in, const Mat& out, int displacement);
-  // Symmetric pipeline: the emulated chip's send and receive each take one pp-link transfer.
-  OpId start_send(Axis axis, const Mat& buffer, int displacement, int channel = 0);
-  OpId start_recv(Axis axis, const Mat& buffer, int displacement, int channel = 0);
-  OpId start_partial_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim,
-                                const SliceSpec& slice);
-  OpId start_partial_reduce_scatter(Axis axis, const Mat& contribution, const Mat& shard,
-                                    MatrixDim dim, const SliceSpec& slice, double beta = 0);
+  // Costs `c` on the interconnect model (exec/collective_cost.hpp). A partial collective moves
+  // sub-shard s of the shard; packing its blocks is left to the NIC's DMA (strided reads of
+  // whole B-blocks), so it adds HBM traffic but no core time. The pipeline is symmetric: a send
+  // and a receive each take one pp-link transfer.
+  OpId start(const Collective<Mat>& c);
   // Waiting retires an op (its completion time is no longer kept, so a run of any length holds
   // only the ops in flight); an unknown or retired op returns at once, as RealExecutor's does.
   void wait(OpId op);
@@ -187,8 +180,9 @@ class SimExecutor {
   double element_bytes() const { return machine_.machine.chip.element_bytes; }
   OpId communicate(const char* name, Axis axis, const hw::CommCost& cost, const Mat& in,
                    const Mat& out, double bytes_sent, Travel travel = Travel::both);
-  // One send or receive of `buffer` over the axis's link (a pipeline-stage hop).
-  OpId point_to_point(const char* name, Axis axis, const Mat& buffer, Travel travel);
+  // The directions `c`'s data travels in: a send to the next chip travels forward, and so does
+  // a receive from the previous one (the data comes the same way).
+  Travel travel(const Collective<Mat>& c) const;
   // A synchronous copy on the cores from `in` (if any) into `out`.
   void local_copy(const char* name, const Mat* in, const Mat& out, double bytes_read,
                   double bytes_written);

@@ -67,8 +67,7 @@ Calibration calibrate(const CalibrationOptions& o) {
     unsigned long bound = std::min(o.max_bytes, memory_bound(p, local));
     MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
     c.max_bytes = std::max<std::size_t>(c.max_bytes, bound);
-    const Torus torus(MPI_COMM_WORLD, MeshShape{1, 1, c.ranks / p, p});
-    const AxisComm& ring = torus.axis(Axis::col);
+    const Torus torus(MPI_COMM_WORLD, MeshShape{1, 1, c.ranks / p, p});  // rings of p: its cols
     log_info("calibration: rings of ", p, " ranks, shards of ", o.min_bytes >> 10, " KiB to ",
              bound >> 10, " KiB");
     for (std::size_t bytes = o.min_bytes; bytes <= bound; bytes *= 2) {
@@ -77,8 +76,8 @@ Calibration calibrate(const CalibrationOptions& o) {
       const std::size_t rows = shape.first, cols = shape.second;
       const double sent = static_cast<double>(rows * cols * sizeof(Scalar));
       const auto time = [&](const std::string& op, int displacement) {
-        return time_collective<Scalar>(op, ring, rows, cols, MatrixDim::rows, o.comm, o.warmups,
-                                       o.repetitions, displacement)
+        return time_collective<Scalar>(op, torus, Axis::col, rows, cols, MatrixDim::rows, o.comm,
+                                       o.warmups, o.repetitions, displacement)
             .median;
       };
       for (const char* op : {"all_gather", "reduce_scatter", "broadcast"})

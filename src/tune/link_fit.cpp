@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "exec/collective_cost.hpp"
 
 namespace meshslice::tune {
 
@@ -95,10 +96,9 @@ hw::ChipParams fit_chip(const std::vector<GemmSample>& gemms, double copy_bytes_
 double predicted_seconds(const hw::MachineModel& machine, const CommSample& s) {
   const hw::IciModel& ici = machine.ici;
   const hw::Ring ring = hw::Ring::dim1;  // a calibrated machine has one link set for all rings
-  if (s.op == "all_gather") return ici.all_gather(ring, s.ranks, s.bytes).total();
-  if (s.op == "reduce_scatter") return ici.reduce_scatter(ring, s.ranks, s.bytes).total();
-  if (s.op == "shift") return ici.shift(ring, s.ranks, s.hops, s.bytes).total();
-  return ici.broadcast(ring, s.ranks, s.bytes).total();
+  return collective_cost(ici, ring, parse_comm_kind(s.op, "calibration sample"), s.ranks, s.bytes,
+                         s.hops)
+      .total();
 }
 
 double predicted_seconds(const hw::MachineModel& machine, const GemmSample& g) {
