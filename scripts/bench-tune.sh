@@ -29,11 +29,11 @@ fi
 csv=$out/bench-tune.csv
 echo "deck,mesh,plan,predicted_block_ms,best_step_ms" >"$csv"
 
-# deck name, hidden, heads, seq_len, sequences (per replica), steps
+# deck name, hidden, heads, seq_len, sequences (per replica, and global: dp is 1), steps
 run_deck() {
   local name=$1 hidden=$2 heads=$3 seq=$4 sequences=$5 steps=$6 deck=$repo/inputs/train/$1.yaml
   local model=(--set model.name=custom --set model.hidden=$hidden --set model.heads=$heads
-               --set model.seq_len=$seq --set model.sequences=$sequences --set chips=2
+               --set model.seq_len=$seq --set model.global_sequences=$sequences --set chips=2
                --set machine=$machine --set search.block=1 --set search.slices=1,2,4
                --set validate=false)
   local train=(--set train.steps=$steps --set train.eval_every=0 --set train.log_every=$steps)

@@ -175,7 +175,7 @@ meshslice_app_test(train_lm_tied_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR
 # The tuner's plan for the LM deck's model, its head included, trained.
 meshslice_app_test(tune_laptop_lm_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-lm
   ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/laptop.yaml --set model.hidden=128
-  --set model.seq_len=64 --set model.sequences=8 --set model.vocab=257 --
+  --set model.seq_len=64 --set model.global_sequences=8 --set model.vocab=257 --
   ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/tune-lm/train 20 ${MPI2} ${LM_TRAIN}
   --set train.steps=20)
 set_tests_properties(tune_laptop_lm_plan_trains PROPERTIES PASS_REGULAR_EXPRESSION

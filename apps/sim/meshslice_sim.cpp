@@ -70,7 +70,10 @@ int main(int argc, char** argv) {
       "process; the optional "
       "pipeline sweep emulates whole training steps, one MPI rank per pipeline stage (OUT/"
       "sim_pipeline.csv).",
-      "sim/paper.yaml", valid_parameters, {}, {}};
+      "sim/paper.yaml", valid_parameters, {},
+      {{"sequence", "model.seq_len", "the model's shape is spelt as in every app's deck"},
+       {"pipeline_sweep.global_batch", "pipeline_sweep.global_sequences",
+        "the global batch is spelt as meshslice-tune's model.global_sequences"}}};
   return run_app(argc, argv, spec, [](AppContext& context) {
     // Every rank checks the input (a bad deck fails on all ranks alike); rank 0 then emulates
     // the whole torus and every rank returns its status.

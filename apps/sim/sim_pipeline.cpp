@@ -37,7 +37,7 @@ int run_pipeline_sweep(const AppContext& context, const SimSettings& settings,
     run.model.heads = static_cast<std::size_t>(sweep.model->heads);
     run.model.blocks = static_cast<std::size_t>(sweep.blocks);
     run.model.seq_len = static_cast<std::size_t>(settings.workload.sequence);
-    run.model.sequences = static_cast<std::size_t>(sweep.global_batch / run.mesh.dp);
+    run.model.sequences = static_cast<std::size_t>(sweep.global_sequences / run.mesh.dp);
     run.plan = default_model_plan(run.model, GemmChoice{Algorithm::meshslice,
                                                         {sweep.slices, settings.sweep.block}});
     run.step.schedule = sweep.schedule;
@@ -49,7 +49,7 @@ int run_pipeline_sweep(const AppContext& context, const SimSettings& settings,
     if (context.rank < pp) {
       {
         const Torus stages(stage_ranks, MeshShape{1, pp, 1, 1});
-        train::EmulatedSteps emulated(machine, static_cast<double>(sweep.global_batch) *
+        train::EmulatedSteps emulated(machine, static_cast<double>(sweep.global_sequences) *
                                                    run.model.seq_len);
         train::emulate_without_data(stages, machine, run, emulated);
         row.best = emulated.best();
@@ -62,7 +62,7 @@ int run_pipeline_sweep(const AppContext& context, const SimSettings& settings,
   }
   if (context.rank != 0 || rows.empty()) return 0;
   log_info("pipeline sweep: ", sweep.model->label, ", ", sweep.blocks, " blocks, ",
-           sweep.global_batch, " sequences x ", settings.workload.sequence, " tokens per step on ",
+           sweep.global_sequences, " sequences x ", settings.workload.sequence, " tokens per step on ",
            sweep.chips, " emulated ", machine.machine.name, "s, dp x pp x ", sweep.rows, "x",
            sweep.cols, ", ", schedule_name(sweep.schedule), " (training driver, data-free)");
   log_info("    pp    dp     m    step (ms)     tokens/s   FLOP util   comm exposed");

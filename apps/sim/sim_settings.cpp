@@ -4,6 +4,7 @@
 
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "model/model_shape_parameters.hpp"
 
 namespace meshslice::simapp {
 
@@ -42,7 +43,10 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
             "MeshSlice authors' code, the paper's comparison) or col,row; the tables also report "
             "Wang with both");
   valid.set("min_mesh_side", 2, "2D algorithms try meshes with at least this many rows and cols");
-  valid.set("sequence", 2048, "tokens per sequence");
+  ModelShapeKeys shape;
+  shape.seq_len = 2048;
+  add_model_shape_parameters(valid.sublist("model", false, "The models' shape beyond their name."),
+                             shape);
   valid.set("weak_batch_per_chip", 0.5, "weak scaling: sequences per chip (paper: chips / 2)");
   valid.set("strong_batch", 32, "strong scaling: sequences in the batch (paper: 32)");
   auto& studies = valid.sublist("studies", false, "the paper's Fig. 13 and 14 (weak scaling)");
@@ -71,7 +75,7 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
   pipe.set("rows", 8, "mesh rows of each stage's tensor-parallel mesh");
   pipe.set("cols", 8, "mesh columns of it");
   pipe.set("blocks", 8, "transformer blocks (at least the largest pp)");
-  pipe.set("global_batch", 64, "sequences per step over all replicas");
+  pipe.set("global_sequences", 64, "sequences per step over all replicas (the global batch)");
   set_choice(pipe, "schedule", "1f1b", {"gpipe", "1f1b"}, "pipeline schedule");
   pipe.set("slices", 4, "S of every GEMM (MeshSlice, the paper's phase-1 dataflows)");
 }
@@ -102,12 +106,12 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
   require(s.sweep.block >= 1, "block must be >= 1, got ", s.sweep.block);
   s.sweep.min_mesh_side = get_param<int>(deck, "min_mesh_side");
   require(s.sweep.min_mesh_side >= 1, "min_mesh_side must be >= 1, got ", s.sweep.min_mesh_side);
-  s.workload.sequence = get_param<int>(deck, "sequence");
+  s.workload.sequence = get_param<int>(deck, "model.seq_len");
   s.workload.weak_batch_per_chip = get_param<double>(deck, "weak_batch_per_chip");
   s.workload.strong_batch = get_param<int>(deck, "strong_batch");
   require(s.workload.sequence >= 1 && s.workload.weak_batch_per_chip > 0 &&
               s.workload.strong_batch >= 1,
-          "sequence, weak_batch_per_chip and strong_batch must be positive");
+          "model.seq_len, weak_batch_per_chip and strong_batch must be positive");
   s.shape_study_chips = get_param<int>(deck, "studies.shapes_chips");
   s.dataflow_study_chips = get_param<int>(deck, "studies.dataflow_chips");
   s.slice_study_rows = get_param<int>(deck, "studies.slices_rows");
@@ -130,20 +134,20 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
   p.rows = get_param<int>(deck, "pipeline_sweep.rows");
   p.cols = get_param<int>(deck, "pipeline_sweep.cols");
   p.blocks = get_param<int>(deck, "pipeline_sweep.blocks");
-  p.global_batch = get_param<int>(deck, "pipeline_sweep.global_batch");
+  p.global_sequences = get_param<int>(deck, "pipeline_sweep.global_sequences");
   p.slices = get_param<int>(deck, "pipeline_sweep.slices");
   p.schedule = parse_schedule(get_param<std::string>(deck, "pipeline_sweep.schedule"));
-  require(p.chips >= 1 && p.rows >= 1 && p.cols >= 1 && p.blocks >= 1 && p.global_batch >= 1 &&
+  require(p.chips >= 1 && p.rows >= 1 && p.cols >= 1 && p.blocks >= 1 && p.global_sequences >= 1 &&
               p.slices >= 1,
-          "pipeline_sweep.chips, rows, cols, blocks, global_batch and slices must be positive");
+          "pipeline_sweep.chips, rows, cols, blocks, global_sequences and slices must be positive");
   for (const int pp : p.pp) {
     require(pp >= 1 && p.chips % (pp * p.rows * p.cols) == 0, "pipeline_sweep.pp holds ", pp,
             ": pipeline_sweep.chips = ", p.chips, " is not a multiple of pp x rows x cols = ",
             pp * p.rows * p.cols, "; choose degrees that divide the machine");
     const int dp = p.chips / (pp * p.rows * p.cols);
-    require(p.global_batch % (dp * p.rows) == 0, "pipeline_sweep.pp = ", pp, " leaves dp = ", dp,
-            " replicas: the global batch of ", p.global_batch, " sequences does not give each "
-            "replica a multiple of the ", p.rows, " mesh rows; choose global_batch divisible by ",
+    require(p.global_sequences % (dp * p.rows) == 0, "pipeline_sweep.pp = ", pp, " leaves dp = ", dp,
+            " replicas: the global batch of ", p.global_sequences, " sequences does not give each "
+            "replica a multiple of the ", p.rows, " mesh rows; choose global_sequences divisible by ",
             dp * p.rows);
     require(pp <= p.blocks, "pipeline_sweep.pp = ", pp, " needs at least as many blocks; "
             "pipeline_sweep.blocks = ", p.blocks);

@@ -18,7 +18,7 @@ namespace meshslice::simapp {
 struct PipelineSweep {
   std::vector<int> pp;  // empty: no sweep
   const sim::LlmSpec* model = nullptr;
-  int chips = 256, rows = 8, cols = 8, blocks = 8, global_batch = 64, slices = 4;
+  int chips = 256, rows = 8, cols = 8, blocks = 8, global_sequences = 64, slices = 4;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
 };
 

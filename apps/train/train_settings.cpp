@@ -12,6 +12,7 @@
 #include "core/deck.hpp"
 #include "exec/real_executor.hpp"
 #include "mesh/mesh_parameters.hpp"
+#include "model/model_shape_parameters.hpp"
 #include "sim/machine_loader.hpp"
 
 namespace meshslice::train {
@@ -25,15 +26,17 @@ Teuchos::ParameterList valid_parameters() {
             "under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path; printed beside the "
             "measured step; none = off");
   auto& model = valid.sublist("model", false, "The transformer (L pre-norm blocks, no biases).");
-  model.set("hidden", 64, "hidden size H (heads x head_dim)");
-  model.set("heads", 4, "attention heads; divisible by mesh.cols (each column keeps whole heads)");
-  model.set("blocks", 2, "transformer blocks L");
-  model.set("seq_len", 32, "tokens per sequence");
-  model.set("sequences", 16, "sequences per data-parallel replica and step; divisible by mesh.rows");
+  ModelShapeKeys shape;
+  shape.hidden = 64, shape.heads = 4, shape.blocks = 2, shape.seq_len = 32;
+  shape.sequences = 16, shape.vocab = 257;
+  add_model_shape_parameters(
+      model, shape,
+      {{"heads", "divisible by mesh.cols (each column keeps whole heads)"},
+       {"sequences", "divisible by mesh.rows"},
+       {"vocab", "task lm: 257 is meshslice-data's byte tokenizer's; padded for the mesh, the "
+                 "padding never predicted"}});
   model.set("rope", false, "rotary position embeddings (RoPE) on attention's queries and keys; "
             "needs an even head size (hidden / heads)");
-  model.set("vocab", 257, "task lm: token ids of the dataset (meshslice-data's byte tokenizer: "
-            "257); padded for the mesh, the padding never predicted");
   model.set("tied_head", false, "task lm: the LM head is the embedding transposed (one table)");
   auto& data = valid.sublist("data", false, "task lm: the token dataset (Megatron's indexed "
                              "format: PREFIX.bin + PREFIX.idx, e.g. from meshslice-data).");

@@ -116,7 +116,10 @@ int main(int argc, char** argv) {
       "OUT/calibration.csv. tune and plan run in one process.",
       "tune/gpt3-256.yaml", valid_parameters, {},
       {{"planner.checkpointing", "planner.recompute",
-        "activation recomputation; 'checkpoint' means saved training state"}}};
+        "activation recomputation; 'checkpoint' means saved training state"},
+       {"model.sequences", "model.global_sequences",
+        "the tuner chooses dp, so it takes the global batch; model.sequences is "
+        "meshslice-train's per replica"}}};
   return run_app(argc, argv, spec, [](AppContext& context) {
     const TuneSettings settings = tune_settings_from(context.deck);
     if (settings.mode == "calibrate") {  // the only mode that communicates

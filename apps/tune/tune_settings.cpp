@@ -5,6 +5,7 @@
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "model/model_shape_parameters.hpp"
 #include "pipeline/pipeline_schedule.hpp"
 
 namespace meshslice::tuneapp {
@@ -25,19 +26,18 @@ Teuchos::ParameterList valid_parameters() {
   set_choice(model, "name", "gpt3", {"gpt3", "megatron-nlg", "custom"},
              "gpt3 (hidden 12288, 96 heads), megatron-nlg (hidden 20480, 128 heads), or custom "
              "(model.hidden, model.heads)");
-  model.set("hidden", 0, "custom: hidden size H");
-  model.set("heads", 0, "custom: attention heads");
-  model.set("seq_len", 2048, "tokens per sequence");
-  model.set("sequences", 0,
-            "sequences per step (the global batch); 0 = chips / 2, the paper's "
-            "weak scaling");
-  model.set("vocab", 0,
-            "a language model's vocabulary: plan.yaml also gets its head's entry (lm_head, tuned "
-            "on the chosen mesh for the vocabulary padded as meshslice-train pads it; not counted "
-            "in the planner's step estimate); 0 = no head");
-  model.set("blocks", 0,
-            "plan: transformer blocks; 0 = the named model's (gpt3 96, "
-            "megatron-nlg 105)");
+  ModelShapeKeys shape;
+  shape.hidden = 0, shape.heads = 0, shape.blocks = 0, shape.seq_len = 2048;
+  shape.global_sequences = 0, shape.vocab = 0;
+  add_model_shape_parameters(
+      model, shape,
+      {{"hidden", "for model.name = custom"},
+       {"heads", "for model.name = custom"},
+       {"blocks", "for mode plan; 0 = the named model's (gpt3 96, megatron-nlg 105)"},
+       {"global_sequences", "0 = chips / 2, the paper's weak scaling"},
+       {"vocab", "plan.yaml also gets its head's entry (lm_head, tuned on the chosen mesh for "
+                 "the vocabulary padded as meshslice-train pads it; not counted in the "
+                 "planner's step estimate); 0 = no head"}});
   auto& search = valid.sublist("search", false, "What phase 2 tries.");
   search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
              "slice counts S tried for each GEMM (each takes its own best)");
@@ -116,12 +116,12 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
     s.llm = sim::llm_by_name(name);
   }
   const int seq_len = get_param<int>(deck, "model.seq_len");
-  const int sequences = get_param<int>(deck, "model.sequences");
+  const int sequences = get_param<int>(deck, "model.global_sequences");
   require(seq_len >= 1, "model.seq_len = ", seq_len, " must be at least 1");
-  require(sequences >= 0, "model.sequences = ", sequences, " must not be negative");
+  require(sequences >= 0, "model.global_sequences = ", sequences, " must not be negative");
   require(sequences > 0 || s.chips % 2 == 0,
-          "model.sequences = 0 means chips / 2, but chips = ", s.chips,
-          " is odd; give model.sequences");
+          "model.global_sequences = 0 means chips / 2, but chips = ", s.chips,
+          " is odd; give model.global_sequences");
   const int vocab = get_param<int>(deck, "model.vocab");
   require(vocab >= 0, "model.vocab = ", vocab, " must not be negative (0: no head)");
   s.vocab = static_cast<std::size_t>(vocab);

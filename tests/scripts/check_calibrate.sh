@@ -33,7 +33,7 @@ for r in rows:
     assert float(r["measured_seconds"]) > 0 and float(r["predicted_seconds"]) > 0, r
 PY
 "$tune" --set "machine=$machine" --set chips=2 --set model.name=custom --set model.hidden=64 \
-  --set model.heads=4 --set model.seq_len=32 --set model.sequences=16 --set search.block=1 \
+  --set model.heads=4 --set model.seq_len=32 --set model.global_sequences=16 --set search.block=1 \
   --set search.slices=1,2 --out "$out/tune" || fail "meshslice-tune on the calibrated machine"
 "$sim" --set "machine=$machine" --set chips=16 --set models=gpt3 --set scalings=weak \
   --set studies.shapes_chips=0 --set studies.slices_rows=0 --set studies.slices_cols=0 \
