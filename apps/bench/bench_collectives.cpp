@@ -46,8 +46,8 @@ void require_known(const std::vector<std::string>& values, const std::vector<std
     if (std::find(known.begin(), known.end(), value) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    throw UserError(concat("deck key '", key, "' has unknown entry '", value,
-                           "'; valid entries: ", list));
+    throw UserError(
+        concat("deck key '", key, "' has unknown entry '", value, "'; valid entries: ", list));
   }
 }
 
@@ -114,8 +114,8 @@ int run_collectives(AppContext& context) {
   const std::size_t element = s.precision == "float" ? sizeof(float) : sizeof(double);
 
   log_info("collectives on the '", axis_name(s.axis), "' ring of ", ring.size(), " ranks (mesh ",
-           torus.shape().str(), "), ", s.precision, ", ", dim_name(s.dim), ", ",
-           s.sizes.size(), " sizes, ", s.repetitions, " repetitions");
+           torus.shape().str(), "), ", s.precision, ", ", dim_name(s.dim), ", ", s.sizes.size(),
+           " sizes, ", s.repetitions, " repetitions");
   // The largest size's buffers, alive at once for the interleaved timing: the yardstick's two
   // shards, and per implementation the shard, the P-shard stack, one more shard and scratch of
   // about a stack (host and device when staged): a lower bound of what a size needs.
@@ -129,9 +129,9 @@ int run_collectives(AppContext& context) {
   if (context.rank == 0)
     csv = std::make_unique<CsvWriter>(
         context.out_dir + "/collectives.csv",
-        std::vector<std::string>{"operation", "implementation", "axis", "ranks", "dim",
-                                 "precision", "bytes", "seconds_median", "seconds_min",
-                                 "link_gbs", "memcpy_gbs", "link_over_memcpy"});
+        std::vector<std::string>{"operation", "implementation", "axis", "ranks", "dim", "precision",
+                                 "bytes", "seconds_median", "seconds_min", "link_gbs", "memcpy_gbs",
+                                 "link_over_memcpy"});
 
   // For the side-by-side table: median seconds[op][bytes][impl] and the memcpy GB/s measured
   // next to them.

@@ -37,7 +37,7 @@ const char* kScalapack = "scalapack";
 struct GemmSettings {
   std::vector<std::string> algorithms;  // library algorithms plus "scalapack"
   std::vector<Dataflow> flows;
-  std::vector<GemmProblem> shapes;      // flow filled per run
+  std::vector<GemmProblem> shapes;  // flow filled per run
   std::vector<int> slices;
   int block;
   std::string precision;
@@ -60,8 +60,10 @@ GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
       throw UserError(concat("gemm.algorithms: ", e.what(), ", ", kScalapack));
     }
   }
-  for (const auto& name : get_strings(deck, "gemm.dataflows")) s.flows.push_back(parse_dataflow(name));
-  const auto M = get_ints(deck, "gemm.M"), N = get_ints(deck, "gemm.N"), K = get_ints(deck, "gemm.K");
+  for (const auto& name : get_strings(deck, "gemm.dataflows"))
+    s.flows.push_back(parse_dataflow(name));
+  const auto M = get_ints(deck, "gemm.M"), N = get_ints(deck, "gemm.N"),
+             K = get_ints(deck, "gemm.K");
   require(M.size() == N.size() && N.size() == K.size(), "gemm.M, gemm.N and gemm.K list one ",
           "shape per entry and must have the same length; got ", M.size(), ", ", N.size(), ", ",
           K.size());
@@ -85,14 +87,16 @@ GemmSettings gemm_settings_from(const Teuchos::ParameterList& deck) {
         std::make_unique<hw::MachineModel>(sim::load_machine_model(hardware, "gemm.hardware"));
   for (const auto& [key, empty] :
        {std::pair<const char*, bool>{"gemm.algorithms", s.algorithms.empty()},
-        {"gemm.dataflows", s.flows.empty()}, {"gemm.M, gemm.N and gemm.K", s.shapes.empty()},
+        {"gemm.dataflows", s.flows.empty()},
+        {"gemm.M, gemm.N and gemm.K", s.shapes.empty()},
         {"gemm.slices", s.slices.empty()}})
     require(!empty, key, " is empty: nothing would be measured; list at least one entry");
   require(s.block >= 1, "gemm.block must be >= 1, got ", s.block);
   require(s.repetitions >= 1, "gemm.repetitions = ", s.repetitions, " must be at least 1");
   // The first run of a plan touches its workspaces and the BLAS's buffers for the first time:
   // timed, it would make the efficiency and the hidden-communication share meaningless.
-  require(s.warmups >= 1, "gemm.warmups = ", s.warmups, " must be at least 1: the first run "
+  require(s.warmups >= 1, "gemm.warmups = ", s.warmups,
+          " must be at least 1: the first run "
           "pays first-touch costs that the efficiency and overlap ratios must not include");
   require(s.gemm_chunks >= 1, "gemm.gemm_chunks must be >= 1, got ", s.gemm_chunks);
   return s;
@@ -120,8 +124,7 @@ LocalWork local_work(Algorithm algorithm, const GemmProblem& p, int rows, int co
       const ShardRegion b = shard('B');  // K x N
       return {p.M, b.rows, b.cols, true, false};
     }
-    case Dataflow::OS:
-      break;
+    case Dataflow::OS: break;
   }
   const ShardRegion c = shard('C');  // M x N
   return {c.rows, p.K, c.cols, false, false};
@@ -141,7 +144,8 @@ class LocalPeak {
     Kokkos::deep_copy(c_, T(0));
   }
   void run() const {
-    KokkosBlas::gemm(w_.transpose_a ? "T" : "N", w_.transpose_b ? "T" : "N", T(1), a_, b_, T(0), c_);
+    KokkosBlas::gemm(w_.transpose_a ? "T" : "N", w_.transpose_b ? "T" : "N", T(1), a_, b_, T(0),
+                     c_);
     ExecSpace().fence();
   }
   // The same GEMM as `pieces` BLAS calls cut the way MeshSlice slices the dataflow (OS: K, each
@@ -200,7 +204,12 @@ class Configuration {
  public:
   Configuration(const std::string& name, const GemmProblem& p, int slices, const GemmSettings& s,
                 const Torus& torus, const CommOptions& comm)
-      : name_(name), p_(p), slices_(slices), s_(s), torus_(torus), comm_(comm),
+      : name_(name),
+        p_(p),
+        slices_(slices),
+        s_(s),
+        torus_(torus),
+        comm_(comm),
         scalapack_(name == kScalapack),
         algorithm_(scalapack_ ? Algorithm::meshslice : parse_algorithm(name)),
         group_(torus.axis(Axis::tp).comm()),
@@ -299,9 +308,8 @@ class Configuration {
   // The last repetition's trace, as Chrome JSON for every rank and rank 0's text timeline.
   void write_trace(const std::string& out_dir) const {
     const std::string stem =
-        concat(out_dir, "/trace-", name_, "-", dataflow_name(p_.flow), "-",
-               torus_.size(Axis::row), "x", torus_.size(Axis::col), "-M", p_.M, "N", p_.N, "K",
-               p_.K, "-S", slices_);
+        concat(out_dir, "/trace-", name_, "-", dataflow_name(p_.flow), "-", torus_.size(Axis::row),
+               "x", torus_.size(Axis::col), "-M", p_.M, "N", p_.N, "K", p_.K, "-S", slices_);
     write_chrome_trace(trace_, stem + ".json", group_);
     if (torus_.rank() == 0) {
       write_output_file(stem + ".txt",
@@ -345,7 +353,8 @@ class Configuration {
 // Why a configuration cannot overlap communication with computation, or "" if it can.
 std::string no_overlap_reason(const std::string& name, int slices, const GemmSettings& s) {
   if (name == kScalapack) return "ScaLAPACK's p?gemm is timed as a black box (no trace)";
-  if (name == "collective") return "Collective runs each collective as a whole before/after the GEMM";
+  if (name == "collective")
+    return "Collective runs each collective as a whole before/after the GEMM";
   if (name == "meshslice" && slices == 1) return "S=1 leaves one slice: nothing to pipeline";
   if (s.gemm_chunks == 1) return "gemm.gemm_chunks=1: MPI is not progressed during GEMMs";
   return "";
@@ -435,19 +444,18 @@ int run_gemm_bench(AppContext& context) {
         context.out_dir + "/gemm.csv",
         std::vector<std::string>{"algorithm", "dataflow", "rows", "cols", "M", "N", "K", "S",
                                  "seconds", "gflops", "local_peak_gflops", "efficiency",
-                                 "hidden_comm_fraction", "local_gemm_efficiency",
-                                 "max_rel_error", "emulated_seconds", "seconds_min",
-                                 "sliced_blas_efficiency"});
+                                 "hidden_comm_fraction", "local_gemm_efficiency", "max_rel_error",
+                                 "emulated_seconds", "seconds_min", "sliced_blas_efficiency"});
   // A shape's configurations are all alive at once (measured interleaved): at least their A, B
   // and C shards must fit, before anything is allocated.
   std::size_t configurations = 0;
   for (const auto& name : s.algorithms) configurations += slices_for(name, s).size();
   for (const GemmProblem& shape : s.shapes) {
-    const double elements = (double(shape.M) * shape.K + double(shape.K) * shape.N +
-                             double(shape.M) * shape.N) / (rows * cols);
-    require_memory_fits(concat("the ", configurations, " configurations of M=", shape.M, " N=",
-                               shape.N, " K=", shape.K,
-                               " (their A, B and C shards alone)"),
+    const double elements =
+        (double(shape.M) * shape.K + double(shape.K) * shape.N + double(shape.M) * shape.N) /
+        (rows * cols);
+    require_memory_fits(concat("the ", configurations, " configurations of M=", shape.M,
+                               " N=", shape.N, " K=", shape.K, " (their A, B and C shards alone)"),
                         configurations * elements * (single ? sizeof(float) : sizeof(double)),
                         torus.comm());
   }
@@ -469,7 +477,7 @@ int run_gemm_bench(AppContext& context) {
     }
 
   require(!results.empty(), "every configuration was skipped (the reasons are above): nothing "
-          "was measured; choose sizes that the mesh, S and B divide");
+                            "was measured; choose sizes that the mesh, S and B divide");
   if (csv) csv->finish();
   if (context.rank == 0) print_gemm_report(results, rows, cols);
   return 0;

@@ -15,8 +15,8 @@ struct Result {
   double seconds = 0;      // median over repetitions
   double min_seconds = 0;  // fastest repetition
   double gflops = 0;
-  double peak_gflops = 0;  // per chip, local GEMM alone
-  double hidden = -1;      // fraction of communication hidden (-1: not traced)
+  double peak_gflops = 0;             // per chip, local GEMM alone
+  double hidden = -1;                 // fraction of communication hidden (-1: not traced)
   double local_gemm_efficiency = -1;  // local peak time / time the algorithm spent in GEMMs
   // MeshSlice, S > 1: local peak time / the same GEMM as the S BLAS calls MeshSlice makes, timed
   // alone (-1: not measured); the ceiling of local_gemm_efficiency.

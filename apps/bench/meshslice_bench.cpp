@@ -28,7 +28,10 @@ int main(int argc, char** argv) {
       "algorithms (MeshSlice, baselines, ScaLAPACK) side by side, verified, traced; writes "
       "OUT/gemm.csv and OUT/trace-*.json. mode collectives: every collective vs message size, "
       "MPI-native vs ring; writes OUT/collectives.csv. Both write OUT/deck.yaml.",
-      "bench/gemm.yaml", valid_parameters, {}, {}};
+      "bench/gemm.yaml",
+      valid_parameters,
+      {},
+      {}};
   return meshslice::run_app(argc, argv, spec, [](meshslice::AppContext& context) {
     const std::string mode = meshslice::get_param<std::string>(context.deck, "mode");
     meshslice::FlightRecorder::instance().start(

@@ -40,9 +40,9 @@ void make_parent_folder(const std::string& prefix) {
 }
 
 void print_counts(const DocumentCounts& counts, std::int64_t bytes, std::int64_t tokens) {
-  std::cout << kApp << ": " << counted(counts.files, "file") << " read: "
-            << counted(counts.documents, "document") << "; skipped " << counts.same_file
-            << " reached again through links, " << counts.same_text
+  std::cout << kApp << ": " << counted(counts.files, "file")
+            << " read: " << counted(counts.documents, "document") << "; skipped "
+            << counts.same_file << " reached again through links, " << counts.same_text
             << " with the content of an earlier file, " << counts.empty << " empty";
   if (counts.not_followed > 0)
     std::cout << ", " << counts.not_followed << " links to folders or special files not followed";
@@ -62,9 +62,9 @@ void print_split(const DataCommandLine& line) {
     for (const std::int64_t d : documents) tokens += dataset.document_length(d);
     return tokens;
   };
-  std::cout << "split (held-out fraction " << line.held_out << ", seed " << line.seed
-            << "): train " << counted(static_cast<std::int64_t>(split.train.size()), "document")
-            << ", " << tokens_of(split.train) << " tokens; held-out "
+  std::cout << "split (held-out fraction " << line.held_out << ", seed " << line.seed << "): train "
+            << counted(static_cast<std::int64_t>(split.train.size()), "document") << ", "
+            << tokens_of(split.train) << " tokens; held-out "
             << counted(static_cast<std::int64_t>(split.held_out.size()), "document") << ", "
             << tokens_of(split.held_out) << " tokens\n";
 }
@@ -75,8 +75,8 @@ int prepare(const DataCommandLine& line) {
   std::int64_t bytes = 0;
   const DocumentCounts counts =
       for_each_text_document(line.inputs, [&](const std::string& path, const std::string& text) {
-        require(text.size() < std::numeric_limits<std::int32_t>::max(), path, " has ",
-                text.size(), " bytes, more than one document of an indexed dataset holds "
+        require(text.size() < std::numeric_limits<std::int32_t>::max(), path, " has ", text.size(),
+                " bytes, more than one document of an indexed dataset holds "
                 "(2^31 - 2 bytes): split it into smaller files");
         writer.add_document(data::byte_tokens(text));
         bytes += static_cast<std::int64_t>(text.size());

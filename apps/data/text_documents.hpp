@@ -12,10 +12,10 @@
 namespace meshslice::dataapp {
 
 struct DocumentCounts {
-  std::int64_t files = 0;       // regular files found, links and duplicates included
-  std::int64_t documents = 0;   // handed to the callback
-  std::int64_t same_file = 0;   // the same file again (through a link)
-  std::int64_t same_text = 0;   // another file with an earlier one's content
+  std::int64_t files = 0;      // regular files found, links and duplicates included
+  std::int64_t documents = 0;  // handed to the callback
+  std::int64_t same_file = 0;  // the same file again (through a link)
+  std::int64_t same_text = 0;  // another file with an earlier one's content
   std::int64_t empty = 0;
   std::int64_t not_followed = 0;  // symbolic links to folders, sockets, devices, ...
 };

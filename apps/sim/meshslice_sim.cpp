@@ -37,7 +37,8 @@ int emulate(const AppContext& context, const SimSettings& settings,
                       [](const Point& p) { return p.best_config() != nullptr; }),
           "nothing was emulated: at every chip count in `chips` no algorithm found a mesh whose "
           "sides divide the batch's tokens and the layers' sizes (at least min_mesh_side = ",
-          settings.sweep.min_mesh_side, " per side); choose chip counts with more divisors or "
+          settings.sweep.min_mesh_side,
+          " per side); choose chip counts with more divisors or "
           "a larger batch");
   print_tables(results, settings, machine.machine);
   write_csv_files(results, settings, machine.machine, context.out_dir);
@@ -70,7 +71,9 @@ int main(int argc, char** argv) {
       "process; the optional "
       "pipeline sweep emulates whole training steps, one MPI rank per pipeline stage (OUT/"
       "sim_pipeline.csv).",
-      "sim/paper.yaml", valid_parameters, {},
+      "sim/paper.yaml",
+      valid_parameters,
+      {},
       {{"sequence", "model.seq_len", "the model's shape is spelt as in every app's deck"},
        {"pipeline_sweep.global_batch", "pipeline_sweep.global_sequences",
         "the global batch is spelt as meshslice-tune's model.global_sequences"}}};
@@ -79,7 +82,8 @@ int main(int argc, char** argv) {
     // the whole torus and every rank returns its status.
     const SimSettings settings = sim_settings_from(context.deck);
     const hw::MachineModel machine = sim::load_machine_model(settings.machine, "machine");
-    const int status = run_on_rank_zero(context, [&] { return emulate(context, settings, machine); });
+    const int status =
+        run_on_rank_zero(context, [&] { return emulate(context, settings, machine); });
     // The pipeline sweep emulates a stage per rank: the whole job takes part.
     if (status != 0 || settings.pipeline.pp.empty()) return status;
     return run_pipeline_sweep(context, settings, machine);

@@ -27,8 +27,10 @@ int run_pipeline_sweep(const AppContext& context, const SimSettings& settings,
   std::vector<Row> rows;
   for (const int pp : sweep.pp) {
     if (pp > context.size) {
-      log_info("pipeline sweep: pp = ", pp, " needs ", pp, " MPI ranks (one per stage), the job "
-               "has ", context.size, "; skipped (mpiexec -np ", pp, ")");
+      log_info("pipeline sweep: pp = ", pp, " needs ", pp,
+               " MPI ranks (one per stage), the job "
+               "has ",
+               context.size, "; skipped (mpiexec -np ", pp, ")");
       continue;
     }
     train::DataFreeRun run;
@@ -62,17 +64,18 @@ int run_pipeline_sweep(const AppContext& context, const SimSettings& settings,
   }
   if (context.rank != 0 || rows.empty()) return 0;
   log_info("pipeline sweep: ", sweep.model->label, ", ", sweep.blocks, " blocks, ",
-           sweep.global_sequences, " sequences x ", settings.workload.sequence, " tokens per step on ",
-           sweep.chips, " emulated ", machine.machine.name, "s, dp x pp x ", sweep.rows, "x",
-           sweep.cols, ", ", schedule_name(sweep.schedule), " (training driver, data-free)");
+           sweep.global_sequences, " sequences x ", settings.workload.sequence,
+           " tokens per step on ", sweep.chips, " emulated ", machine.machine.name, "s, dp x pp x ",
+           sweep.rows, "x", sweep.cols, ", ", schedule_name(sweep.schedule),
+           " (training driver, data-free)");
   log_info("    pp    dp     m    step (ms)     tokens/s   FLOP util   comm exposed");
   CsvWriter csv(context.out_dir + "/sim_pipeline.csv",
                 {"model", "chips", "pp", "dp", "rows", "cols", "microbatches", "schedule",
                  "step_seconds", "tokens_per_s", "flop_utilization", "exposed_comm_fraction"});
   for (const Row& r : rows) {
-    log_info(concat("  ", r.pp, "  ", r.dp, "  ", r.micro_batches, "  ", r.best.seconds * 1e3,
-                    "  ", static_cast<long>(r.tokens_per_second), "  ",
-                    100 * r.best.flop_utilization, "%  ", 100 * r.best.exposed_fraction, "%"));
+    log_info(concat("  ", r.pp, "  ", r.dp, "  ", r.micro_batches, "  ", r.best.seconds * 1e3, "  ",
+                    static_cast<long>(r.tokens_per_second), "  ", 100 * r.best.flop_utilization,
+                    "%  ", 100 * r.best.exposed_fraction, "%"));
     csv.row(sweep.model->name, sweep.chips, r.pp, r.dp, sweep.rows, sweep.cols, r.micro_batches,
             schedule_name(sweep.schedule), r.best.seconds, r.tokens_per_second,
             r.best.flop_utilization, r.best.exposed_fraction);

@@ -52,7 +52,7 @@ struct Figure {
   std::string stem;  // fig09_weak_scaling
   std::string title;
   std::string settings;
-  std::string panel;  // plot command, DATA = the model's data file
+  std::string panel;              // plot command, DATA = the model's data file
   std::vector<std::string> data;  // per model
 };
 
@@ -148,7 +148,8 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
         }
       }
       g << "\n";
-      const Point* any = find_point(results, llm, sim::Scaling::weak, largest, Algorithm::meshslice);
+      const Point* any =
+          find_point(results, llm, sim::Scaling::weak, largest, Algorithm::meshslice);
       const sim::Configuration* reference = any ? any->best_config() : nullptr;
       for (const sim::Configuration* c : configs)
         if (!reference && c) reference = c;
@@ -185,8 +186,7 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
              "set logscale x 2\n",
              "plot DATA using 1:2 with linespoints lw 2, '' using 1:3 with linespoints lw 2, "
              "'' using 1:4 with linespoints lw 2",
-             study_data(results.slices, s.models, "S",
-                        [](const StudyRow& r) { return r.slices; })};
+             study_data(results.slices, s.models, "S", [](const StudyRow& r) { return r.slices; })};
     figures.push_back(f);
   }
 
@@ -202,8 +202,8 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
     }
     const std::string png = f.stem + ".png";
     write_output_file(out_dir + "/" + f.stem + ".gp",
-               script(png, f.title + " (" + machine.name + ")", static_cast<int>(s.models.size()),
-                      f.settings, titles, panels));
+                      script(png, f.title + " (" + machine.name + ")",
+                             static_cast<int>(s.models.size()), f.settings, titles, panels));
     if (!gnuplot) continue;
     const std::string command =
         "cd '" + out_dir + "' && gnuplot '" + f.stem + ".gp' > '" + f.stem + ".log' 2>&1";

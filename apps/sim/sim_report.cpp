@@ -30,14 +30,11 @@ std::string slices_of(const sim::Configuration& c) {
 std::string mesh_of(int rows, int cols) { return concat(rows, "x", cols); }
 
 // How much longer `seconds` is than `reference`, in %: the speed-up of what took `reference`.
-double speedup_percent(double seconds, double reference) {
-  return (seconds / reference - 1) * 100;
-}
+double speedup_percent(double seconds, double reference) { return (seconds / reference - 1) * 100; }
 
 // The other algorithms' points at MeshSlice's workload `ms` that have a configuration, in the
 // deck's order.
-std::vector<const Point*> others(const SimResults& results, const SimSettings& s,
-                                 const Point& ms) {
+std::vector<const Point*> others(const SimResults& results, const SimSettings& s, const Point& ms) {
   std::vector<const Point*> points;
   for (Algorithm a : s.algorithms) {
     const Point* p = find_point(results, ms.llm, ms.scaling, ms.chips, a);
@@ -53,8 +50,7 @@ void print_end_to_end(const SimResults& results, const SimSettings& s, const Poi
     return;
   }
   std::printf("End-to-end (FC + %.2f ms of non-FC work per chip, %.1f%% of MeshSlice's FC time):",
-              ms.non_fc.seconds * 1e3,
-              100 * ms.non_fc.seconds / ms.best_config()->totals.seconds);
+              ms.non_fc.seconds * 1e3, 100 * ms.non_fc.seconds / ms.best_config()->totals.seconds);
   for (const Point* p : others(results, s, ms))
     std::printf(" %s %+.1f%%", algorithm_name(p->algorithm),
                 speedup_percent(p->end_to_end_seconds(), ms.end_to_end_seconds()));
@@ -192,19 +188,21 @@ void print_tables(const SimResults& results, const SimSettings& s, const hw::Mac
 void write_csv_files(const SimResults& results, const SimSettings& s, const hw::Machine& machine,
                      const std::string& out_dir) {
   CsvWriter sim(out_dir + "/sim.csv",
-                {"model", "scaling", "chips", "algorithm", "rows", "cols", "S", "seconds",
-                 "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s", "local_s",
-                 "exposed_s", "tokens", "best", "variant", "non_fc_s", "machine"});
-  CsvWriter gemms(out_dir + "/sim_gemms.csv",
-                  {"model", "scaling", "chips", "algorithm", "rows", "cols", "layer", "pass",
-                   "stationary", "transposed", "dataflow", "M", "N", "K", "S", "wang_ring",
-                   "seconds", "flop_utilization", "compute_s", "launch_s", "transfer_s", "sync_s",
-                   "machine"});
+                {"model",    "scaling",    "chips",   "algorithm",        "rows",
+                 "cols",     "S",          "seconds", "flop_utilization", "compute_s",
+                 "launch_s", "transfer_s", "sync_s",  "local_s",          "exposed_s",
+                 "tokens",   "best",       "variant", "non_fc_s",         "machine"});
+  CsvWriter gemms(
+      out_dir + "/sim_gemms.csv",
+      {"model",     "scaling",  "chips",      "algorithm",  "rows",     "cols",
+       "layer",     "pass",     "stationary", "transposed", "dataflow", "M",
+       "N",         "K",        "S",          "wang_ring",  "seconds",  "flop_utilization",
+       "compute_s", "launch_s", "transfer_s", "sync_s",     "machine"});
   auto sim_row = [&](const Point& p, const sim::Configuration& c, bool best, const char* variant) {
     const sim::SimTotals& t = c.totals;
-    sim.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
-            c.rows, c.cols, slices_of(c), t.seconds, c.flop_utilization(machine), t.compute,
-            t.launch, t.transfer, t.sync, t.local, t.exposed(), p.tokens, best ? 1 : 0, variant,
+    sim.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm), c.rows,
+            c.cols, slices_of(c), t.seconds, c.flop_utilization(machine), t.compute, t.launch,
+            t.transfer, t.sync, t.local, t.exposed(), p.tokens, best ? 1 : 0, variant,
             p.non_fc.seconds, machine.name);
   };
   for (const Point& p : results.points) {
@@ -218,13 +216,13 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
       if (!best) continue;
       for (const auto& g : c.gemms)
         gemms.row(p.llm->name, sim::scaling_name(p.scaling), p.chips, algorithm_name(p.algorithm),
-                  c.rows, c.cols, g.gemm.layer, g.gemm.pass, sim::stationary_name(g.gemm.stationary),
-                  g.gemm.transposed ? 1 : 0, dataflow_name(g.gemm.problem.flow), g.gemm.problem.M,
-                  g.gemm.problem.N, g.gemm.problem.K, g.slices,
+                  c.rows, c.cols, g.gemm.layer, g.gemm.pass,
+                  sim::stationary_name(g.gemm.stationary), g.gemm.transposed ? 1 : 0,
+                  dataflow_name(g.gemm.problem.flow), g.gemm.problem.M, g.gemm.problem.N,
+                  g.gemm.problem.K, g.slices,
                   p.algorithm == Algorithm::wang ? wang_ring_name(g.wang_ring) : "-",
-                  g.totals.seconds,
-                  sim::flop_utilization(g, p.chips, machine), g.totals.compute, g.totals.launch,
-                  g.totals.transfer, g.totals.sync, machine.name);
+                  g.totals.seconds, sim::flop_utilization(g, p.chips, machine), g.totals.compute,
+                  g.totals.launch, g.totals.transfer, g.totals.sync, machine.name);
     }
   }
   CsvWriter shapes(out_dir + "/sim_shapes.csv",
@@ -239,12 +237,11 @@ void write_csv_files(const SimResults& results, const SimSettings& s, const hw::
   for (const StudyRow& r : results.slices)
     slices.row(r.llm->name, r.rows, r.cols, r.slices, r.emulated, r.cost_model, r.tuner,
                machine.name);
-  CsvWriter dataflows(out_dir + "/sim_dataflow.csv",
-                      {"model", "chips", "dataflows", "rows", "cols", "seconds",
-                       "flop_utilization", "machine"});
+  CsvWriter dataflows(out_dir + "/sim_dataflow.csv", {"model", "chips", "dataflows", "rows", "cols",
+                                                      "seconds", "flop_utilization", "machine"});
   for (const DataflowRow& r : results.dataflows)
-    for (const auto& [name, c] : {std::pair{"y_stationary", &r.y_stationary},
-                                  std::pair{"tuned", &r.tuned}})
+    for (const auto& [name, c] :
+         {std::pair{"y_stationary", &r.y_stationary}, std::pair{"tuned", &r.tuned}})
       dataflows.row(r.llm->name, r.chips, name, c->rows, c->cols, c->totals.seconds,
                     c->flop_utilization(machine), machine.name);
   for (CsvWriter* csv : {&sim, &gemms, &shapes, &slices, &dataflows}) csv->finish();
@@ -277,8 +274,8 @@ void write_traces(const SimResults& results, const SimSettings& s, const hw::Mac
     if (json.size() >= 2) json.resize(json.size() - 2);  // drop the last ",\n"
     // otherData: trace viewers show it as the trace's metadata.
     write_output_file(path, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"machine\":" +
-                                json::Value(machine.machine.name).dump() +
-                                "},\"traceEvents\":[\n" + json + "\n]}\n");
+                                json::Value(machine.machine.name).dump() + "},\"traceEvents\":[\n" +
+                                json + "\n]}\n");
     log_info("trace: ", path);
   }
 }

@@ -28,9 +28,10 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
             "scenarios: weak (batch = weak_batch_per_chip * chips), strong (batch = strong_batch)");
   valid.set("chips", array<int>({16, 32, 64, 128, 256}),
             "chip counts (the 2D torus sizes); up to 4096 and beyond");
-  valid.set("algorithms",
-            array<std::string>({"meshslice", "collective", "summa", "cannon", "wang", "1dtp", "fsdp"}),
-            "algorithms: meshslice, collective, summa, cannon, wang, 1dtp, fsdp");
+  valid.set(
+      "algorithms",
+      array<std::string>({"meshslice", "collective", "summa", "cannon", "wang", "1dtp", "fsdp"}),
+      "algorithms: meshslice, collective, summa, cannon, wang, 1dtp, fsdp");
   set_choice(valid, "mesh_shapes", "best", {"best", "all"},
              "sim.csv rows: each algorithm at its best mesh shape (best), or at every mesh shape "
              "it supports (all; column best marks the chosen one)");
@@ -43,10 +44,8 @@ void add_sim_parameters(Teuchos::ParameterList& valid) {
             "MeshSlice authors' code, the paper's comparison) or col,row; the tables also report "
             "Wang with both");
   valid.set("min_mesh_side", 2, "2D algorithms try meshes with at least this many rows and cols");
-  ModelShapeKeys shape;
-  shape.seq_len = 2048;
   add_model_shape_parameters(valid.sublist("model", false, "The models' shape beyond their name."),
-                             shape);
+                             {{"seq_len", 2048, ""}});
   valid.set("weak_batch_per_chip", 0.5, "weak scaling: sequences per chip (paper: chips / 2)");
   valid.set("strong_batch", 32, "strong scaling: sequences in the batch (paper: 32)");
   auto& studies = valid.sublist("studies", false, "the paper's Fig. 13 and 14 (weak scaling)");
@@ -91,7 +90,8 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
   }
   s.chips = get_ints(deck, "chips");
   for (int c : s.chips) require(c >= 1, "chips entries must be >= 1, got ", c);
-  for (const auto& name : get_strings(deck, "algorithms")) s.algorithms.push_back(parse_algorithm(name));
+  for (const auto& name : get_strings(deck, "algorithms"))
+    s.algorithms.push_back(parse_algorithm(name));
   s.all_meshes = get_param<std::string>(deck, "mesh_shapes") == "all";
   s.sweep.slices = get_ints(deck, "slices");
   for (int S : s.sweep.slices) require(S >= 1, "slices entries must be >= 1, got ", S);
@@ -124,7 +124,8 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
   s.trace_chips = get_param<int>(deck, "trace_chips");
   require(s.trace_chips == 0 ||
               std::find(s.chips.begin(), s.chips.end(), s.trace_chips) != s.chips.end(),
-          "trace_chips = ", s.trace_chips, " is not one of the swept chip counts (chips); set it "
+          "trace_chips = ", s.trace_chips,
+          " is not one of the swept chip counts (chips); set it "
           "to one of them, or 0 for no traces");
   s.plots = get_param<bool>(deck, "plots");
   PipelineSweep& p = s.pipeline;
@@ -142,15 +143,19 @@ SimSettings sim_settings_from(const Teuchos::ParameterList& deck) {
           "pipeline_sweep.chips, rows, cols, blocks, global_sequences and slices must be positive");
   for (const int pp : p.pp) {
     require(pp >= 1 && p.chips % (pp * p.rows * p.cols) == 0, "pipeline_sweep.pp holds ", pp,
-            ": pipeline_sweep.chips = ", p.chips, " is not a multiple of pp x rows x cols = ",
-            pp * p.rows * p.cols, "; choose degrees that divide the machine");
+            ": pipeline_sweep.chips = ", p.chips,
+            " is not a multiple of pp x rows x cols = ", pp * p.rows * p.cols,
+            "; choose degrees that divide the machine");
     const int dp = p.chips / (pp * p.rows * p.cols);
-    require(p.global_sequences % (dp * p.rows) == 0, "pipeline_sweep.pp = ", pp, " leaves dp = ", dp,
-            " replicas: the global batch of ", p.global_sequences, " sequences does not give each "
-            "replica a multiple of the ", p.rows, " mesh rows; choose global_sequences divisible by ",
-            dp * p.rows);
-    require(pp <= p.blocks, "pipeline_sweep.pp = ", pp, " needs at least as many blocks; "
-            "pipeline_sweep.blocks = ", p.blocks);
+    require(p.global_sequences % (dp * p.rows) == 0, "pipeline_sweep.pp = ", pp,
+            " leaves dp = ", dp, " replicas: the global batch of ", p.global_sequences,
+            " sequences does not give each "
+            "replica a multiple of the ",
+            p.rows, " mesh rows; choose global_sequences divisible by ", dp * p.rows);
+    require(pp <= p.blocks, "pipeline_sweep.pp = ", pp,
+            " needs at least as many blocks; "
+            "pipeline_sweep.blocks = ",
+            p.blocks);
   }
   return s;
 }

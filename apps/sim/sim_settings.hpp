@@ -31,11 +31,11 @@ struct SimSettings {
   bool all_meshes = false;  // sim.csv lists every mesh shape, not just each algorithm's best
   sim::SweepOptions sweep;
   sim::WorkloadOptions workload;
-  int shape_study_chips = 0;        // Fig. 13: MeshSlice on every mesh of this many chips
-  int dataflow_study_chips = 0;     // Table 2: MeshSlice without and with the dataflow choice
-  int slice_study_rows = 0;         // Fig. 14: MeshSlice at every S on this mesh
+  int shape_study_chips = 0;     // Fig. 13: MeshSlice on every mesh of this many chips
+  int dataflow_study_chips = 0;  // Table 2: MeshSlice without and with the dataflow choice
+  int slice_study_rows = 0;      // Fig. 14: MeshSlice at every S on this mesh
   int slice_study_cols = 0;
-  int trace_chips = 0;              // Chrome traces of every best configuration at this count
+  int trace_chips = 0;  // Chrome traces of every best configuration at this count
   bool plots = true;
   PipelineSweep pipeline;
 };

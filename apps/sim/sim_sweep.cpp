@@ -49,8 +49,7 @@ double cost_model_seconds(const tune::CostModel& model, const std::vector<sim::F
 Point weak_meshslice(const hw::MachineModel& machine, const SimSettings& s,
                      const SimResults& results, const sim::LlmSpec* llm, int chips) {
   const Point* done = find_point(results, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
-  return done ? *done
-              : run_point(machine, s, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
+  return done ? *done : run_point(machine, s, llm, sim::Scaling::weak, chips, Algorithm::meshslice);
 }
 
 // Fig. 13: MeshSlice on every mesh shape of `chips` chips, weak scaling.
@@ -62,10 +61,10 @@ void shape_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
     for (const auto& config : weak_meshslice(machine, s, results, llm, chips).meshes) {
       const double model = cost_model_seconds(cost, gemms, config.rows, config.cols, 0, s.sweep);
       const double tuned = cost_model_seconds(tuner, gemms, config.rows, config.cols, 0, s.sweep);
-      results.shapes.push_back({llm, config.rows, config.cols, 0,
-                                config.flop_utilization(machine.machine),
-                                sim::flop_utilization(config.flops, chips, model, machine.machine),
-                                sim::flop_utilization(config.flops, chips, tuned, machine.machine)});
+      results.shapes.push_back(
+          {llm, config.rows, config.cols, 0, config.flop_utilization(machine.machine),
+           sim::flop_utilization(config.flops, chips, model, machine.machine),
+           sim::flop_utilization(config.flops, chips, tuned, machine.machine)});
     }
   }
 }
@@ -83,9 +82,10 @@ void slice_study(const hw::MachineModel& machine, const SimSettings& s, SimResul
       if (!config) continue;  // some GEMM cannot be cut into S slices on this mesh
       const double model = cost_model_seconds(cost, gemms, rows, cols, S, s.sweep);
       const double tuned = cost_model_seconds(tuner, gemms, rows, cols, S, s.sweep);
-      results.slices.push_back({llm, rows, cols, S, config->flop_utilization(machine.machine),
-                                sim::flop_utilization(config->flops, chips, model, machine.machine),
-                                sim::flop_utilization(config->flops, chips, tuned, machine.machine)});
+      results.slices.push_back(
+          {llm, rows, cols, S, config->flop_utilization(machine.machine),
+           sim::flop_utilization(config->flops, chips, model, machine.machine),
+           sim::flop_utilization(config->flops, chips, tuned, machine.machine)});
     }
   }
 }
@@ -95,9 +95,8 @@ void dataflow_study(const hw::MachineModel& machine, const SimSettings& s, SimRe
   const int chips = s.dataflow_study_chips;
   for (const sim::LlmSpec* llm : s.models) {
     const std::size_t tokens = sim::tokens(sim::Scaling::weak, chips, s.workload);
-    auto plain = sim::best_configuration(machine, Algorithm::meshslice,
-                                         sim::y_stationary_block_gemms(*llm, tokens), chips,
-                                         s.sweep);
+    auto plain = sim::best_configuration(
+        machine, Algorithm::meshslice, sim::y_stationary_block_gemms(*llm, tokens), chips, s.sweep);
     const Point tuned = weak_meshslice(machine, s, results, llm, chips);
     if (plain && tuned.best_config())
       results.dataflows.push_back({llm, chips, *plain, *tuned.best_config()});
@@ -112,8 +111,8 @@ void add_meshslice_references(const hw::MachineModel& machine, const SimSettings
   for (const Point& ms : results.points) {
     if (ms.algorithm != Algorithm::meshslice || !ms.best_config()) continue;
     const sim::Configuration& mesh = *ms.best_config();
-    const sim::NonFcTime non_fc = sim::non_fc_time(machine, *ms.llm, ms.tokens,
-                                                   s.workload.sequence, mesh.rows, mesh.cols);
+    const sim::NonFcTime non_fc =
+        sim::non_fc_time(machine, *ms.llm, ms.tokens, s.workload.sequence, mesh.rows, mesh.cols);
     std::vector<int> slices;
     for (const auto& g : mesh.gemms) slices.push_back(g.slices);
     const auto gemms = sim::block_gemms(*ms.llm, ms.tokens);
@@ -128,9 +127,8 @@ void add_meshslice_references(const hw::MachineModel& machine, const SimSettings
         both.wang_rings = {WangRing::col, WangRing::row};
         // Already what the sweep ran when its deck lets Wang decompose either ring.
         const auto& swept = s.sweep.wang_rings;
-        const bool swept_both =
-            std::count(swept.begin(), swept.end(), WangRing::col) > 0 &&
-            std::count(swept.begin(), swept.end(), WangRing::row) > 0;
+        const bool swept_both = std::count(swept.begin(), swept.end(), WangRing::col) > 0 &&
+                                std::count(swept.begin(), swept.end(), WangRing::row) > 0;
         p.either_ring = swept_both && p.best_config()
                             ? std::optional<sim::Configuration>(*p.best_config())
                             : sim::best_configuration(machine, p.algorithm, gemms, p.chips, both);

@@ -20,7 +20,7 @@ struct Point {
   Algorithm algorithm = Algorithm::meshslice;
   std::size_t tokens = 0;
   std::vector<sim::Configuration> meshes;
-  int best = -1;  // index into meshes; -1: no mesh shape is valid (e.g. Cannon, 32 chips)
+  int best = -1;         // index into meshes; -1: no mesh shape is valid (e.g. Cannon, 32 chips)
   std::string left_out;  // why no mesh shape is valid, when none is
   // The block's work beyond its FC layers on each chip, the same for every algorithm (timed on
   // MeshSlice's best mesh): FC time + non_fc.seconds is the end-to-end time.
@@ -57,9 +57,9 @@ struct DataflowRow {
 struct SimResults {
   std::vector<Point> points;
   std::vector<DataflowRow> dataflows;  // Table 2
-  std::vector<StudyRow> shapes;  // Fig. 13
-  std::vector<StudyRow> slices;  // Fig. 14
-  double sweep_seconds = 0;      // wall time of the sweep (points) alone
+  std::vector<StudyRow> shapes;        // Fig. 13
+  std::vector<StudyRow> slices;        // Fig. 14
+  double sweep_seconds = 0;            // wall time of the sweep (points) alone
   double study_seconds = 0;
 };
 

@@ -16,9 +16,10 @@ int main(int argc, char** argv) {
       "per step), OUT/summary.json, OUT/deck.yaml and checkpoints (OUT/checkpoints/step-N: the "
       "model and optimizer as safetensors of global tensors, loadable on any mesh; --resume "
       "auto continues the newest).",
-      "train/laptop.yaml", meshslice::train::valid_parameters,
+      "train/laptop.yaml",
+      meshslice::train::valid_parameters,
       {{"plan", {"plan.source=file", "plan.file={}"}},  // a plan file, e.g. meshslice-tune's
-       {"resume", {"checkpoint.resume={}"}}},          // a checkpoint, or auto
+       {"resume", {"checkpoint.resume={}"}}},           // a checkpoint, or auto
       {{"checkpointing.blocks", "recompute.blocks",
         "activation recomputation; 'checkpoint' now means saved training state"}}};
   return meshslice::run_app(argc, argv, spec, meshslice::train::run_training);

@@ -31,11 +31,10 @@ class NonfiniteGuard {
       return;
     }
     const std::string first = trainer.student().first_nonfinite_gradient();
-    const std::string what =
-        concat("step ", step, ": the loss is ", r.loss, " and the gradient norm ", r.grad_norm,
-               first.empty() ? std::string("; every gradient is finite")
-                             : concat("; the first parameter with a non-finite gradient is ",
-                                      first));
+    const std::string what = concat(
+        "step ", step, ": the loss is ", r.loss, " and the gradient norm ", r.grad_norm,
+        first.empty() ? std::string("; every gradient is finite")
+                      : concat("; the first parameter with a non-finite gradient is ", first));
     ++skipped_;
     if (skip_ && ++in_a_row_ <= limit_) {
       log_info(what, ": update skipped (", in_a_row_, " in a row, train.max_skipped = ", limit_,
@@ -43,9 +42,12 @@ class NonfiniteGuard {
       return;
     }
     throw UserError(concat(
-        what, skip_ ? concat("; ", in_a_row_, " steps in a row had no finite update "
-                             "(train.max_skipped = ", limit_, ")")
-                    : std::string(),
+        what,
+        skip_ ? concat("; ", in_a_row_,
+                       " steps in a row had no finite update "
+                       "(train.max_skipped = ",
+                       limit_, ")")
+              : std::string(),
         ". The run stopped without applying it: the parameters and the optimizer state are the "
         "last good step's and no checkpoint of this state was written (the newest one, if any, "
         "resumes with --resume auto). Lower optimizer.lr or lengthen optimizer.warmup_steps",

@@ -55,7 +55,9 @@ std::vector<std::string> rows_up_to(const std::string& path, std::size_t steps) 
 
 TrainCheckpoints::TrainCheckpoints(const AppContext& context, const Settings& settings,
                                    const Torus& torus)
-    : settings_(settings), torus_(torus), deck_(deck_yaml_text(context.deck)),
+    : settings_(settings),
+      torus_(torus),
+      deck_(deck_yaml_text(context.deck)),
       out_dir_(context.out_dir) {
   struct sigaction action {};
   action.sa_handler = note_stop_signal;
@@ -79,16 +81,14 @@ CheckpointFacts TrainCheckpoints::facts(std::size_t step, double lr) const {
     f.data.held_out = s.data.held_out;
   }
   f.lr = lr;
-  f.layout = concat(s.mesh.str(), ", ", schedule_name(s.step.schedule), " x ",
-                    s.step.micro_batches, " micro-batches", s.step.zero ? ", ZeRO-1" : "",
-                    ", plan ", s.plan_source);
+  f.layout = concat(s.mesh.str(), ", ", schedule_name(s.step.schedule), " x ", s.step.micro_batches,
+                    " micro-batches", s.step.zero ? ", ZeRO-1" : "", ", plan ", s.plan_source);
   f.deck = deck_;
   return f;
 }
 
 template <class T>
-std::size_t TrainCheckpoints::resume(const ParameterSet<T>& params,
-                                     const Optimizer<T>& optimizer) {
+std::size_t TrainCheckpoints::resume(const ParameterSet<T>& params, const Optimizer<T>& optimizer) {
   const std::string& request = settings_.checkpoint.resume;
   if (request.empty()) return 0;
   const std::string path = find_checkpoint(request, settings_.checkpoint.dir, torus_.comm());
@@ -117,8 +117,8 @@ bool TrainCheckpoints::after_step(std::size_t step, double lr, const ParameterSe
   stopped_ = signal != 0 && !last;
   if (due || stopped_) {
     const auto start = std::chrono::steady_clock::now();
-    const std::string path = save_checkpoint(c.dir, c.keep, torus_, params, optimizer,
-                                             facts(step, lr));
+    const std::string path =
+        save_checkpoint(c.dir, c.keep, torus_, params, optimizer, facts(step, lr));
     log_info("checkpoint ", path, " saved ", timing(start, tensor_bytes(path)));
   }
   if (stopped_)
@@ -127,8 +127,7 @@ bool TrainCheckpoints::after_step(std::size_t step, double lr, const ParameterSe
   return stopped_;
 }
 
-template std::size_t TrainCheckpoints::resume(const ParameterSet<float>&,
-                                              const Optimizer<float>&);
+template std::size_t TrainCheckpoints::resume(const ParameterSet<float>&, const Optimizer<float>&);
 template std::size_t TrainCheckpoints::resume(const ParameterSet<double>&,
                                               const Optimizer<double>&);
 template bool TrainCheckpoints::after_step(std::size_t, double, const ParameterSet<float>&,

@@ -15,7 +15,7 @@ namespace meshslice::train {
 
 int emulate_training(AppContext& context, const Settings& s) {
   require(s.machine != nullptr, "train.emulate_only needs an emulated machine: set hardware = "
-          "tpuv4-sim (or a machine file)");
+                                "tpuv4-sim (or a machine file)");
   // The MPI job: one rank per pipeline stage (sim::NullExecutor checks it).
   const Torus stages(MPI_COMM_WORLD, MeshShape{1, context.size, 1, 1});
   const double tokens = static_cast<double>(s.model.tokens()) * s.mesh.dp;
@@ -24,8 +24,8 @@ int emulate_training(AppContext& context, const Settings& s) {
            emulated.machine_name(), " (", s.machine->machine.source, "), nothing runs for real; ",
            "rank s stands for the ", s.mesh.dp * s.mesh.rows * s.mesh.cols,
            " chips of pipeline stage s (", s.mesh.str(), ", ", s.mesh.total(), " chips)");
-  DataFreeRun run{s.mesh, s.model, model_plan(s), s.optimizer, s.step, s.steps, s.trace_steps,
-                  s.precision == "double", {}, {}};
+  DataFreeRun run{s.mesh,  s.model,       model_plan(s),           s.optimizer, s.step,
+                  s.steps, s.trace_steps, s.precision == "double", {},          {}};
   print_plan(s, run.plan);
   const bool writer = context.rank == 0;
   std::unique_ptr<CsvWriter> csv;

@@ -11,13 +11,13 @@ double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 void print_plan(const Settings& s, const ModelPlan& plan) {
   log_info("model: ", s.model.blocks, " blocks, H = ", s.model.hidden, ", ", s.model.heads,
            " heads", s.model.rope ? " (RoPE)" : "", ", ", s.model.sequences, " sequences x ",
-           s.model.seq_len, " tokens per replica (T = ", s.model.tokens(), "); mesh ",
-           s.mesh.str(), "; ", optimizer_name(s.optimizer.kind), ", ", s.precision);
+           s.model.seq_len, " tokens per replica (T = ", s.model.tokens(), "); mesh ", s.mesh.str(),
+           "; ", optimizer_name(s.optimizer.kind), ", ", s.precision);
   if (!s.plan_applied.empty()) log_info("plan file ", s.plan_file, " sets ", s.plan_applied);
   const auto print = [](const std::string& layer, std::size_t in, std::size_t out,
                         const FcPlan& p) {
-    log_info("  ", layer, " (", in, " -> ", out, "): ", p.str(), "; input ",
-             layout_name(p.input()), ", output ", layout_name(p.output()), ", weight kept as ",
+    log_info("  ", layer, " (", in, " -> ", out, "): ", p.str(), "; input ", layout_name(p.input()),
+             ", output ", layout_name(p.output()), ", weight kept as ",
              p.weight_transposed() ? "W^T" : "W");
   };
   for (int k = 0; k < kFcKinds; ++k)
@@ -28,21 +28,22 @@ void print_plan(const Settings& s, const ModelPlan& plan) {
 
 void print_pipeline(const Settings& s, const StageSplit& split) {
   const StepSettings& step = s.step;
-  if (s.mesh.pp == 1 && step.micro_batches == 1 && step.checkpointed.empty() && !step.zero)
-    return;
+  if (s.mesh.pp == 1 && step.micro_batches == 1 && step.checkpointed.empty() && !step.zero) return;
   const std::size_t p = static_cast<std::size_t>(s.mesh.pp), m = step.micro_batches;
   log_info("pipeline: ", p, " stage(s) x ", step.virtual_stages, " chunk(s), ",
-           schedule_name(step.schedule), ", ", m, " micro-batch(es) of ",
-           s.model.sequences / m, " sequences; ", split.str(), ", slowest / mean ",
-           split.slowest() / split.mean(), "; ideal bubble (p - 1) / (v m + p - 1) = ",
+           schedule_name(step.schedule), ", ", m, " micro-batch(es) of ", s.model.sequences / m,
+           " sequences; ", split.str(), ", slowest / mean ", split.slowest() / split.mean(),
+           "; ideal bubble (p - 1) / (v m + p - 1) = ",
            100.0 * (p - 1) / (step.virtual_stages * m + p - 1), "%");
   if (step.zero)
-    log_info("ZeRO-1: optimizer state sharded over the ", s.mesh.dp, " replicas (gradients "
+    log_info("ZeRO-1: optimizer state sharded over the ", s.mesh.dp,
+             " replicas (gradients "
              "reduce-scattered, parameters all-gathered after the update)");
   if (!step.checkpointed.empty()) {
     std::string blocks;
     for (const std::size_t b : step.checkpointed) blocks += concat(blocks.empty() ? "" : " ", b);
-    log_info("activation checkpointing: blocks ", blocks, " recompute their activations in the "
+    log_info("activation checkpointing: blocks ", blocks,
+             " recompute their activations in the "
              "backward pass");
   }
 }

@@ -88,8 +88,7 @@ double high_water_mib() {
 // `emulated` its bookkeeping); `trace` records every step of it.
 template <class Exec>
 int train_on(AppContext& context, const Settings& s, Exec& ex,
-             RealExecutor<typename Exec::Scalar>& data_ex, Trace& trace,
-             EmulatedSteps* emulated) {
+             RealExecutor<typename Exec::Scalar>& data_ex, Trace& trace, EmulatedSteps* emulated) {
   using T = typename Exec::Scalar;
   const Torus& torus = ex.torus();
   Trace kept;
@@ -100,8 +99,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const double peak = local_gemm_rate<T>(ex.compute_space(), micro.tokens() / s.mesh.rows,
                                          s.model.ffn() / s.mesh.cols, s.model.hidden);
   const int ranks = torus.shape().total();
-  log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks, " ranks: ",
-           ranks * peak / 1e9, " GFLOP/s)");
+  log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks,
+           " ranks: ", ranks * peak / 1e9, " GFLOP/s)");
   StepSettings step_settings = s.step;
   step_settings.flop_rate = peak;  // the stage split's estimate
   const std::unique_ptr<data::TokenSamples> samples = token_samples(s);
@@ -134,10 +133,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                                  "emulated_flop_utilization", "update_skipped"});
   if (csv)
     for (const std::string& row : checkpoints.earlier_rows()) csv->line(row);
-  const double flops =
-      step_flops(s.model, s.mesh.dp, s.lm ? trainer.student().vocab().padded : 0);
+  const double flops = step_flops(s.model, s.mesh.dp, s.lm ? trainer.student().vocab().padded : 0);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
-  double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches), last_eval = 0;
+  double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches),
+         last_eval = 0;
   log_info("step ", resumed, ": eval loss ", first_eval, lm_figures(s, first_eval));
   if (s.sample_every > 0) print_sample(s, trainer, resumed);
   double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
@@ -191,9 +190,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const double gflops = flops / seconds / 1e9, fraction = flops / seconds / (ranks * peak);
     if (step == resumed + 1 || step == s.steps || step % s.log_every == 0 || eval)
       log_info("step ", step, "/", s.steps, "  loss ", r.loss, lm_figures(s, r.loss),
-               eval ? concat("  eval ", eval_loss, lm_figures(s, eval_loss)) : std::string(),
-               "  ", seconds * 1e3,
-               " ms (+", r.data_seconds * 1e3, " ms batch)  ",
+               eval ? concat("  eval ", eval_loss, lm_figures(s, eval_loss)) : std::string(), "  ",
+               seconds * 1e3, " ms (+", r.data_seconds * 1e3, " ms batch)  ",
                static_cast<long>(tokens / seconds), " tokens/s  ", gflops, " GFLOP/s (",
                static_cast<int>(100 * fraction), "% of peak)  comm exposed ",
                static_cast<int>(std::lround(100 * exposed)), "%",
@@ -243,9 +241,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   if (emulated) log_info(emulated->closing_line(best_seconds));
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
-  log_info("memory per rank: estimated ", mib(memory.total()), " MiB of model buffers; measured "
-           "high-water mark ", rss, " MiB (process, of which ", rss_before,
-           " MiB before the model was built)");
+  log_info("memory per rank: estimated ", mib(memory.total()),
+           " MiB of model buffers; measured "
+           "high-water mark ",
+           rss, " MiB (process, of which ", rss_before, " MiB before the model was built)");
   if (csv) csv->finish();
   if (writer) {
     const auto figure = [](double x) { return json::Value::number_or_null(x); };
@@ -299,9 +298,9 @@ int train(AppContext& context, const Settings& s) {
   ModelShape stage_share = s.step.micro_batch_shape(s.model);
   stage_share.blocks = (s.model.blocks + s.mesh.pp - 1) / s.mesh.pp;
   require_memory_fits(concat("the model's weights, gradients, optimizer state and saved "
-                             "activations (H = ", s.model.hidden, ", ", stage_share.blocks,
-                             " blocks per stage, ", stage_share.tokens(),
-                             " tokens per micro-batch)"),
+                             "activations (H = ",
+                             s.model.hidden, ", ", stage_share.blocks, " blocks per stage, ",
+                             stage_share.tokens(), " tokens per micro-batch)"),
                       minimum_memory_bytes(stage_share, std::size_t(s.mesh.rows) * s.mesh.cols,
                                            s.optimizer.kind, sizeof(T)),
                       torus.comm());
@@ -319,8 +318,8 @@ int train(AppContext& context, const Settings& s) {
   EmulatedSteps emulated(*s.machine, static_cast<double>(s.model.tokens() * s.mesh.dp));
   sim::CombinedExecutor<RealExecutor<T>> combined(ex, *s.machine, emulated.events());
   emulated.attach(combined.emulated());
-  log_info("hardware mode: every step is also timed on an emulated ", emulated.machine_name(),
-           " (", s.machine->machine.source, "), each rank's ops on its chip of the same mesh");
+  log_info("hardware mode: every step is also timed on an emulated ", emulated.machine_name(), " (",
+           s.machine->machine.source, "), each rank's ops on its chip of the same mesh");
   return train_on(context, s, combined, data_ex, trace, &emulated);
 }
 

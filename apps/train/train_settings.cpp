@@ -26,42 +26,50 @@ Teuchos::ParameterList valid_parameters() {
             "under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a path; printed beside the "
             "measured step; none = off");
   auto& model = valid.sublist("model", false, "The transformer (L pre-norm blocks, no biases).");
-  ModelShapeKeys shape;
-  shape.hidden = 64, shape.heads = 4, shape.blocks = 2, shape.seq_len = 32;
-  shape.sequences = 16, shape.vocab = 257;
   add_model_shape_parameters(
-      model, shape,
-      {{"heads", "divisible by mesh.cols (each column keeps whole heads)"},
-       {"sequences", "divisible by mesh.rows"},
-       {"vocab", "task lm: 257 is meshslice-data's byte tokenizer's; padded for the mesh, the "
-                 "padding never predicted"}});
-  model.set("rope", false, "rotary position embeddings (RoPE) on attention's queries and keys; "
+      model, {{"hidden", 64, ""},
+              {"heads", 4, "divisible by mesh.cols (each column keeps whole heads)"},
+              {"blocks", 2, ""},
+              {"seq_len", 32, ""},
+              {"sequences", 16, "divisible by mesh.rows"},
+              {"vocab", 257,
+               "task lm: 257 is meshslice-data's byte tokenizer's; padded for the mesh, the "
+               "padding never predicted"}});
+  model.set("rope", false,
+            "rotary position embeddings (RoPE) on attention's queries and keys; "
             "needs an even head size (hidden / heads)");
   model.set("tied_head", false, "task lm: the LM head is the embedding transposed (one table)");
-  auto& data = valid.sublist("data", false, "task lm: the token dataset (Megatron's indexed "
+  auto& data = valid.sublist("data", false,
+                             "task lm: the token dataset (Megatron's indexed "
                              "format: PREFIX.bin + PREFIX.idx, e.g. from meshslice-data).");
   data.set("prefix", "", "the dataset's path without .bin / .idx");
-  data.set("held_out", 0.05, "the share of documents held out for the evaluation loss (at least "
+  data.set("held_out", 0.05,
+           "the share of documents held out for the evaluation loss (at least "
            "one document each way)");
-  data.set("seed", 1234, "the seed of the held-out split and of the sequences' order "
+  data.set("seed", 1234,
+           "the seed of the held-out split and of the sequences' order "
            "(meshslice-data's --seed: its printed split is the one trained on)");
-  data.set("byte_level", true, "one token is one byte (meshslice-data's tokenizer): the progress "
+  data.set("byte_level", true,
+           "one token is one byte (meshslice-data's tokenizer): the progress "
            "line says bits per byte; false: bits per token");
   auto& pipe = valid.sublist("pipeline", false,
                              "Pipeline parallelism over the mesh's pp axis, and micro-batches.");
-  pipe.set("stages", 0, "pipeline stages: the mesh's pp axis (0 = mesh.pp; otherwise it must "
+  pipe.set("stages", 0,
+           "pipeline stages: the mesh's pp axis (0 = mesh.pp; otherwise it must "
            "equal mesh.pp)");
-  pipe.set("microbatches", 1, "micro-batches each step's batch is cut into (divides "
+  pipe.set("microbatches", 1,
+           "micro-batches each step's batch is cut into (divides "
            "model.sequences); weight gradients accumulate over them");
   set_choice(pipe, "schedule", "1f1b", {"gpipe", "1f1b", "interleaved"},
              "gpipe: every forward, then every backward (holds all micro-batches' activations); "
              "1f1b: one forward, one backward (holds at most mesh.pp); interleaved: 1f1b over "
              "pipeline.virtual_stages model chunks per rank (a smaller bubble, microbatches a "
              "multiple of mesh.pp)");
-  pipe.set("virtual_stages", 1, "interleaved: model chunks per rank (mesh.pp x virtual_stages "
+  pipe.set("virtual_stages", 1,
+           "interleaved: model chunks per rank (mesh.pp x virtual_stages "
            "<= model.blocks)");
-  auto& recompute = valid.sublist("recompute", false,
-                                  "Activation recomputation (activation checkpointing).");
+  auto& recompute =
+      valid.sublist("recompute", false, "Activation recomputation (activation checkpointing).");
   recompute.set("blocks", Teuchos::Array<std::string>(),
                 "blocks whose activations are dropped after the forward pass and recomputed in "
                 "the backward pass: block numbers (0-based), or 'all'; empty = none");
@@ -69,10 +77,13 @@ Teuchos::ParameterList valid_parameters() {
                              "Training state saved to disk and resumed (model, optimizer, step).");
   ckpt.set("every", 0, "save a checkpoint every N steps; 0 = only at the end (checkpoint.at_end)");
   ckpt.set("keep", 3, "keep the newest N complete checkpoints, remove older ones; 0 = keep all");
-  ckpt.set("at_end", true, "save a checkpoint after the last step (and when a signal stops the "
+  ckpt.set("at_end", true,
+           "save a checkpoint after the last step (and when a signal stops the "
            "run: SIGTERM or SIGUSR1)");
-  ckpt.set("dir", "", "where checkpoints go: DIR/step-NNNNNNN, DIR/latest; empty = OUT/checkpoints");
-  ckpt.set("resume", "", "resume from this checkpoint directory, or 'auto': the newest complete "
+  ckpt.set("dir", "",
+           "where checkpoints go: DIR/step-NNNNNNN, DIR/latest; empty = OUT/checkpoints");
+  ckpt.set("resume", "",
+           "resume from this checkpoint directory, or 'auto': the newest complete "
            "one under checkpoint.dir (a fresh start when there is none); empty = start afresh. "
            "--resume PATH is short for it");
   auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
@@ -86,7 +97,8 @@ Teuchos::ParameterList valid_parameters() {
   opt.set("epsilon", 1e-8, "adamw: denominator epsilon");
   opt.set("weight_decay", 0.0, "adamw: decoupled weight decay of the weight matrices");
   opt.set("clip_norm", 1.0, "clip gradients to this global L2 norm; 0 = no clipping");
-  opt.set("zero", false, "ZeRO-1: shard the optimizer state over mesh.dp (gradients "
+  opt.set("zero", false,
+          "ZeRO-1: shard the optimizer state over mesh.dp (gradients "
           "reduce-scattered, each replica updates its shard, parameters all-gathered)");
   auto& train = valid.sublist("train", false, "The run.");
   set_choice(train, "task", "teacher", {"teacher", "lm"},
@@ -94,13 +106,16 @@ Teuchos::ParameterList valid_parameters() {
              "(MSE loss); lm: a language model on the token dataset of data.prefix (embedding, "
              "RoPE blocks, final RMSNorm, head, cross-entropy)");
   train.set("steps", 1500, "training steps");
-  train.set("sample_every", 0, "task lm: every N steps (and after the last) print the model's "
+  train.set("sample_every", 0,
+            "task lm: every N steps (and after the last) print the model's "
             "continuation of train.sample_prompt, made by the distributed forward pass; "
             "0 = never");
-  train.set("sample_prompt", "The ", "task lm: the text the samples continue (bytes: needs "
+  train.set("sample_prompt", "The ",
+            "task lm: the text the samples continue (bytes: needs "
             "data.byte_level)");
   train.set("sample_tokens", 64, "task lm: tokens each sample adds to the prompt");
-  train.set("sample_temperature", 0.0, "task lm: 0 = each sample's token the most likely "
+  train.set("sample_temperature", 0.0,
+            "task lm: 0 = each sample's token the most likely "
             "(greedy); T > 0 = drawn from softmax(logits / T), the draws a function of "
             "train.sample_seed and the step, the same on any mesh");
   train.set("sample_seed", 1, "task lm: the seed of the samples' draws (sample_temperature > 0)");
@@ -143,14 +158,15 @@ Teuchos::ParameterList valid_parameters() {
              "default: the largest of X, W, Y stays stationary (transposed variant where it "
              "saves a re-layout), every GEMM runs plan.algorithm with plan.slices; layers: the "
              "entries of plan.layers; file: a YAML file whose `layers` key holds such entries");
-  plan.set("algorithm", "meshslice", "default plan: algorithm of every GEMM (meshslice, "
+  plan.set("algorithm", "meshslice",
+           "default plan: algorithm of every GEMM (meshslice, "
            "collective, summa, cannon, wang)");
   plan.set("slices", 2, "default plan: S of every GEMM");
   plan.set("block", 1, "default plan: B (block size of the sliced dimension)");
   plan.set("layers",
-           Teuchos::Array<std::string>(std::vector<std::string>{
-               "qkv Y meshslice S=2", "attn_out Y meshslice S=2", "ff1 Y meshslice S=2",
-               "ff2 X meshslice S=2"}),
+           Teuchos::Array<std::string>(
+               std::vector<std::string>{"qkv Y meshslice S=2", "attn_out Y meshslice S=2",
+                                        "ff1 Y meshslice S=2", "ff2 X meshslice S=2"}),
            "source layers: one entry per FC layer, 'LAYER ROW ALGORITHM [S=n] [B=n]', ROW one of "
            "Y, X, W (stationary) with a trailing t for the transposed variant, e.g. 'ff1 Wt summa "
            "S=4'; a language model also names its head, 'lm_head Y|X ...' (X when tied)");
@@ -163,9 +179,11 @@ namespace {
 // The deck sections a plan file may set besides its layers, and the keys of each it may set (none
 // listed: all): meshslice-tune's planner decides the mesh, the pipeline, recomputation, ZeRO-1
 // and, for the global batch it was given, the sequences per replica, together with the layers.
-const std::map<std::string, std::vector<std::string>> kPlanSections = {
-    {"mesh", {}}, {"pipeline", {}}, {"recompute", {}}, {"optimizer", {"zero"}},
-    {"model", {"sequences"}}};
+const std::map<std::string, std::vector<std::string>> kPlanSections = {{"mesh", {}},
+                                                                       {"pipeline", {}},
+                                                                       {"recompute", {}},
+                                                                       {"optimizer", {"zero"}},
+                                                                       {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
 const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
 
@@ -180,7 +198,8 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   const std::string path = get_param<std::string>(deck, "plan.file");
   if (get_param<std::string>(deck, "plan.source") != "file" || path.empty()) return deck;
   std::error_code ec;
-  require(std::filesystem::is_regular_file(path, ec), "plan.file = ", path, " is not a file; give "
+  require(std::filesystem::is_regular_file(path, ec), "plan.file = ", path,
+          " is not a file; give "
           "the path of a plan file (meshslice-tune writes OUT/plan.yaml)");
   const Teuchos::ParameterList file = load_deck(path);
   Teuchos::ParameterList merged = deck;
@@ -188,7 +207,8 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
     const std::string& key = file.name(it);
     const auto section_keys = kPlanSections.find(key);
     const bool section = section_keys != kPlanSections.end();
-    require(key != "checkpointing", "plan file ", path, ": 'checkpointing' was renamed "
+    require(key != "checkpointing", "plan file ", path,
+            ": 'checkpointing' was renamed "
             "'recompute' (activation recomputation; 'checkpoint' now means saved training "
             "state): rename the section");
     require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
@@ -200,9 +220,11 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
     for (auto entry = part.begin(); entry != part.end(); ++entry) {
       const std::string& name = part.name(entry);
       const std::vector<std::string>& allowed = section_keys->second;
-      require(allowed.empty() || contains(allowed, name), "plan file ", path, ": ", key, ".",
-              name, " is a training setting, not part of a plan; a plan's ", key, " section "
-              "holds only ", allowed.empty() ? "" : allowed.front());
+      require(allowed.empty() || contains(allowed, name), "plan file ", path, ": ", key, ".", name,
+              " is a training setting, not part of a plan; a plan's ", key,
+              " section "
+              "holds only ",
+              allowed.empty() ? "" : allowed.front());
       merged.sublist(key).setEntry(name, part.entry(entry));
       applied += concat(applied.empty() ? "" : ", ", key, ".", name, " = ",
                         Teuchos::toString(part.entry(entry).getAny()));
@@ -227,7 +249,8 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   check("tokens",
         get_param<int>(merged, "model.seq_len") * get_param<int>(merged, "model.sequences"));
   require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
-          "plan file ", path, ": needs a `layers` key holding a list of entries such as "
+          "plan file ", path,
+          ": needs a `layers` key holding a list of entries such as "
           "'ff1 W meshslice S=4' (one per FC layer)");
   merged.sublist("plan").set("layers", file.get<Teuchos::Array<std::string>>("layers"));
   return merged;
@@ -240,13 +263,16 @@ Settings settings_from(const AppContext& context) {
   const Teuchos::ParameterList d = deck_with_plan(context.deck, s.plan_applied);
   s.emulate_only = get_param<bool>(d, "train.emulate_only");
   // The data-free emulation's mesh is not the MPI job's: it is given whole.
-  require(!s.emulate_only || get_param<int>(d, "mesh.cols") > 0, "train.emulate_only emulates "
+  require(!s.emulate_only || get_param<int>(d, "mesh.cols") > 0,
+          "train.emulate_only emulates "
           "the mesh the deck names, not the MPI job's: set mesh.cols (0 takes the job's ranks)");
   s.mesh = mesh_shape_from(d, context.size);
-  require(s.plan_applied.empty() || s.emulate_only || s.mesh.total() == context.size,
-          "plan file ", get_param<std::string>(d, "plan.file"), " sets mesh ", s.mesh.str(), " (",
-          s.mesh.total(), " ranks) but the job has ", context.size, " MPI ranks; run it with "
-          "mpiexec -np ", s.mesh.total(), " or make a plan for ", context.size, " ranks");
+  require(s.plan_applied.empty() || s.emulate_only || s.mesh.total() == context.size, "plan file ",
+          get_param<std::string>(d, "plan.file"), " sets mesh ", s.mesh.str(), " (", s.mesh.total(),
+          " ranks) but the job has ", context.size,
+          " MPI ranks; run it with "
+          "mpiexec -np ",
+          s.mesh.total(), " or make a plan for ", context.size, " ranks");
   s.comm = comm_options_from(d);
   const auto positive = [&d](const std::string& key) {
     const int v = get_param<int>(d, key);
@@ -269,7 +295,8 @@ Settings settings_from(const AppContext& context) {
     s.model.vocab = positive("model.vocab");
     s.model.tied_head = get_param<bool>(d, "model.tied_head");
     s.data.prefix = get_param<std::string>(d, "data.prefix");
-    require(!s.data.prefix.empty(), "train.task = lm trains on a token dataset: set data.prefix "
+    require(!s.data.prefix.empty(),
+            "train.task = lm trains on a token dataset: set data.prefix "
             "to its path without .bin / .idx (meshslice-data makes one from text files)");
     s.data.held_out = get_param<double>(d, "data.held_out");
     require(s.data.held_out > 0 && s.data.held_out < 1, "data.held_out = ", s.data.held_out,
@@ -280,7 +307,8 @@ Settings settings_from(const AppContext& context) {
     s.sample_tokens = positive("train.sample_tokens");
     s.sampling.temperature = get_param<double>(d, "train.sample_temperature");
     require(s.sampling.temperature >= 0 && std::isfinite(s.sampling.temperature),
-            "train.sample_temperature = ", s.sampling.temperature, ": use 0 (greedy) or a "
+            "train.sample_temperature = ", s.sampling.temperature,
+            ": use 0 (greedy) or a "
             "positive temperature such as 0.8");
     s.sampling.seed = static_cast<std::uint64_t>(non_negative("train.sample_seed"));
     require(s.sample_every == 0 || (s.data.byte_level && !s.sample_prompt.empty()),
@@ -288,9 +316,11 @@ Settings settings_from(const AppContext& context) {
             "dataset (data.byte_level) and a non-empty train.sample_prompt");
   }
   const std::size_t stages = non_negative("pipeline.stages");
-  require(stages == 0 || stages == static_cast<std::size_t>(s.mesh.pp), "pipeline.stages = ",
-          stages, " but mesh.pp = ", s.mesh.pp, ": the stages are the mesh's pp axis; set "
-          "mesh.pp = ", stages, " (or leave pipeline.stages at 0)");
+  require(stages == 0 || stages == static_cast<std::size_t>(s.mesh.pp),
+          "pipeline.stages = ", stages, " but mesh.pp = ", s.mesh.pp,
+          ": the stages are the mesh's pp axis; set "
+          "mesh.pp = ",
+          stages, " (or leave pipeline.stages at 0)");
   s.step.schedule = parse_schedule(get_param<std::string>(d, "pipeline.schedule"));
   s.step.micro_batches = positive("pipeline.microbatches");
   s.step.virtual_stages = positive("pipeline.virtual_stages");
@@ -344,8 +374,9 @@ Settings settings_from(const AppContext& context) {
   s.gemm_chunks = static_cast<int>(positive("train.gemm_chunks"));
   s.fail_at_collective = get_param<int>(d, "debug.fail_at_collective");
   s.fail_on_rank = get_param<int>(d, "debug.fail_on_rank");
-  require(s.fail_on_rank >= 0 && s.fail_on_rank < context.size, "debug.fail_on_rank = ",
-          s.fail_on_rank, " is not a rank of this job (0 to ", context.size - 1, ")");
+  require(s.fail_on_rank >= 0 && s.fail_on_rank < context.size,
+          "debug.fail_on_rank = ", s.fail_on_rank, " is not a rank of this job (0 to ",
+          context.size - 1, ")");
   s.flight = flight_settings_from(d, context.out_dir, context.rank);
   s.flight.inject = parse_injected_fault(get_param<std::string>(d, "debug.inject"));
   s.flight.inject_rank = s.fail_on_rank;
@@ -353,8 +384,9 @@ Settings settings_from(const AppContext& context) {
   s.flight.inject_sleep_seconds = get_param<double>(d, "debug.inject_sleep_seconds");
   if (s.flight.inject_sleep_seconds <= 0)
     s.flight.inject_sleep_seconds = s.flight.timeout_seconds + 60;
-  require(s.flight.inject == InjectedFault::none || s.flight.capacity > 0, "debug.inject = ",
-          injected_fault_name(s.flight.inject), " acts through the flight recorder: set "
+  require(s.flight.inject == InjectedFault::none || s.flight.capacity > 0,
+          "debug.inject = ", injected_fault_name(s.flight.inject),
+          " acts through the flight recorder: set "
           "comm.flight_recorder > 0");
   for (const int step : get_ints(d, "train.trace_steps")) {
     require(step >= 1 && static_cast<std::size_t>(step) <= s.steps, "train.trace_steps holds ",

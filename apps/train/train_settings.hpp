@@ -33,7 +33,7 @@ struct CheckpointSettings {
 
 // task lm: the token dataset.
 struct DataSettings {
-  std::string prefix;     // PREFIX.bin + PREFIX.idx
+  std::string prefix;  // PREFIX.bin + PREFIX.idx
   double held_out = 0.05;
   bool byte_level = true;  // a token is a byte: bits per byte
 };
@@ -58,11 +58,11 @@ struct Settings {
   bool skip_nonfinite = false;  // train.on_nonfinite: skip (else stop)
   std::size_t max_skipped = 10;
   CheckpointSettings checkpoint;
-  std::string precision;       // "float" or "double"
+  std::string precision;  // "float" or "double"
   int gemm_chunks = 8;
   int fail_at_collective = -1;  // test aid (debug.fail_at_collective): -1 = off
   int fail_on_rank = 0;
-  FlightSettings flight;  // comm.flight_recorder, comm.timeout_seconds, debug.inject*
+  FlightSettings flight;              // comm.flight_recorder, comm.timeout_seconds, debug.inject*
   std::set<std::size_t> trace_steps;  // steps written to OUT/trace.json
   // Hardware mode: every op of the step is also timed on this emulated machine (null: off).
   std::shared_ptr<const hw::MachineModel> machine;

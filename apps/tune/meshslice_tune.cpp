@@ -114,7 +114,9 @@ int main(int argc, char** argv) {
       "plan=OUT/plan.yaml). mode calibrate (every MPI rank): times "
       "this machine's collectives and GEMMs and writes OUT/machine.yaml and "
       "OUT/calibration.csv. tune and plan run in one process.",
-      "tune/gpt3-256.yaml", valid_parameters, {},
+      "tune/gpt3-256.yaml",
+      valid_parameters,
+      {},
       {{"planner.checkpointing", "planner.recompute",
         "activation recomputation; 'checkpoint' means saved training state"},
        {"model.sequences", "model.global_sequences",

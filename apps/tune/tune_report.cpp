@@ -56,13 +56,12 @@ void print_phase2(const TuneSettings& s, const tune::BlockTuning& t, const hw::M
                 100 * utilization(t, mesh.seconds, machine), slices.c_str());
   }
   const tune::MeshChoice& best = t.best_mesh();
-  std::printf(
-      "best: %s, %.3f ms per block (fwd + bwd FC GEMMs), %.1f%% FLOP utilization; "
-      "attention %s\n",
-      mesh_name(best.rows, best.cols).c_str(), best.seconds * 1e3,
-      100 * utilization(t, best.seconds, machine),
-      s.attention == sim::AttentionLayout::standard ? "in the standard layout"
-                                                    : "following QKV's layout");
+  std::printf("best: %s, %.3f ms per block (fwd + bwd FC GEMMs), %.1f%% FLOP utilization; "
+              "attention %s\n",
+              mesh_name(best.rows, best.cols).c_str(), best.seconds * 1e3,
+              100 * utilization(t, best.seconds, machine),
+              s.attention == sim::AttentionLayout::standard ? "in the standard layout"
+                                                            : "following QKV's layout");
   for (const tune::TunedGemm& g : best.gemms)
     std::printf("  %-20s %-26s S=%-3d %9.3f ms\n", g.gemm.label().c_str(),
                 g.gemm.problem.str().c_str(), g.slices, g.seconds * 1e3);
@@ -79,11 +78,10 @@ void print_validation(const tune::EmulatorCheck& c, const tune::BlockTuning& t,
                 100 * utilization(t, m.emulated, machine), 100 * m.error());
   std::printf("mean absolute error %.1f%% over %zu meshes (the paper: 5.1%% against hardware)\n",
               100 * c.mean_absolute_error(), c.meshes.size());
-  std::printf(
-      "tuner's choice %s: %.3f ms emulated; emulator's optimum %s (every mesh, every S "
-      "per GEMM): %.3f ms; the choice is %.2f%% slower\n",
-      mesh_name(c.tuned.rows, c.tuned.cols).c_str(), c.tuned.emulated * 1e3,
-      mesh_name(c.optimum_rows, c.optimum_cols).c_str(), c.optimum * 1e3, 100 * c.gap());
+  std::printf("tuner's choice %s: %.3f ms emulated; emulator's optimum %s (every mesh, every S "
+              "per GEMM): %.3f ms; the choice is %.2f%% slower\n",
+              mesh_name(c.tuned.rows, c.tuned.cols).c_str(), c.tuned.emulated * 1e3,
+              mesh_name(c.optimum_rows, c.optimum_cols).c_str(), c.optimum * 1e3, 100 * c.gap());
 }
 
 void write_tune_csv(const std::string& path, const tune::BlockTuning& t,
@@ -107,11 +105,10 @@ void write_tune_csv(const std::string& path, const tune::BlockTuning& t,
 void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int chips,
                    const hw::Machine& machine) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  std::printf(
-      "\nJoint planner: %s, %zu blocks, %zu sequences x %zu tokens per step, on %d chips "
-      "of %s with %.1f GiB each\n",
-      s.llm.label.c_str(), s.blocks, s.sequences, s.seq_len, chips, machine.name.c_str(),
-      s.planner.memory_bytes / gib);
+  std::printf("\nJoint planner: %s, %zu blocks, %zu sequences x %zu tokens per step, on %d chips "
+              "of %s with %.1f GiB each\n",
+              s.llm.label.c_str(), s.blocks, s.sequences, s.seq_len, chips, machine.name.c_str(),
+              s.planner.memory_bytes / gib);
   std::string rejected;
   for (const auto& [constraint, count] : search.rejected)
     rejected += concat(rejected.empty() ? "" : ", ", count, " ", constraint);
@@ -129,20 +126,19 @@ void print_planner(const TuneSettings& s, const tune::PlanSearch& search, int ch
                 i == 0 ? "-" : tune::why_slower(c, best).c_str());
   }
   const tune::MemoryEstimate& m = best.memory;
-  std::printf(
-      "best: %s, %.2f ms per step, %.1f%% FLOP utilization (FC layers); memory per chip "
-      "%.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + "
-      "workspaces %.2f\n",
-      best.config.str().c_str(), best.step.total() * 1e3, 100 * best.flop_utilization,
-      m.total() / gib, m.weights / gib, m.gradients / gib, m.optimizer / gib, m.activations / gib,
-      m.workspaces / gib);
+  std::printf("best: %s, %.2f ms per step, %.1f%% FLOP utilization (FC layers); memory per chip "
+              "%.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + "
+              "workspaces %.2f\n",
+              best.config.str().c_str(), best.step.total() * 1e3, 100 * best.flop_utilization,
+              m.total() / gib, m.weights / gib, m.gradients / gib, m.optimizer / gib,
+              m.activations / gib, m.workspaces / gib);
 }
 
 void write_planner_csv(const std::string& path, const tune::PlanSearch& search) {
-  CsvWriter csv(
-      path, {"rank", "dp", "pp", "rows", "cols", "microbatches", "schedule", "virtual_stages",
-             "recompute", "zero", "step_seconds", "compute_seconds", "bubble_seconds",
-             "pp_seconds", "dp_exposed_seconds", "flop_utilization", "memory_bytes", "why_slower"});
+  CsvWriter csv(path, {"rank", "dp", "pp", "rows", "cols", "microbatches", "schedule",
+                       "virtual_stages", "recompute", "zero", "step_seconds", "compute_seconds",
+                       "bubble_seconds", "pp_seconds", "dp_exposed_seconds", "flop_utilization",
+                       "memory_bytes", "why_slower"});
   const tune::Candidate& best = search.best();
   for (std::size_t i = 0; i < search.ranked.size(); ++i) {
     const tune::Candidate& k = search.ranked[i];
@@ -202,8 +198,9 @@ tune::MeshChoice tune_lm_head(const tune::CostModel& cost, const TuneSettings& s
   // The head runs once per micro-batch on the last stage, on the vocabulary meshslice-train pads.
   const std::size_t tokens =
       s.sequences / static_cast<std::size_t>(c.dp) / c.microbatches * s.seq_len;
-  const std::size_t vocab = model_vocab(s.vocab, static_cast<std::size_t>(c.rows),
-                                        static_cast<std::size_t>(c.cols)).padded;
+  const std::size_t vocab =
+      model_vocab(s.vocab, static_cast<std::size_t>(c.rows), static_cast<std::size_t>(c.cols))
+          .padded;
   const auto gemms = sim::lm_head_gemms(s.llm.hidden, vocab, tokens);
   tune::MeshChoice head = tune::tune_mesh(cost, gemms, c.rows, c.cols, s.search);
   require(head.usable(), kLmHeadName, " (", s.llm.hidden, " -> ", vocab, ", ", tokens,

@@ -26,18 +26,16 @@ Teuchos::ParameterList valid_parameters() {
   set_choice(model, "name", "gpt3", {"gpt3", "megatron-nlg", "custom"},
              "gpt3 (hidden 12288, 96 heads), megatron-nlg (hidden 20480, 128 heads), or custom "
              "(model.hidden, model.heads)");
-  ModelShapeKeys shape;
-  shape.hidden = 0, shape.heads = 0, shape.blocks = 0, shape.seq_len = 2048;
-  shape.global_sequences = 0, shape.vocab = 0;
   add_model_shape_parameters(
-      model, shape,
-      {{"hidden", "for model.name = custom"},
-       {"heads", "for model.name = custom"},
-       {"blocks", "for mode plan; 0 = the named model's (gpt3 96, megatron-nlg 105)"},
-       {"global_sequences", "0 = chips / 2, the paper's weak scaling"},
-       {"vocab", "plan.yaml also gets its head's entry (lm_head, tuned on the chosen mesh for "
-                 "the vocabulary padded as meshslice-train pads it; not counted in the "
-                 "planner's step estimate); 0 = no head"}});
+      model, {{"hidden", 0, "for model.name = custom"},
+              {"heads", 0, "for model.name = custom"},
+              {"seq_len", 2048, ""},
+              {"global_sequences", 0, "0 = chips / 2, the paper's weak scaling"},
+              {"vocab", 0,
+               "plan.yaml also gets its head's entry (lm_head, tuned on the chosen mesh for the "
+               "vocabulary padded as meshslice-train pads it; not counted in the planner's step "
+               "estimate); 0 = no head"},
+              {"blocks", 0, "for mode plan; 0 = the named model's (gpt3 96, megatron-nlg 105)"}});
   auto& search = valid.sublist("search", false, "What phase 2 tries.");
   search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
              "slice counts S tried for each GEMM (each takes its own best)");
@@ -180,9 +178,8 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   c.max_bytes = static_cast<std::size_t>(max_kib) << 10;
   c.warmups = get_param<int>(deck, "calibrate.warmups");
   c.repetitions = get_param<int>(deck, "calibrate.repetitions");
-  require(c.warmups >= 0 && c.repetitions >= 1,
-          "calibrate.warmups must be >= 0 and "
-          "calibrate.repetitions >= 1");
+  require(c.warmups >= 0 && c.repetitions >= 1, "calibrate.warmups must be >= 0 and "
+                                                "calibrate.repetitions >= 1");
   for (const std::string& shape : get_strings(deck, "calibrate.gemm_shapes")) {
     std::size_t m = 0, n = 0, k = 0;
     char x1 = 0, x2 = 0, extra = 0;

@@ -51,8 +51,10 @@ ChipModel::TileCost ChipModel::tile_cost(std::size_t tm, std::size_t tn, std::si
   t.first_prefetch = prefetch(tk) + (accumulate ? c_tile : 0.0);
   // Chunk i multiplies while chunk i+1 arrives; the last chunk multiplies alone.
   if (full > 1) t.loop += (full - 1) * std::max(multiply(tk), prefetch(tk));
-  if (rest > 0) t.loop += std::max(multiply(tk), prefetch(rest)) + multiply(rest);
-  else t.loop += multiply(tk);
+  if (rest > 0)
+    t.loop += std::max(multiply(tk), prefetch(rest)) + multiply(rest);
+  else
+    t.loop += multiply(tk);
   t.multiply = full * multiply(tk) + (rest ? multiply(rest) : 0.0);
   t.fill_drain = static_cast<double>(p_.mxu_rows + p_.mxu_cols) / p_.clock_hz;
   t.write_back = c_tile;

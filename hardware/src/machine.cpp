@@ -150,8 +150,8 @@ Machine parse_machine(const std::string& text, const std::string& source) {
       ici.kinds[static_cast<int>(kind)][dim] = LinkParams{launch, sync, gbps[dim] * 1e9};
   }
   // The data- and pipeline-parallel links: a full calibration of their own per kind.
-  for (const auto& [section, set] : {std::pair{"dp_links", IciParams::dp_links},
-                                     std::pair{"pp_links", IciParams::pp_links}}) {
+  for (const auto& [section, set] :
+       {std::pair{"dp_links", IciParams::dp_links}, std::pair{"pp_links", IciParams::pp_links}}) {
     for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv}) {
       const std::string prefix = std::string("ici.") + section + "." + comm_kind_name(kind) + ".";
       LinkParams& link = ici.kinds[static_cast<int>(kind)][set];
@@ -162,7 +162,8 @@ Machine parse_machine(const std::string& text, const std::string& source) {
   }
   ici.ring_directions = r.integer("ici.ring_directions", 1);
   if (ici.ring_directions > 2)
-    throw MachineError(source + ": 'ici.ring_directions' must be 1 or 2 (a ring has two directions)");
+    throw MachineError(source +
+                       ": 'ici.ring_directions' must be 1 or 2 (a ring has two directions)");
   ici.ring1d_like_dim = r.integer("ici.ring1d_like_dim", 0);
   if (ici.ring1d_like_dim > 1)
     throw MachineError(source + ": 'ici.ring1d_like_dim' must be 0 or 1 (a mesh dimension)");
@@ -203,8 +204,8 @@ std::string machine_yaml(const Machine& m, const std::string& comment) {
     out << "    gb_per_s: [" << dims[IciParams::mesh_dim0].bandwidth / 1e9 << ", "
         << dims[IciParams::mesh_dim1].bandwidth / 1e9 << "]\n";
   }
-  for (const auto& [section, set] : {std::pair{"dp_links", IciParams::dp_links},
-                                     std::pair{"pp_links", IciParams::pp_links}}) {
+  for (const auto& [section, set] :
+       {std::pair{"dp_links", IciParams::dp_links}, std::pair{"pp_links", IciParams::pp_links}}) {
     out << "  " << section << ":\n";
     for (CommKind kind : {CommKind::all_gather, CommKind::reduce_scatter, CommKind::send_recv}) {
       link("    ", kind, set);
@@ -234,9 +235,9 @@ Machine load_machine(const std::string& path) {
 namespace meshslice::hw {
 
 std::string machine_path(const std::string& name_or_path) {
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 &&
-                        name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
   if (is_path) return name_or_path;
   // Installed, <prefix>/bin/app finds <prefix>/share/meshslice/machines (found from the
   // executable, so a moved prefix works); in a build tree, the source tree's hardware/machines.
@@ -259,9 +260,8 @@ std::string machine_path(const std::string& name_or_path) {
   }
   std::string names;
   for (const std::string& name : shipped) names += (names.empty() ? "" : ", ") + name;
-  throw MachineError("no machine description named '" + name_or_path + "' (looked for " +
-                     searched + "); give a shipped name (" + names +
-                     ") or a path to a .yaml file");
+  throw MachineError("no machine description named '" + name_or_path + "' (looked for " + searched +
+                     "); give a shipped name (" + names + ") or a path to a .yaml file");
 }
 
 }  // namespace meshslice::hw

@@ -83,8 +83,8 @@ struct Held {
   bool writes = false;
   std::vector<ShardRun> runs() const {
     if (!param) return {};
-    return shard_runs(param->layout, param->global, param->value.extent(0),
-                      param->value.extent(1), first, count);
+    return shard_runs(param->layout, param->global, param->value.extent(0), param->value.extent(1),
+                      first, count);
   }
 };
 
@@ -193,11 +193,11 @@ void read_file(const std::string& path, MPI_Comm comm, const FileContents<T>& co
   for (const auto& [name, shape] : contents.tensors) {  // the same checks on every rank
     const SafetensorsTensor* t = layout.find(name);
     require(t != nullptr, path, " has no tensor ", name, ", which this model has");
-    require(t->shape == std::vector<std::uint64_t>{shape.rows, shape.cols}, path, ": tensor ",
-            name, " is not ", shape.rows, " x ", shape.cols);
+    require(t->shape == std::vector<std::uint64_t>{shape.rows, shape.cols}, path, ": tensor ", name,
+            " is not ", shape.rows, " x ", shape.cols);
   }
-  require(layout.tensors.size() == contents.tensors.size(), path, " holds ",
-          layout.tensors.size(), " tensors, this model ", contents.tensors.size());
+  require(layout.tensors.size() == contents.tensors.size(), path, " holds ", layout.tensors.size(),
+          " tensors, this model ", contents.tensors.size());
   const bool doubles = !layout.tensors.empty() && layout.tensors.front().dtype == "F64";
   if (doubles)
     read_tensors<T, double>(in, contents);
@@ -205,8 +205,8 @@ void read_file(const std::string& path, MPI_Comm comm, const FileContents<T>& co
     read_tensors<T, float>(in, contents);
   const std::uint32_t crc = in.finish();
   const std::string recorded = record.at("crc32").as_string();
-  require(hex32(crc) == recorded, path, " fails its CRC-32 check (trainer.json records ",
-          recorded, ", the file gives ", hex32(crc),
+  require(hex32(crc) == recorded, path, " fails its CRC-32 check (trainer.json records ", recorded,
+          ", the file gives ", hex32(crc),
           "): the file is damaged; resume from another checkpoint");
 }
 
@@ -223,9 +223,9 @@ json::Value model_json(const ModelShape& m) {
   return v;
 }
 
-std::string trainer_json(const CheckpointFacts& f,
-                         const std::map<std::string, std::pair<std::uint32_t, std::uint64_t>>&
-                             files) {
+std::string trainer_json(
+    const CheckpointFacts& f,
+    const std::map<std::string, std::pair<std::uint32_t, std::uint64_t>>& files) {
   json::Value root = json::Value::object();
   root.set("format", kFormat);
   root.set("format_version", 1);
@@ -314,8 +314,10 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
   const json::Value& model = root.at("model");
   const auto same = [&](const char* key, std::uint64_t saved, std::uint64_t now) {
     require(saved == now, "checkpoint ", path, " holds a model with model.", key, " = ", saved,
-            ", the deck asks for model.", key, " = ", now, ": the model's shape cannot change "
-            "on resume (set model.", key, " to ", saved, ", or start afresh without --resume)");
+            ", the deck asks for model.", key, " = ", now,
+            ": the model's shape cannot change "
+            "on resume (set model.",
+            key, " to ", saved, ", or start afresh without --resume)");
   };
   same("hidden", model.at("hidden").as_uint(), run.model.hidden);
   same("heads", model.at("heads").as_uint(), run.model.heads);
@@ -331,20 +333,25 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
                                  std::pair<const char*, bool>{"tied_head", run.model.tied_head}}) {
     const char* saved = flag(key) ? "true" : "false";
     require(flag(key) == now, "checkpoint ", path, " holds a model with model.", key, " = ", saved,
-            ", the deck asks for model.", key, " = ", now ? "true" : "false", ": the model's "
-            "shape cannot change on resume (set model.", key, " to ", saved, ", or start afresh "
+            ", the deck asks for model.", key, " = ", now ? "true" : "false",
+            ": the model's "
+            "shape cannot change on resume (set model.",
+            key, " to ", saved,
+            ", or start afresh "
             "without --resume)");
   }
   const std::string optimizer = root.at("optimizer").as_string();
-  require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path, " holds the state of "
-          "optimizer.kind = ", optimizer, ", the deck asks for ", optimizer_name(run.optimizer),
+  require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path,
+          " holds the state of "
+          "optimizer.kind = ",
+          optimizer, ", the deck asks for ", optimizer_name(run.optimizer),
           " (set optimizer.kind to ", optimizer, ", or start afresh without --resume)");
   const json::Value& seeds = root.at("seeds");
   const auto same_seed = [&](const char* key, const char* deck_key, std::uint64_t now) {
     const std::uint64_t saved = seeds.at(key).as_uint();
-    require(saved == now, "checkpoint ", path, " trained on the task of train.", deck_key,
-            " = ", saved, ", the deck has ", now, ": another task (set train.", deck_key,
-            " to ", saved, ")");
+    require(saved == now, "checkpoint ", path, " trained on the task of train.", deck_key, " = ",
+            saved, ", the deck has ", now, ": another task (set train.", deck_key, " to ", saved,
+            ")");
   };
   same_seed("teacher", "seed_teacher", run.seeds.teacher);
   same_seed("data", "seed_data", run.seeds.data);
@@ -426,12 +433,14 @@ std::string find_checkpoint(const std::string& request, const std::string& dir, 
       std::size_t step = 0;
       bool partial = false;
       require(fs::exists(path), "--resume ", request, ": no such checkpoint directory");
-      require(fs::is_directory(path), "--resume ", request, " is a file; a checkpoint is a "
+      require(fs::is_directory(path), "--resume ", request,
+              " is a file; a checkpoint is a "
               "directory holding trainer.json (e.g. OUT/checkpoints/latest)");
-      require(!(step_of(path.filename().string(), step, partial) && partial), "--resume ",
-              request, " is an incomplete save (.partial): resume from a complete checkpoint "
+      require(!(step_of(path.filename().string(), step, partial) && partial), "--resume ", request,
+              " is an incomplete save (.partial): resume from a complete checkpoint "
               "or --resume auto");
-      require(fs::exists(path / kTrainerFile), "--resume ", request, " has no trainer.json: "
+      require(fs::exists(path / kTrainerFile), "--resume ", request,
+              " has no trainer.json: "
               "not a complete checkpoint (its save did not finish)");
       found = path.string();
       return;
@@ -475,8 +484,8 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
   if (saved.precision != run.precision)
     log_info("checkpoint ", path, " holds ", saved.precision, " tensors; read as ", run.precision);
   const json::Value& files = root.at("files");
-  read_file((fs::path(path) / kModelFile).string(), comm,
-            model_contents(run.model, torus, params), files.at(kModelFile));
+  read_file((fs::path(path) / kModelFile).string(), comm, model_contents(run.model, torus, params),
+            files.at(kModelFile));
   read_file((fs::path(path) / kOptimizerFile).string(), comm,
             optimizer_contents(run.model, torus, params, optimizer), files.at(kOptimizerFile));
   return saved;

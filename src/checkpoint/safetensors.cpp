@@ -116,9 +116,9 @@ SafetensorsLayout parse_safetensors_header(const std::string& header, std::uint6
   }
   out.file_bytes = out.data_start + at;
   if (out.file_bytes != file_bytes)
-    throw std::runtime_error(concat("the file is ", file_bytes, " bytes but its header describes ",
-                                    out.file_bytes, file_bytes < out.file_bytes
-                                                        ? " (truncated)" : " (trailing bytes)"));
+    throw std::runtime_error(
+        concat("the file is ", file_bytes, " bytes but its header describes ", out.file_bytes,
+               file_bytes < out.file_bytes ? " (truncated)" : " (trailing bytes)"));
   return out;
 }
 

@@ -18,17 +18,17 @@ namespace meshslice {
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;                  // "F32" or "F64"
+  std::string dtype;  // "F32" or "F64"
   std::vector<std::uint64_t> shape;
-  std::uint64_t begin = 0, end = 0;   // bytes, from the end of the header
+  std::uint64_t begin = 0, end = 0;  // bytes, from the end of the header
   std::uint64_t elements() const;
 };
 
 struct SafetensorsLayout {
   std::vector<SafetensorsTensor> tensors;  // in file order
   std::map<std::string, std::string> metadata;
-  std::string prefix;           // the 8 length bytes and the header (written layouts only)
-  std::uint64_t data_start = 0; // 8 + the header's length
+  std::string prefix;            // the 8 length bytes and the header (written layouts only)
+  std::uint64_t data_start = 0;  // 8 + the header's length
   std::uint64_t file_bytes = 0;
   const SafetensorsTensor* find(const std::string& name) const;
 };

@@ -32,8 +32,8 @@ std::vector<Rect> rectangles(std::size_t cols, std::size_t first, std::size_t co
 }  // namespace
 
 std::vector<ShardRun> shard_runs(const StoredLayout& layout, const ParamShape& global,
-                                 std::size_t shard_rows, std::size_t shard_cols,
-                                 std::size_t first, std::size_t count) {
+                                 std::size_t shard_rows, std::size_t shard_cols, std::size_t first,
+                                 std::size_t count) {
   std::vector<ShardRun> runs;
   if (count == 0 || shard_rows == 0 || shard_cols == 0) return runs;
   // Along a global row the shard's elements are consecutive in its stored columns, or (stored
@@ -86,8 +86,8 @@ std::vector<ShardRun> runs_within(const std::vector<ShardRun>& runs, std::uint64
   for (; run != runs.end() && run->offset < last; ++run) {
     const std::uint64_t begin = std::max(run->offset, first);
     const std::uint64_t end = std::min(run->offset + run->length, last);
-    out.push_back({begin, end - begin, run->local + (begin - run->offset) * run->stride,
-                   run->stride});
+    out.push_back(
+        {begin, end - begin, run->local + (begin - run->offset) * run->stride, run->stride});
   }
   return out;
 }

@@ -36,8 +36,8 @@ struct ShardRun {
 // of the stored matrix `layout` describes, in `global`, sorted by offset; `local` counts from
 // `first`.
 std::vector<ShardRun> shard_runs(const StoredLayout& layout, const ParamShape& global,
-                                 std::size_t shard_rows, std::size_t shard_cols,
-                                 std::size_t first, std::size_t count);
+                                 std::size_t shard_rows, std::size_t shard_cols, std::size_t first,
+                                 std::size_t count);
 
 // The runs' parts in the global elements [first, last), cut at the edges (a binary search finds
 // the first).

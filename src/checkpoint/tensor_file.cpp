@@ -124,8 +124,7 @@ std::vector<std::vector<std::uint64_t>> TensorFile::swap_pieces(const Exchange& 
 }
 
 void TensorFile::exchange(const Round& round, const Exchange& mine,
-                          const std::vector<std::vector<std::uint64_t>>& theirs,
-                          bool to_chunks) {
+                          const std::vector<std::vector<std::uint64_t>>& theirs, bool to_chunks) {
   const std::size_t p = theirs.size();
   int size = 0;
   MPI_Type_size(element_, &size);
@@ -145,15 +144,15 @@ void TensorFile::exchange(const Round& round, const Exchange& mine,
       displacements.push_back(static_cast<MPI_Aint>((theirs[r][i] - first) * size));
       lengths.push_back(static_cast<int>(theirs[r][i + 1]));
     }
-    MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
-                             displacements.data(), element_, &chunk_types[r]);
+    MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(),
+                             element_, &chunk_types[r]);
     MPI_Type_commit(&chunk_types[r]);
     chunk_counts[r] = 1;
   }
   if (to_chunks)
-    MPI_Alltoallw(staged_.data(), mine.counts.data(), staged_displacements.data(),
-                  elements.data(), chunk_.data(), chunk_counts.data(),
-                  chunk_displacements.data(), chunk_types.data(), comm_);
+    MPI_Alltoallw(staged_.data(), mine.counts.data(), staged_displacements.data(), elements.data(),
+                  chunk_.data(), chunk_counts.data(), chunk_displacements.data(),
+                  chunk_types.data(), comm_);
   else
     MPI_Alltoallw(chunk_.data(), chunk_counts.data(), chunk_displacements.data(),
                   chunk_types.data(), staged_.data(), mine.counts.data(),

@@ -102,8 +102,8 @@ std::size_t BlockTranspose<T>::bytes() const {
 template <class T>
 void BlockTranspose<T>::run(const ExecSpace& space, const Matrix<T>& in, const Matrix<T>& out) {
   const int pr = torus_.size(Axis::row), pc = torus_.size(Axis::col);
-  require(in.extent(0) == rows_ / pr && in.extent(1) == cols_ / pc &&
-              out.extent(0) == cols_ / pr && out.extent(1) == rows_ / pc,
+  require(in.extent(0) == rows_ / pr && in.extent(1) == cols_ / pc && out.extent(0) == cols_ / pr &&
+              out.extent(1) == rows_ / pc,
           "re-layout: shards ", in.extent(0), "x", in.extent(1), " -> ", out.extent(0), "x",
           out.extent(1), " do not match the planned ", rows_, " x ", cols_, " matrix");
   const std::size_t in_row0 = rows_ / pr * torus_.coord(Axis::row);

@@ -22,8 +22,7 @@ using SpaceExec = typename Space::execution_space;
 // (LayoutStride), contiguous; that is checked here once for every collective.
 template <class T, class Space>
 Buffer<T, Space> flat(const Matrix<T, Space>& m) {
-  if (!m.span_is_contiguous())
-    throw std::logic_error("collective on a non-contiguous matrix view");
+  if (!m.span_is_contiguous()) throw std::logic_error("collective on a non-contiguous matrix view");
   return Buffer<T, Space>(m.data(), elements(m));
 }
 

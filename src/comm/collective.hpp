@@ -77,8 +77,8 @@ Request start_collective(const Collective<Matrix<T, Space>>& c, const AxisComm& 
       return c.slice ? ipartial_all_gather(ring, c.in, c.out, c.dim, *c.slice, options, scratch)
                      : iall_gather(ring, c.in, c.out, c.dim, options, scratch);
     case CommKind::reduce_scatter:
-      return c.slice ? ipartial_reduce_scatter(ring, c.in, c.out, c.dim, *c.slice, options,
-                                               c.beta, scratch)
+      return c.slice ? ipartial_reduce_scatter(ring, c.in, c.out, c.dim, *c.slice, options, c.beta,
+                                               scratch)
                      : ireduce_scatter(ring, c.in, c.out, c.dim, options, scratch);
     case CommKind::all_reduce: return iall_reduce(ring, c.in, c.out, options, scratch);
     case CommKind::broadcast: return ibroadcast(ring, c.in, c.peer, options, scratch);

@@ -6,8 +6,8 @@ namespace meshslice {
 
 const std::vector<std::string>& timed_collectives() {
   static const std::vector<std::string> ops = {
-      "all_gather", "all_gather_in_place", "reduce_scatter", "all_reduce",
-      "broadcast",  "reduce",              "shift"};
+      "all_gather", "all_gather_in_place", "reduce_scatter", "all_reduce", "broadcast", "reduce",
+      "shift"};
   return ops;
 }
 

@@ -97,9 +97,8 @@ template <class T>
 Timing time_collective(const std::string& op, const Torus& torus, Axis axis, std::size_t rows,
                        std::size_t cols, MatrixDim dim, const CommOptions& options, int warmups,
                        int repetitions, int displacement = 1) {
-  return time_op(
-      prepared_collective<T>(op, torus, axis, rows, cols, dim, options, displacement), warmups,
-      repetitions);
+  return time_op(prepared_collective<T>(op, torus, axis, rows, cols, dim, options, displacement),
+                 warmups, repetitions);
 }
 
 // The same for prepared_memcpy(elements).

@@ -39,8 +39,8 @@ void check_stacked(const char* op, const AxisComm& ring, const Matrix<T, Space>&
   const std::size_t want_cols = small.extent(1) * (rows ? 1 : p);
   require(big.extent(0) == want_rows && big.extent(1) == want_cols, op, " along ", dim_name(dim),
           " on the '", ring.name(), "' ring of ", p, " ranks: the ", big_name, " is ",
-          shape_of(big), " but must be ", shape_str(want_rows, want_cols), " (", p,
-          " stacked ", small_name, "s of ", shape_of(small),
+          shape_of(big), " but must be ", shape_str(want_rows, want_cols), " (", p, " stacked ",
+          small_name, "s of ", shape_of(small),
           "); the gathered dimension must be divisible by the ring size ", p);
 }
 
@@ -108,8 +108,8 @@ Request make_request(const CommOpInfo& op, std::vector<CommStep> steps,
 template <class T, class Space>
 Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t cols,
                              const std::function<void(const Matrix<T, Space>&)>& produce,
-                             const Matrix<T, Space>& out, MatrixDim dim,
-                             const CommOptions& options, const CommScratch<T, Space>& scratch) {
+                             const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options,
+                             const CommScratch<T, Space>& scratch) {
   const Matrix<T, Space> shape_only(nullptr, rows, cols);
   check_stacked("all_gather", ring, shape_only, out, dim, "local shard", "output");
   ScratchCarver<T, Space> carve(scratch);
@@ -130,8 +130,8 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
   if (options.impl == CollectiveImpl::native) {
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
-                       MPI_Iallgather(MPI_IN_PLACE, 0, mpi_datatype<T>(), mpi.data(),
-                                      mpi_count(n), mpi_datatype<T>(), comm, &reqs.back());
+                       MPI_Iallgather(MPI_IN_PLACE, 0, mpi_datatype<T>(), mpi.data(), mpi_count(n),
+                                      mpi_datatype<T>(), comm, &reqs.back());
                      },
                      {}});
   } else {
@@ -224,22 +224,22 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
     mpi_partial = MpiBuffer<T, Space>(partial, staged, carve);
     mpi_received = MpiBuffer<T, Space>(received, staged, carve);
     append_ring_reduce_scatter_into(steps, ring_context<T>(ring), mpi.data(),
-                                    equal_blocks(parts, n), mpi_partial.data(),
-                                    mpi_received.data(), result.data(), mpi.sum(),
-                                    packet_elements(options, sizeof(T)));
+                                    equal_blocks(parts, n), mpi_partial.data(), mpi_received.data(),
+                                    result.data(), mpi.sum(), packet_elements(options, sizeof(T)));
   }
   // The captured views keep the input (read in place by MPI), the output, the scratch and the
   // host mirrors (allocated here when no scratch was given; the steps hold raw pointers) alive.
-  return make_request(ring_op(CommKind::reduce_scatter, ring, parts * n, sizeof(T)), std::move(steps), [=, keep = std::make_pair(in, out)] {
-    if (through_mpi) result.pull_all();
-    (void)blocks;
-    (void)partial;
-    (void)received;
-    (void)mpi;
-    (void)mpi_partial;
-    (void)mpi_received;
-    (void)keep;
-  });
+  return make_request(ring_op(CommKind::reduce_scatter, ring, parts * n, sizeof(T)),
+                      std::move(steps), [=, keep = std::make_pair(in, out)] {
+                        if (through_mpi) result.pull_all();
+                        (void)blocks;
+                        (void)partial;
+                        (void)received;
+                        (void)mpi;
+                        (void)mpi_partial;
+                        (void)mpi_received;
+                        (void)keep;
+                      });
 }
 
 }  // namespace
@@ -269,8 +269,8 @@ ScratchNeed reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
 template <class T, class Space>
 Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& contribution,
                                 const Matrix<T, Space>& shard, MatrixDim dim,
-                                const SliceSpec& slice, const CommOptions& options,
-                                double beta, const CommScratch<T, Space>& scratch) {
+                                const SliceSpec& slice, const CommOptions& options, double beta,
+                                const CommScratch<T, Space>& scratch) {
   const bool cols = dim == MatrixDim::cols;
   check_slice(cols ? shard.extent(1) : shard.extent(0), dim, slice, "shard");
   const std::size_t rows = cols ? shard.extent(0) : shard.extent(0) / slice.count;
@@ -329,35 +329,36 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
     const auto chunks = balanced_chunks(parts, n);
     mpi_in = MpiBuffer<T, Space>(flat(in), staged, carve);
     mpi_in.push_all();
-    partial = carve.device(ring_partial_elements(parts, chunks.front().length),
-                           "all_reduce_partial");
+    partial =
+        carve.device(ring_partial_elements(parts, chunks.front().length), "all_reduce_partial");
     received = carve.device(received_elements(chunks.front().length, options, sizeof(T)),
                             "all_reduce_received");
     mpi_partial = MpiBuffer<T, Space>(partial, staged, carve);
     mpi_received = MpiBuffer<T, Space>(received, staged, carve);
     const auto ctx = ring_context<T>(ring);
     append_ring_reduce_scatter_into(steps, ctx, mpi_in.data(), chunks, mpi_partial.data(),
-                                    mpi_received.data(),
-                                    mpi.data() + chunks[ring.rank()].offset, mpi_in.sum(),
-                                    packet_elements(options, sizeof(T)));
+                                    mpi_received.data(), mpi.data() + chunks[ring.rank()].offset,
+                                    mpi_in.sum(), packet_elements(options, sizeof(T)));
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
   const bool through_mpi = reduced_through_mpi(options, parts);  // else no mirror to pull
   // The host mirrors stay alive with the request: the ring's steps hold raw pointers into them.
-  return make_request(ring_op(CommKind::all_reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = std::make_pair(in, out)] {
-    if (through_mpi) mpi.pull_all();
-    (void)partial;
-    (void)received;
-    (void)mpi_in;
-    (void)mpi_partial;
-    (void)mpi_received;
-    (void)keep;
-    fence_kernels<Space>(SpaceExec<Space>());  // staging copies (deep_copy) on the default one
-  });
+  return make_request(ring_op(CommKind::all_reduce, ring, n, sizeof(T)), std::move(steps),
+                      [=, keep = std::make_pair(in, out)] {
+                        if (through_mpi) mpi.pull_all();
+                        (void)partial;
+                        (void)received;
+                        (void)mpi_in;
+                        (void)mpi_partial;
+                        (void)mpi_received;
+                        (void)keep;
+                        fence_kernels<Space>(
+                            SpaceExec<Space>());  // staging copies (deep_copy) on the default one
+                      });
 }
 
-ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options,
-                               bool staged, std::size_t element_bytes) {
+ScratchNeed all_reduce_scratch(int parts, std::size_t n, const CommOptions& options, bool staged,
+                               std::size_t element_bytes) {
   const bool ring = options.impl == CollectiveImpl::ring && parts > 1;
   const std::size_t chunk = (n + parts - 1) / parts;
   const std::size_t ring_buffers =  // partial, received
@@ -391,10 +392,11 @@ Request ibroadcast(const AxisComm& ring, const Matrix<T, Space>& buffer, int roo
                           root);
   }
   const bool receives = ring.rank() != root;
-  return make_request(ring_op(CommKind::broadcast, ring, n, sizeof(T)), std::move(steps), [=, keep = buffer] {
-    if (receives) mpi.pull_all();
-    (void)keep;
-  });
+  return make_request(ring_op(CommKind::broadcast, ring, n, sizeof(T)), std::move(steps),
+                      [=, keep = buffer] {
+                        if (receives) mpi.pull_all();
+                        (void)keep;
+                      });
 }
 
 ScratchNeed broadcast_scratch(std::size_t n, bool staged) { return {0, staged ? n : 0}; }
@@ -421,15 +423,15 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
                                    mpi_datatype<T>(), MPI_SUM, root, comm, &reqs.back());
                      },
                      {}});
-    return make_request(ring_op(CommKind::reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = std::make_pair(in, out)] {
-      if (is_root) result.pull_all();
-      (void)keep;
-    });
+    return make_request(ring_op(CommKind::reduce, ring, n, sizeof(T)), std::move(steps),
+                        [=, keep = std::make_pair(in, out)] {
+                          if (is_root) result.pull_all();
+                          (void)keep;
+                        });
   }
   // Ring: partial sums accumulate in the output at the root and in a copy elsewhere, so the
   // input is never modified and non-root outputs stay untouched.
-  const Buffer<T, Space> accumulator =
-      is_root ? flat(out) : carve.device(n, "reduce_accumulator");
+  const Buffer<T, Space> accumulator = is_root ? flat(out) : carve.device(n, "reduce_accumulator");
   copy_range(accumulator, 0, flat(in), 0, n, scratch.space);
   const auto received = carve.device(received_elements(n, options, sizeof(T)), "reduce_received");
   fence_kernels<Space>(scratch.space);
@@ -438,12 +440,13 @@ Request ireduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T
   mpi.push_all();
   append_ring_reduce(steps, ring_context<T>(ring), mpi.data(), packets_of<T>(n, options),
                      mpi_received.data(), mpi.sum(), root);
-  return make_request(ring_op(CommKind::reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = out] {
-    if (is_root) mpi.pull_all();
-    (void)received;
-    (void)mpi_received;  // the ring's steps hold a raw pointer into its host mirror
-    (void)keep;
-  });
+  return make_request(
+      ring_op(CommKind::reduce, ring, n, sizeof(T)), std::move(steps), [=, keep = out] {
+        if (is_root) mpi.pull_all();
+        (void)received;
+        (void)mpi_received;  // the ring's steps hold a raw pointer into its host mirror
+        (void)keep;
+      });
 }
 
 ScratchNeed reduce_scratch(std::size_t n, const CommOptions& options, bool staged,
@@ -525,8 +528,8 @@ int channel_tag(int channel) {
 }  // namespace
 
 template <class T, class Space>
-Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
-              int channel, const CommOptions& options, const CommScratch<T, Space>& scratch) {
+Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement, int channel,
+              const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const int dest = stage_peer("send", axis, displacement);
   return point_to_point<T, Space>(ring_op(CommKind::send, axis, elements(buffer), sizeof(T), dest),
                                   axis, channel_tag(channel), &buffer, dest, nullptr, -1, options,
@@ -534,8 +537,8 @@ Request isend(const AxisComm& axis, const Matrix<T, Space>& buffer, int displace
 }
 
 template <class T, class Space>
-Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement,
-              int channel, const CommOptions& options, const CommScratch<T, Space>& scratch) {
+Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displacement, int channel,
+              const CommOptions& options, const CommScratch<T, Space>& scratch) {
   const int source = stage_peer("receive", axis, displacement);
   return point_to_point<T, Space>(
       ring_op(CommKind::recv, axis, elements(buffer), sizeof(T), source), axis,
@@ -545,36 +548,36 @@ Request irecv(const AxisComm& axis, const Matrix<T, Space>& buffer, int displace
 ScratchNeed point_to_point_scratch(std::size_t n, bool staged) { return {0, staged ? n : 0}; }
 
 #define MESHSLICE_INSTANTIATE_COLLECTIVES(T, Space)                                              \
-  template Request iall_gather_produced<T, Space>(                                             \
-      const AxisComm&, std::size_t, std::size_t,                                               \
-      const std::function<void(const Matrix<T, Space>&)>&, const Matrix<T, Space>&, MatrixDim, \
-      const CommOptions&, const CommScratch<T, Space>&);                                       \
-  template Request iall_gather<T, Space>(const AxisComm&, const Matrix<T, Space>&,             \
+  template Request iall_gather_produced<T, Space>(                                               \
+      const AxisComm&, std::size_t, std::size_t,                                                 \
+      const std::function<void(const Matrix<T, Space>&)>&, const Matrix<T, Space>&, MatrixDim,   \
+      const CommOptions&, const CommScratch<T, Space>&);                                         \
+  template Request iall_gather<T, Space>(const AxisComm&, const Matrix<T, Space>&,               \
                                          const Matrix<T, Space>&, MatrixDim, const CommOptions&, \
-                                         const CommScratch<T, Space>&);                        \
-  template Request ireduce_scatter<T, Space>(const AxisComm&, const Matrix<T, Space>&,         \
+                                         const CommScratch<T, Space>&);                          \
+  template Request ireduce_scatter<T, Space>(const AxisComm&, const Matrix<T, Space>&,           \
                                              const Matrix<T, Space>&, MatrixDim,                 \
                                              const CommOptions&, const CommScratch<T, Space>&);  \
-  template Request ipartial_all_gather<T, Space>(                                              \
-      const AxisComm&, const Matrix<T, Space>&, const Matrix<T, Space>&, MatrixDim,            \
-      const SliceSpec&, const CommOptions&, const CommScratch<T, Space>&);                     \
-  template Request ipartial_reduce_scatter<T, Space>(                                     \
-      const AxisComm&, const Matrix<T, Space>&, const Matrix<T, Space>&, MatrixDim,            \
-      const SliceSpec&, const CommOptions&, double, const CommScratch<T, Space>&);             \
-  template Request iall_reduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,             \
+  template Request ipartial_all_gather<T, Space>(                                                \
+      const AxisComm&, const Matrix<T, Space>&, const Matrix<T, Space>&, MatrixDim,              \
+      const SliceSpec&, const CommOptions&, const CommScratch<T, Space>&);                       \
+  template Request ipartial_reduce_scatter<T, Space>(                                            \
+      const AxisComm&, const Matrix<T, Space>&, const Matrix<T, Space>&, MatrixDim,              \
+      const SliceSpec&, const CommOptions&, double, const CommScratch<T, Space>&);               \
+  template Request iall_reduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,               \
                                          const Matrix<T, Space>&, const CommOptions&,            \
-                                         const CommScratch<T, Space>&);                        \
-  template Request ibroadcast<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,         \
-                                        const CommOptions&, const CommScratch<T, Space>&);     \
-  template Request ireduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,                 \
+                                         const CommScratch<T, Space>&);                          \
+  template Request ibroadcast<T, Space>(const AxisComm&, const Matrix<T, Space>&, int,           \
+                                        const CommOptions&, const CommScratch<T, Space>&);       \
+  template Request ireduce<T, Space>(const AxisComm&, const Matrix<T, Space>&,                   \
                                      const Matrix<T, Space>&, int, const CommOptions&,           \
-                                     const CommScratch<T, Space>&);                            \
-  template Request ishift<T, Space>(const AxisComm&, const Matrix<T, Space>&,                  \
+                                     const CommScratch<T, Space>&);                              \
+  template Request ishift<T, Space>(const AxisComm&, const Matrix<T, Space>&,                    \
                                     const Matrix<T, Space>&, int, const CommOptions&,            \
-                                    const CommScratch<T, Space>&);                             \
-  template Request isend<T, Space>(const AxisComm&, const Matrix<T, Space>&, int, int,         \
-                                   const CommOptions&, const CommScratch<T, Space>&);          \
-  template Request irecv<T, Space>(const AxisComm&, const Matrix<T, Space>&, int, int,         \
+                                    const CommScratch<T, Space>&);                               \
+  template Request isend<T, Space>(const AxisComm&, const Matrix<T, Space>&, int, int,           \
+                                   const CommOptions&, const CommScratch<T, Space>&);            \
+  template Request irecv<T, Space>(const AxisComm&, const Matrix<T, Space>&, int, int,           \
                                    const CommOptions&, const CommScratch<T, Space>&);
 
 MESHSLICE_INSTANTIATE_COLLECTIVES(float, MemSpace)

@@ -43,8 +43,7 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
 // out (r x c) = sum over ring ranks of block rank() of their input (P*r x c or r x P*c).
 template <class T, class Space>
 Request ireduce_scatter(const AxisComm& ring, const Matrix<T, Space>& in,
-                        const Matrix<T, Space>& out, MatrixDim dim,
-                        const CommOptions& options = {},
+                        const Matrix<T, Space>& out, MatrixDim dim, const CommOptions& options = {},
                         const CommScratch<T, Space>& scratch = {});
 
 // out = sum over ring ranks of in (same shape; out may be in itself).
@@ -107,8 +106,8 @@ void broadcast(const AxisComm& ring, const Matrix<T, Space>& buffer, int root,
   ibroadcast(ring, buffer, root, options).wait();
 }
 template <class T, class Space>
-void reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T, Space>& out,
-            int root, const CommOptions& options = {}) {
+void reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matrix<T, Space>& out, int root,
+            const CommOptions& options = {}) {
   ireduce(ring, in, out, root, options).wait();
 }
 template <class T, class Space>

@@ -45,8 +45,7 @@ bool StepEngine::test() {
     }
     int done = 1;
     if (!requests_.empty())
-      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
-                  MPI_STATUSES_IGNORE);
+      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE);
     if (!done) return false;
     finish_current();
   }

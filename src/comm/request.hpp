@@ -29,8 +29,7 @@ struct CommStep {
 // short one posts every message one element short.
 class StepEngine {
  public:
-  StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete,
-             const CommOpInfo& op);
+  StepEngine(std::vector<CommStep> steps, std::function<void()> on_complete, const CommOpInfo& op);
   ~StepEngine();
   StepEngine(const StepEngine&) = delete;
   StepEngine& operator=(const StepEngine&) = delete;

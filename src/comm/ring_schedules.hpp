@@ -93,9 +93,8 @@ void append_ring_all_gather(std::vector<CommStep>& steps, const RingContext<T>& 
 // the output: `partial` is never touched (ring_partial_elements).
 template <class T>
 void append_ring_reduce_scatter_into(std::vector<CommStep>& steps, const RingContext<T>& ctx,
-                                     const T* input, const std::vector<Chunk>& chunks,
-                                     T* partial, T* received, T* out, const Sum<T>& sum,
-                                     std::size_t piece) {
+                                     const T* input, const std::vector<Chunk>& chunks, T* partial,
+                                     T* received, T* out, const Sum<T>& sum, std::size_t piece) {
   const int size = ctx.ring.size();
   const int rank = ctx.ring.rank();
   auto pieces = [piece](std::size_t length) { return (length + piece - 1) / piece; };
@@ -146,8 +145,10 @@ void append_ring_broadcast(std::vector<CommStep>& steps, const RingContext<T>& c
     const Chunk recv = recv_k ? packets[k] : Chunk{};
     const Chunk send = send_k ? packets[send_index] : Chunk{};
     steps.push_back({[=](std::vector<MPI_Request>& reqs) {
-                       if (recv_k) ctx.irecv(base + recv.offset, recv.length, ctx.ring.prev(), reqs);
-                       if (send_k) ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
+                       if (recv_k)
+                         ctx.irecv(base + recv.offset, recv.length, ctx.ring.prev(), reqs);
+                       if (send_k)
+                         ctx.isend(base + send.offset, send.length, ctx.ring.next(), reqs);
                      },
                      {}});
   }
@@ -174,15 +175,16 @@ void append_ring_reduce(std::vector<CommStep>& steps, const RingContext<T>& ctx,
     if (!recv_k && !send_k) continue;
     const Chunk recv = recv_k ? packets[k] : Chunk{};
     const Chunk send = send_k ? packets[send_index] : Chunk{};
-    steps.push_back(
-        {[=](std::vector<MPI_Request>& reqs) {
-           if (recv_k) ctx.irecv(received, recv.length, ctx.ring.prev(), reqs);
-           if (send_k) ctx.isend(accumulator + send.offset, send.length, ctx.ring.next(), reqs);
-         },
-         [=] {
-           if (recv_k)
-             sum(accumulator + recv.offset, accumulator + recv.offset, received, recv.length);
-         }});
+    steps.push_back({[=](std::vector<MPI_Request>& reqs) {
+                       if (recv_k) ctx.irecv(received, recv.length, ctx.ring.prev(), reqs);
+                       if (send_k)
+                         ctx.isend(accumulator + send.offset, send.length, ctx.ring.next(), reqs);
+                     },
+                     [=] {
+                       if (recv_k)
+                         sum(accumulator + recv.offset, accumulator + recv.offset, received,
+                             recv.length);
+                     }});
   }
 }
 

@@ -19,9 +19,7 @@ void check_slice(std::size_t extent, MatrixDim dim, const SliceSpec& spec,
           " must divide ", extent, "; choose S and B with S*B dividing ", extent);
 }
 
-std::size_t sliced_extent(std::size_t extent, const SliceSpec& spec) {
-  return extent / spec.count;
-}
+std::size_t sliced_extent(std::size_t extent, const SliceSpec& spec) { return extent / spec.count; }
 
 namespace detail {
 
@@ -34,8 +32,8 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
   check_slice(cols ? x.extent(1) : x.extent(0), dim, spec, "shard");
   const std::size_t want_rows = cols ? x.extent(0) : x.extent(0) / spec.count;
   const std::size_t want_cols = cols ? x.extent(1) / spec.count : x.extent(1);
-  require(sub.extent(0) == want_rows && sub.extent(1) == want_cols, "sub-shard is ",
-          sub.extent(0), "x", sub.extent(1), " but slicing a ", x.extent(0), "x", x.extent(1),
+  require(sub.extent(0) == want_rows && sub.extent(1) == want_cols, "sub-shard is ", sub.extent(0),
+          "x", sub.extent(1), " but slicing a ", x.extent(0), "x", x.extent(1),
           " shard into S=", spec.count, " along ", dim_name(dim), " gives ", want_rows, "x",
           want_cols);
   const int count = spec.count;
@@ -43,8 +41,9 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
   const int block = spec.block;
   using Exec = typename Space::execution_space;
   using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
-  const char* label = kToSub ? "meshslice::slice" : kAdd ? "meshslice::unslice_add"
-                                                         : "meshslice::unslice";
+  const char* label = kToSub ? "meshslice::slice"
+                      : kAdd ? "meshslice::unslice_add"
+                             : "meshslice::unslice";
   if (cols) {
     // One work item per (row, block): B contiguous elements in and out, no index division in
     // the inner loop (this kernel sits on the critical path of every MeshSlice step).
@@ -96,12 +95,11 @@ void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, Matrix
     detail::move_slice<T, Space, false, true>(x, sub, dim, spec, space, beta);
 }
 
-#define MESHSLICE_INSTANTIATE_SLICING(T)                                                      \
-  template void slice_into<T, MemSpace>(const Matrix<T, MemSpace>&, const Matrix<T, MemSpace>&, \
-                                        MatrixDim, const SliceSpec&, const ExecSpace&);        \
-  template void unslice_into<T, MemSpace>(const Matrix<T, MemSpace>&,                          \
-                                          const Matrix<T, MemSpace>&, MatrixDim,               \
-                                          const SliceSpec&, T, const ExecSpace&);
+#define MESHSLICE_INSTANTIATE_SLICING(T)                                                          \
+  template void slice_into<T, MemSpace>(const Matrix<T, MemSpace>&, const Matrix<T, MemSpace>&,   \
+                                        MatrixDim, const SliceSpec&, const ExecSpace&);           \
+  template void unslice_into<T, MemSpace>(const Matrix<T, MemSpace>&, const Matrix<T, MemSpace>&, \
+                                          MatrixDim, const SliceSpec&, T, const ExecSpace&);
 
 MESHSLICE_INSTANTIATE_SLICING(float)
 MESHSLICE_INSTANTIATE_SLICING(double)

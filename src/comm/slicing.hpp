@@ -43,7 +43,8 @@ void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, Matrix
 template <class T, class Space>
 Matrix<T, Space> slice_col(const Matrix<T, Space>& x, int count, int index, int block) {
   check_slice(x.extent(1), MatrixDim::cols, {count, index, block}, "matrix");
-  Matrix<T, Space> sub(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("slice_col")), x.extent(0), x.extent(1) / count);
+  Matrix<T, Space> sub(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("slice_col")),
+                       x.extent(0), x.extent(1) / count);
   slice_into(x, sub, MatrixDim::cols, {count, index, block});
   return sub;
 }
@@ -51,7 +52,8 @@ Matrix<T, Space> slice_col(const Matrix<T, Space>& x, int count, int index, int 
 template <class T, class Space>
 Matrix<T, Space> slice_row(const Matrix<T, Space>& x, int count, int index, int block) {
   check_slice(x.extent(0), MatrixDim::rows, {count, index, block}, "matrix");
-  Matrix<T, Space> sub(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("slice_row")), x.extent(0) / count, x.extent(1));
+  Matrix<T, Space> sub(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("slice_row")),
+                       x.extent(0) / count, x.extent(1));
   slice_into(x, sub, MatrixDim::rows, {count, index, block});
   return sub;
 }

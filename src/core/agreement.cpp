@@ -46,9 +46,9 @@ std::uint64_t file_fingerprint(const std::string& path) {
 }
 
 std::vector<AgreementPart> inputs_to_agree_on(const Teuchos::ParameterList& deck) {
-  std::vector<AgreementPart> parts{
-      {"the resolved deck (after --set)", fingerprint(deck_yaml_text(deck))},
-      {"the build (--version)", fingerprint(version_text())}};
+  std::vector<AgreementPart> parts{{"the resolved deck (after --set)",
+                                    fingerprint(deck_yaml_text(deck))},
+                                   {"the build (--version)", fingerprint(version_text())}};
   named_files(deck, "", parts);
   return parts;
 }
@@ -73,7 +73,9 @@ void require_agreement(MPI_Comm comm, const std::vector<AgreementPart>& parts) {
   for (std::string line; std::getline(lines, line);) names.push_back(line);
 
   std::string problems;
-  const auto record = [&](int r) { return all.data() + (kParts + 1) * static_cast<std::size_t>(r); };
+  const auto record = [&](int r) {
+    return all.data() + (kParts + 1) * static_cast<std::size_t>(r);
+  };
   for (std::size_t i = 0; i < names.size() && i < kParts; ++i) {
     std::string differ;
     for (int r = 1; r < ranks; ++r)

@@ -85,8 +85,8 @@ void check_renamed(const Teuchos::ParameterList& deck, const std::vector<std::st
                    const std::vector<AppSpec::Renamed>& renamed) {
   for (const auto& r : renamed) {
     const auto message = [&](const std::string& where) {
-      return UserError(concat(where, "deck key '", r.old_key, "' was renamed '", r.new_key,
-                              "' (", r.why, "): set ", r.new_key, " instead"));
+      return UserError(concat(where, "deck key '", r.old_key, "' was renamed '", r.new_key, "' (",
+                              r.why, "): set ", r.new_key, " instead"));
     };
     if (find_entry_if_any(deck, r.old_key)) throw message("");
     for (const std::string& assignment : overrides)
@@ -170,10 +170,9 @@ RunDescription write_outputs(const AppContext& ctx, const std::string& sources) 
   return {staged(ctx, "deck.yaml",
                  deck_yaml_text(ctx.deck,
                                 concat("Resolved deck: every parameter after defaults and --set "
-                                       "overrides.\n", ctx.app_name, ", ", sources, "\n",
-                                       version_line()))),
-          staged(ctx, "version.json",
-                 version_file_text(ctx.app_name))};
+                                       "overrides.\n",
+                                       ctx.app_name, ", ", sources, "\n", version_line()))),
+          staged(ctx, "version.json", version_file_text(ctx.app_name))};
 }
 
 // The rank a launcher gave this process, from its environment: --version is answered before

@@ -95,9 +95,9 @@ std::uint32_t table_update(std::uint32_t reg, const unsigned char* p, std::size_
   while (bytes >= 8) {
     const std::uint32_t low = load_le32(p) ^ reg;
     const std::uint32_t high = load_le32(p + 4);
-    reg = t[7][low & 0xFF] ^ t[6][(low >> 8) & 0xFF] ^ t[5][(low >> 16) & 0xFF] ^
-          t[4][low >> 24] ^ t[3][high & 0xFF] ^ t[2][(high >> 8) & 0xFF] ^
-          t[1][(high >> 16) & 0xFF] ^ t[0][high >> 24];
+    reg = t[7][low & 0xFF] ^ t[6][(low >> 8) & 0xFF] ^ t[5][(low >> 16) & 0xFF] ^ t[4][low >> 24] ^
+          t[3][high & 0xFF] ^ t[2][(high >> 8) & 0xFF] ^ t[1][(high >> 16) & 0xFF] ^
+          t[0][high >> 24];
     p += 8;
     bytes -= 8;
   }
@@ -133,7 +133,7 @@ constexpr std::uint64_t kFold512Low = fold_constant(512 + 64), kFold512High = fo
 constexpr std::uint64_t kFold128Low = fold_constant(128 + 64), kFold128High = fold_constant(128);
 
 __attribute__((target("pclmul,sse2"))) inline __m128i fold(__m128i x, __m128i constants,
-                                                             __m128i data) {
+                                                           __m128i data) {
   const __m128i low = _mm_clmulepi64_si128(x, constants, 0x00);   // lo x its constant
   const __m128i high = _mm_clmulepi64_si128(x, constants, 0x11);  // hi x its constant
   return _mm_xor_si128(_mm_xor_si128(low, high), data);
@@ -149,12 +149,12 @@ __attribute__((target("pclmul,sse2"))) std::uint32_t folded_update(std::uint32_t
   lane[0] = _mm_xor_si128(lane[0], _mm_cvtsi32_si128(static_cast<int>(reg)));
   p += 64;
   bytes -= 64;
-  const __m128i by512 = _mm_set_epi64x(static_cast<long long>(kFold512High),
-                                       static_cast<long long>(kFold512Low));
+  const __m128i by512 =
+      _mm_set_epi64x(static_cast<long long>(kFold512High), static_cast<long long>(kFold512Low));
   for (; bytes >= 64; p += 64, bytes -= 64)
     for (int i = 0; i < 4; ++i) lane[i] = fold(lane[i], by512, load(p + 16 * i));
-  const __m128i by128 = _mm_set_epi64x(static_cast<long long>(kFold128High),
-                                       static_cast<long long>(kFold128Low));
+  const __m128i by128 =
+      _mm_set_epi64x(static_cast<long long>(kFold128High), static_cast<long long>(kFold128Low));
   __m128i x = lane[0];
   for (int i = 1; i < 4; ++i) x = fold(x, by128, lane[i]);
   for (; bytes >= 16; p += 16, bytes -= 16) x = fold(x, by128, load(p));

@@ -126,10 +126,14 @@ std::string teuchos_message(const std::string& what) {
 // The parser's name for a token, in words.
 std::string token_words(const std::string& token) {
   static const std::pair<const char*, const char*> words[] = {
-      {"NEWLINE", "a line break"},          {"INDENT", "more indentation"},
-      {"DEDENT", "less indentation"},       {"OTHERCHAR", "a plain character"},
-      {"EOF", "the end of the file"},       {"WHITESPACE", "a blank"},
-      {"WORD", "a word"},                   {"'", "a quote"},
+      {"NEWLINE", "a line break"},
+      {"INDENT", "more indentation"},
+      {"DEDENT", "less indentation"},
+      {"OTHERCHAR", "a plain character"},
+      {"EOF", "the end of the file"},
+      {"WHITESPACE", "a blank"},
+      {"WORD", "a word"},
+      {"'", "a quote"},
       {"\"", "a double quote"},
   };
   for (const auto& [name, text] : words)
@@ -192,7 +196,8 @@ std::string yaml_error(const std::string& source, const std::string& message) {
 std::string read_file(const std::string& path) {
   std::error_code ec;
   require(!std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec),
-          "deck '", path, "' is not a regular file (a directory?); give the path of a .yaml or "
+          "deck '", path,
+          "' is not a regular file (a directory?); give the path of a .yaml or "
           ".xml deck");
   std::ifstream in(path, std::ios::binary);
   require(in.good(), "cannot open deck file '", path, "'");

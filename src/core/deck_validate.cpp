@@ -37,13 +37,12 @@ class ChoiceValidator : public Teuchos::ParameterEntryValidator {
   ValidStringsList validStringValues() const override { return choices_; }
   void validate(const Teuchos::ParameterEntry& entry, const std::string& name,
                 const std::string& sublist) const override {
-    const bool allowed =
-        entry.isType<std::string>() &&
-        std::find(choices_->begin(), choices_->end(), Teuchos::getValue<std::string>(entry)) !=
-            choices_->end();
+    const bool allowed = entry.isType<std::string>() &&
+                         std::find(choices_->begin(), choices_->end(),
+                                   Teuchos::getValue<std::string>(entry)) != choices_->end();
     if (!allowed)
-      throw std::invalid_argument(concat("'", sublist, name, "' takes one of: ",
-                                         join(choices_->toVector())));
+      throw std::invalid_argument(
+          concat("'", sublist, name, "' takes one of: ", join(choices_->toVector())));
   }
 
  private:
@@ -105,7 +104,8 @@ void check_deck_characters(const Teuchos::ParameterEntry& value, const std::stri
   std::vector<std::string> strings;
   if (value.isType<std::string>()) strings.push_back(Teuchos::getValue<std::string>(value));
   if (value.isType<Teuchos::Array<std::string>>()) {
-    for (const auto& s : Teuchos::getValue<Teuchos::Array<std::string>>(value)) strings.push_back(s);
+    for (const auto& s : Teuchos::getValue<Teuchos::Array<std::string>>(value))
+      strings.push_back(s);
   }
   for (const std::string& s : strings) {
     for (const char c : s) {

@@ -277,8 +277,7 @@ void FlightRecorder::abort_job(const std::string& reason) const {
   out << "  last " << entries.size() - first << " communication operations of rank "
       << settings_.rank << " (oldest first):\n";
   for (std::size_t i = first; i < entries.size(); ++i)
-    out << "    " << describe(entries[i])
-        << (entries[i].end < 0 ? "  <- outstanding" : "") << "\n";
+    out << "    " << describe(entries[i]) << (entries[i].end < 0 ? "  <- outstanding" : "") << "\n";
   const std::string path = write_dump(reason);
   if (!path.empty()) out << "  history written to " << path << "\n";
   out << "  compare every rank's history with: meshslice-flight-report "

@@ -39,26 +39,26 @@ const char* injected_fault_name(InjectedFault fault);
 InjectedFault parse_injected_fault(const std::string& name);  // UserError naming the choices
 
 struct FlightSettings {
-  std::size_t capacity = 64;       // operations kept per rank; 0 turns the recorder off
-  double timeout_seconds = 300;    // 0: no watchdog
-  bool watchdog = true;            // false: only stuck_for() applies the timeout (unit tests)
-  std::string dump_dir;            // where flight-rank-R.json goes
-  int rank = 0;                    // in MPI_COMM_WORLD
+  std::size_t capacity = 64;     // operations kept per rank; 0 turns the recorder off
+  double timeout_seconds = 300;  // 0: no watchdog
+  bool watchdog = true;          // false: only stuck_for() applies the timeout (unit tests)
+  std::string dump_dir;          // where flight-rank-R.json goes
+  int rank = 0;                  // in MPI_COMM_WORLD
   InjectedFault inject = InjectedFault::none;
   int inject_rank = 0;
-  std::uint64_t inject_at = 0;     // the rank's operation number (1-based) to hit
-  double inject_sleep_seconds = 0; // for InjectedFault::sleep
+  std::uint64_t inject_at = 0;      // the rank's operation number (1-based) to hit
+  double inject_sleep_seconds = 0;  // for InjectedFault::sleep
 };
 
 // One operation as the caller describes it.
 struct CommOpInfo {
   CommKind kind = CommKind::all_gather;
-  const char* axis = "";     // mesh axis name (dp, pp, row, col, tp) or "world"
-  int group_first = 0;       // lowest world rank of the group: with axis, names the group
-  std::uint64_t group_op = 0;  // the group's operation number (agrees across its ranks)
-  std::size_t bytes = 0;     // this rank's message size
+  const char* axis = "";          // mesh axis name (dp, pp, row, col, tp) or "world"
+  int group_first = 0;            // lowest world rank of the group: with axis, names the group
+  std::uint64_t group_op = 0;     // the group's operation number (agrees across its ranks)
+  std::size_t bytes = 0;          // this rank's message size
   std::size_t element_bytes = 0;  // for wrong_size: the posted message is one element short
-  int peer = -1;             // world rank of the peer of a send/receive/shift, else -1
+  int peer = -1;                  // world rank of the peer of a send/receive/shift, else -1
 };
 
 struct FlightEntry {

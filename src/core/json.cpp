@@ -333,8 +333,7 @@ class Parser {
 
   void expect_literal(std::string_view literal) {
     for (std::size_t i = 0; i < literal.size(); ++i, ++pos_)
-      if (at_end() || text_[pos_] != literal[i])
-        fail_expected("'" + std::string(literal) + "'");
+      if (at_end() || text_[pos_] != literal[i]) fail_expected("'" + std::string(literal) + "'");
   }
 
   Value parse_value(int depth) {
@@ -379,7 +378,7 @@ class Parser {
     enter_container(depth);
     Value object = Value::object();
     std::vector<std::size_t> key_offsets;  // for the message about a duplicate key
-    ++pos_;  // '{'
+    ++pos_;                                // '{'
     skip_whitespace();
     if (!at_end() && peek() == '}') {
       ++pos_;
@@ -410,8 +409,7 @@ class Parser {
     std::vector<std::size_t> order(members.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return members[a].first < members[b].first ||
-             (members[a].first == members[b].first && a < b);
+      return members[a].first < members[b].first || (members[a].first == members[b].first && a < b);
     });
     for (std::size_t i = 1; i < order.size(); ++i) {
       if (members[order[i - 1]].first == members[order[i]].first)

@@ -38,8 +38,11 @@ void require_memory_fits(const std::string& what, double bytes_per_rank, MPI_Com
   if (worst.ratio <= 1.0) return;
   const double gib = 1024.0 * 1024.0 * 1024.0;
   throw UserError(concat(what, " need ", bytes_per_rank / gib, " GiB per rank, ", mine[1],
-                         " ranks on a node: ", bytes_per_rank * mine[1] / gib, " GiB, but the "
-                         "node has ", mine[2] / gib, " GiB available; choose smaller sizes, "
+                         " ranks on a node: ", bytes_per_rank * mine[1] / gib,
+                         " GiB, but the "
+                         "node has ",
+                         mine[2] / gib,
+                         " GiB available; choose smaller sizes, "
                          "fewer ranks per node or more nodes"));
 }
 

@@ -8,12 +8,12 @@
 
 namespace meshslice {
 
-OutputFile::OutputFile(std::string path)
-    : path_(std::move(path)), partial_(path_ + ".partial") {
+OutputFile::OutputFile(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {
   // Found now, not after a long run: the rename at the end could not replace a directory.
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec))
-    throw RankLocalError(concat("cannot write output file '", path_, "': a directory of that "
+    throw RankLocalError(concat("cannot write output file '", path_,
+                                "': a directory of that "
                                 "name is in the way; remove it or choose another --out"));
   out_.open(partial_);
   check("open");
@@ -27,8 +27,8 @@ OutputFile::~OutputFile() {
 
 void OutputFile::check(const char* what) {
   if (out_.good()) return;
-  throw RankLocalError(concat("cannot ", what, " output file '", partial_,
-                              "' (for '", path_, "'); check that --out names a writable "
+  throw RankLocalError(concat("cannot ", what, " output file '", partial_, "' (for '", path_,
+                              "'); check that --out names a writable "
                               "directory with free space"));
 }
 

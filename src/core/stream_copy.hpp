@@ -88,33 +88,31 @@ bool same_bytes_layout(const Dst& dst, const Src& src) {
 // (same_bytes_layout) and the copy is large; deep_copy otherwise.
 template <class Exec, class Dst, class Src>
 void large_copy(const Exec& space, const Dst& dst, const Src& src) {
-  static_assert(std::is_same_v<typename Dst::non_const_value_type,
-                               typename Src::non_const_value_type>,
-                "large_copy: the views hold different types");
+  static_assert(
+      std::is_same_v<typename Dst::non_const_value_type, typename Src::non_const_value_type>,
+      "large_copy: the views hold different types");
 #if defined(__SSE2__)
-  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible &&
-                        Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                                   typename Dst::memory_space>::accessible &&
-                        Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                                   typename Src::memory_space>::accessible;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible &&
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Dst::memory_space>::accessible &&
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Src::memory_space>::accessible;
   if constexpr (host) {
     const std::size_t bytes = dst.size() * sizeof(typename Dst::value_type);
     if (bytes >= kStreamCopyMinBytes && same_bytes_layout(dst, src)) {
       // About one chunk per thread, in whole lines, between 256 KiB (less is not worth a task)
       // and 1 MiB (a larger copy gets more chunks than threads, which evens out their ends).
       const std::size_t threads = std::max(1, static_cast<int>(space.concurrency()));
-      const std::size_t chunk = std::clamp<std::size_t>((bytes / threads + 63) / 64 * 64,
-                                                        std::size_t(256) << 10,
-                                                        std::size_t(1) << 20);
+      const std::size_t chunk = std::clamp<std::size_t>(
+          (bytes / threads + 63) / 64 * 64, std::size_t(256) << 10, std::size_t(1) << 20);
       const std::size_t chunks = (bytes + chunk - 1) / chunk;
       char* to = reinterpret_cast<char*>(dst.data());
       const char* from = reinterpret_cast<const char*>(src.data());
-      Kokkos::parallel_for(
-          "meshslice::stream_copy", Kokkos::RangePolicy<Exec>(space, 0, chunks),
-          [=](const std::size_t c) {
-            const std::size_t begin = c * chunk;
-            stream_copy_bytes(to + begin, from + begin, std::min(chunk, bytes - begin));
-          });
+      Kokkos::parallel_for("meshslice::stream_copy", Kokkos::RangePolicy<Exec>(space, 0, chunks),
+                           [=](const std::size_t c) {
+                             const std::size_t begin = c * chunk;
+                             stream_copy_bytes(to + begin, from + begin,
+                                               std::min(chunk, bytes - begin));
+                           });
       return;
     }
   }

@@ -123,8 +123,8 @@ std::string Trace::chrome_events_json(int rank) const {
     std::snprintf(line, sizeof line,
                   "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
                   "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%.0f,\"flops\":%.0f}},\n",
-                  e.name.c_str(), lane_name(e.lane), rank, static_cast<int>(e.lane),
-                  e.start * 1e6, (e.end - e.start) * 1e6, e.bytes, e.flops);
+                  e.name.c_str(), lane_name(e.lane), rank, static_cast<int>(e.lane), e.start * 1e6,
+                  (e.end - e.start) * 1e6, e.bytes, e.flops);
     json += line;
   }
   return json;

@@ -27,12 +27,12 @@ enum class TraceLane {
 const char* lane_name(TraceLane lane);
 
 struct TraceEvent {
-  std::string name;       // "gemm", "all_gather", ...
+  std::string name;  // "gemm", "all_gather", ...
   TraceLane lane;
-  double start = 0;       // seconds since the trace's origin
+  double start = 0;  // seconds since the trace's origin
   double end = 0;
-  double bytes = 0;       // bytes this rank sent for a collective (0 otherwise)
-  double flops = 0;       // for GEMMs
+  double bytes = 0;  // bytes this rank sent for a collective (0 otherwise)
+  double flops = 0;  // for GEMMs
   bool communication() const {
     return lane == TraceLane::row_links || lane == TraceLane::col_links ||
            lane == TraceLane::tp_links || lane == TraceLane::dp_links ||
@@ -41,13 +41,11 @@ struct TraceEvent {
 };
 
 struct OverlapSummary {
-  double wall = 0;            // first event start to last event end
-  double compute = 0;         // time with a GEMM running
-  double communication = 0;   // time with any collective in flight
-  double exposed = 0;         // communication time with no GEMM running
-  double hidden_fraction() const {
-    return communication > 0 ? 1.0 - exposed / communication : 0.0;
-  }
+  double wall = 0;           // first event start to last event end
+  double compute = 0;        // time with a GEMM running
+  double communication = 0;  // time with any collective in flight
+  double exposed = 0;        // communication time with no GEMM running
+  double hidden_fraction() const { return communication > 0 ? 1.0 - exposed / communication : 0.0; }
 };
 
 class Trace {

@@ -152,8 +152,8 @@ std::string version_line() {
   const auto get = [&](const char* key) { return value_of(info, key); };
   return "meshslice " + get("meshslice") + " (rev " + get("git_revision") + "), Kokkos " +
          get("kokkos") + " [" + get("kokkos_backends") + "], KokkosKernels " +
-         get("kokkoskernels") + " [" + get("kokkoskernels_tpls") + "], Teuchos (" +
-         get("teuchos") + "), " + get("mpi") + " (" + get("mpi_library") + ")";
+         get("kokkoskernels") + " [" + get("kokkoskernels_tpls") + "], Teuchos (" + get("teuchos") +
+         "), " + get("mpi") + " (" + get("mpi_library") + ")";
 }
 
 json::Value version_json() {

@@ -16,7 +16,6 @@ struct DocumentSplit {
 // A UserError unless 0 <= fraction < 1 (`what` names the setting in the message).
 void check_held_out_fraction(double fraction, const char* what);
 
-DocumentSplit split_documents(std::int64_t documents, double held_out_fraction,
-                              std::uint64_t seed);
+DocumentSplit split_documents(std::int64_t documents, double held_out_fraction, std::uint64_t seed);
 
 }  // namespace meshslice::data

@@ -61,17 +61,18 @@ void IndexedDataset::check_header() {
   require(token_bytes_ > 0, path, ": token type code ", int{token_type_}, " (",
           token_type_name(token_type_),
           ") is not an integer token type (Megatron's codes: 1 uint8, 2 int8, 3 int16, 4 int32, "
-          "5 int64, 8 uint16); ", kRewrite);
+          "5 int64, 8 uint16); ",
+          kRewrite);
   const auto sequences = load_little_endian<std::uint64_t>(idx + 18);
   const auto document_indices = load_little_endian<std::uint64_t>(idx + 26);
   // Counted before multiplying: a damaged count must not wrap the expected size around.
   const std::uint64_t room = size - kIndexHeaderBytes;
   const bool counts_fit = sequences <= room / kIndexBytesPerSequence &&
                           document_indices <= room / kIndexBytesPerDocumentIndex;
-  const std::uint64_t expected =
-      counts_fit ? kIndexHeaderBytes + sequences * kIndexBytesPerSequence +
-                       document_indices * kIndexBytesPerDocumentIndex
-                 : std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t expected = counts_fit
+                                     ? kIndexHeaderBytes + sequences * kIndexBytesPerSequence +
+                                           document_indices * kIndexBytesPerDocumentIndex
+                                     : std::numeric_limits<std::uint64_t>::max();
   require(!(counts_fit && size == expected + sequences && sequences > 0), path,
           " holds sequence modes after its document indices (a multimodal dataset): meshslice "
           "reads text datasets; write it without modes");
@@ -79,8 +80,10 @@ void IndexedDataset::check_header() {
           " sequences, ", document_indices, " document indices) says ",
           counts_fit ? concat(expected, " bytes") : std::string("more than the file holds"),
           ": the file is truncated or damaged; ", kRewrite);
-  require(document_indices >= 1, path, ": no document indices (a valid index has at least "
-          "the leading 0); ", kRewrite);
+  require(document_indices >= 1, path,
+          ": no document indices (a valid index has at least "
+          "the leading 0); ",
+          kRewrite);
   sequences_ = static_cast<std::int64_t>(sequences);
   documents_ = static_cast<std::int64_t>(document_indices) - 1;
   lengths_at_ = kIndexHeaderBytes;
@@ -98,8 +101,8 @@ void IndexedDataset::check_sequences() {
     const auto begin = static_cast<std::uint64_t>(pointer);
     const auto bytes = static_cast<std::uint64_t>(length) * token_bytes_;
     require(pointer >= 0 && begin <= bin_size && bytes <= bin_size - begin, idx_.path(),
-            ": sequence ", s, " (", length, " tokens of ", token_bytes_, " bytes at byte ",
-            pointer, ") lies outside ", bin_.path(), ", which has ", bin_size,
+            ": sequence ", s, " (", length, " tokens of ", token_bytes_, " bytes at byte ", pointer,
+            ") lies outside ", bin_.path(), ", which has ", bin_size,
             " bytes: the .bin is truncated or belongs to another .idx; ", kRewrite);
     tokens_ += length;
   }
@@ -109,8 +112,8 @@ void IndexedDataset::check_document_indices() {
   std::int64_t previous = 0;
   for (std::int64_t d = 0; d <= documents_; ++d) {
     const std::int64_t first = first_sequence(d);
-    require(d > 0 || first == 0, idx_.path(), ": document index 0 is ", first,
-            ", not 0; ", kRewrite);
+    require(d > 0 || first == 0, idx_.path(), ": document index 0 is ", first, ", not 0; ",
+            kRewrite);
     require(first >= previous, idx_.path(), ": document index ", d, " is ", first,
             ", less than the one before (", previous, "): the indices must not decrease; ",
             kRewrite);

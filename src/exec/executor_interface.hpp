@@ -51,10 +51,10 @@ template <class...>
 using void_t = void;
 
 // One detector per member: true when `E` has it with a usable signature.
-#define MESHSLICE_EXECUTOR_MEMBER(name, ...)                                                    \
-  template <class E, class = void>                                                              \
-  struct has_##name : std::false_type {};                                                       \
-  template <class E>                                                                            \
+#define MESHSLICE_EXECUTOR_MEMBER(name, ...) \
+  template <class E, class = void>           \
+  struct has_##name : std::false_type {};    \
+  template <class E>                         \
   struct has_##name<E, void_t<decltype(__VA_ARGS__)>> : std::true_type {};
 
 template <class E>
@@ -66,23 +66,27 @@ typename E::Workspace* workspace();
 
 MESHSLICE_EXECUTOR_MEMBER(mesh, ex<E>().mesh_rows() + ex<E>().mesh_cols() +
                                     ex<E>().coord(Axis::row) + ex<E>().size(Axis::col))
-MESHSLICE_EXECUTOR_MEMBER(alloc, std::declval<typename E::Mat&>() =
-                                     ex<E>().alloc(std::size_t{1}, std::size_t{1}, "label"))
-MESHSLICE_EXECUTOR_MEMBER(placeholder, std::declval<typename E::Mat&>() =
-                                           ex<E>().placeholder(std::size_t{1}, std::size_t{1}))
+MESHSLICE_EXECUTOR_MEMBER(alloc,
+                          std::declval<typename E::Mat&>() = ex<E>().alloc(std::size_t{1},
+                                                                           std::size_t{1}, "label"))
+MESHSLICE_EXECUTOR_MEMBER(placeholder,
+                          std::declval<typename E::Mat&>() = ex<E>().placeholder(std::size_t{1},
+                                                                                 std::size_t{1}))
 MESHSLICE_EXECUTOR_MEMBER(use_workspace, ex<E>().use_workspace(workspace<E>()))
-MESHSLICE_EXECUTOR_MEMBER(rows, std::declval<typename E::Mat&>() =
-                                    ex<E>().rows(mat<E>(), std::size_t{0}, std::size_t{1}))
+MESHSLICE_EXECUTOR_MEMBER(rows,
+                          std::declval<typename E::Mat&>() = ex<E>().rows(mat<E>(), std::size_t{0},
+                                                                          std::size_t{1}))
 MESHSLICE_EXECUTOR_MEMBER(slice, ex<E>().slice(mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}))
-MESHSLICE_EXECUTOR_MEMBER(unslice, ex<E>().unslice(mat<E>(), mat<E>(), MatrixDim::rows,
-                                                   SliceSpec{}, 1.0))
+MESHSLICE_EXECUTOR_MEMBER(unslice,
+                          ex<E>().unslice(mat<E>(), mat<E>(), MatrixDim::rows, SliceSpec{}, 1.0))
 MESHSLICE_EXECUTOR_MEMBER(copy, ex<E>().copy(mat<E>(), mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(zero, ex<E>().zero(mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(scale, ex<E>().scale(mat<E>(), 0.5))
 MESHSLICE_EXECUTOR_MEMBER(gemm, ex<E>().gemm(1.0, mat<E>(), false, mat<E>(), true, 0.0, mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(start, std::declval<typename E::OpId&>() = ex<E>().start(
                                      std::declval<const Collective<typename E::Mat>&>()))
-MESHSLICE_EXECUTOR_MEMBER(wait, (ex<E>().wait(std::declval<typename E::OpId>()), ex<E>().wait_all()))
+MESHSLICE_EXECUTOR_MEMBER(wait,
+                          (ex<E>().wait(std::declval<typename E::OpId>()), ex<E>().wait_all()))
 
 #undef MESHSLICE_EXECUTOR_MEMBER
 

@@ -34,8 +34,11 @@ auto rows_of(const V& m, std::size_t begin, std::size_t end) {
 template <class T>
 RealExecutor<T>::RealExecutor(const Torus& torus, const CommOptions& comm, int gemm_chunks,
                               Trace* trace)
-    : torus_(torus), comm_(comm), staged_(mpi_staged<MemSpace>(comm)),
-      gemm_chunks_(std::max(1, gemm_chunks)), trace_(trace) {
+    : torus_(torus),
+      comm_(comm),
+      staged_(mpi_staged<MemSpace>(comm)),
+      gemm_chunks_(std::max(1, gemm_chunks)),
+      trace_(trace) {
   std::tie(compute_, comm_space_) = two_instances<ExecSpace>();
 }
 

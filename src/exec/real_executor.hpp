@@ -61,7 +61,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // What the apps' deck key gemm_chunks means, for their --help.
   static std::string gemm_chunks_help() {
     return concat("pieces a local GEMM is cut into to progress communication during it (each at "
-                  "least ", kDefaultMinChunkRows, " rows: every piece packs the other operand "
+                  "least ",
+                  kDefaultMinChunkRows,
+                  " rows: every piece packs the other operand "
                   "again)");
   }
   void set_min_chunk_rows(std::size_t rows) { min_chunk_rows_ = std::max<std::size_t>(1, rows); }
@@ -104,8 +106,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
 
   // Local data movement (the hardware model times these as HBM traffic).
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
-  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
-               double beta = 0);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec, double beta = 0);
   void copy(const Mat& from, const Mat& to);
   void zero(const Mat& x);
   void scale(const Mat& x, double factor);  // x *= factor
@@ -160,8 +161,8 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   };
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
   void progress();
-  void chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
-                    T beta, const Mat& c);
+  void chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta,
+                    const Mat& c);
   void finish(InFlight& op);
   template <class F>
   void traced(const char* name, TraceLane lane, double flops, double bytes, F&& work) {

@@ -95,8 +95,8 @@ SimExecutor::Mat SimExecutor::alloc(std::size_t rows, std::size_t cols, const ch
   return workspace_ ? workspace_->buffer(rows, cols, make) : make();
 }
 
-void SimExecutor::record(const char* name, TraceLane lane, double start, double end,
-                         double bytes, double flops) {
+void SimExecutor::record(const char* name, TraceLane lane, double start, double end, double bytes,
+                         double flops) {
   if (events_) events_->push_back(TraceEvent{name, lane, start, end, bytes, flops});
 }
 
@@ -168,8 +168,7 @@ void SimExecutor::slice(const Mat& x, const Mat& sub, MatrixDim, const SliceSpec
   local_copy("slice", &x, sub, bytes, bytes);
 }
 
-void SimExecutor::unslice(const Mat& sub, const Mat& x, MatrixDim, const SliceSpec&,
-                          double beta) {
+void SimExecutor::unslice(const Mat& sub, const Mat& x, MatrixDim, const SliceSpec&, double beta) {
   const double bytes = sub.size() * element_bytes();
   // Accumulating (beta != 0) reads the destination's slice too.
   local_copy("unslice", &sub, x, beta != 0.0 ? 2 * bytes : bytes, bytes);
@@ -202,8 +201,8 @@ SimExecutor::OpId SimExecutor::start(const Collective<Mat>& c) {
   const int P = size(c.axis);
   const double shard = c.shard_elements() * element_bytes();
   return communicate(c.name(), c.axis,
-                     collective_cost(machine_.ici, ring_of(c.axis), c.kind, P, shard, c.peer),
-                     c.in, c.out, bytes_sent(c.kind, P, shard), travel(c));
+                     collective_cost(machine_.ici, ring_of(c.axis), c.kind, P, shard, c.peer), c.in,
+                     c.out, bytes_sent(c.kind, P, shard), travel(c));
 }
 
 double SimExecutor::completion(OpId op) const {
@@ -232,8 +231,8 @@ void SimExecutor::wait_all() {
   in_flight_.clear();
 }
 
-hw::GemmTiming SimExecutor::time_gemm(std::size_t m, std::size_t n, std::size_t k,
-                                      bool accumulate, double start) {
+hw::GemmTiming SimExecutor::time_gemm(std::size_t m, std::size_t n, std::size_t k, bool accumulate,
+                                      double start) {
   const hw::GemmTiming t = machine_.chip.gemm(m, n, k, accumulate);
   if (!machine_.machine.ici.nic_hbm_contention) return t;
   return machine_.chip.gemm(m, n, k, accumulate, core_bandwidth(start, t.seconds));

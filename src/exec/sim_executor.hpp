@@ -121,8 +121,7 @@ class SimExecutor : public StartsCollectives<SimExecutor, SimMat> {
   }
 
   void slice(const Mat& x, const Mat& sub, MatrixDim dim, const SliceSpec& spec);
-  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec,
-               double beta = 0);
+  void unslice(const Mat& sub, const Mat& x, MatrixDim dim, const SliceSpec& spec, double beta = 0);
   void copy(const Mat& from, const Mat& to);
   void zero(const Mat& x);
   void scale(const Mat& x, double factor);

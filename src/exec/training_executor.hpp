@@ -34,10 +34,10 @@ struct Work {
 template <class E>
 E& ex();
 
-#define MESHSLICE_TRAINING_MEMBER(name, ...)                        \
-  template <class E, class = void>                                  \
-  struct has_##name : std::false_type {};                           \
-  template <class E>                                                \
+#define MESHSLICE_TRAINING_MEMBER(name, ...) \
+  template <class E, class = void>           \
+  struct has_##name : std::false_type {};    \
+  template <class E>                         \
   struct has_##name<E, void_t<decltype(__VA_ARGS__)>> : std::true_type {};
 
 MESHSLICE_TRAINING_MEMBER(types, std::declval<typename E::Scalar&>() = 1,

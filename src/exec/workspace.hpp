@@ -113,8 +113,8 @@ class Workspace {
   Mode mode_ = Mode::rehearse;
   std::vector<Mat> buffers_;
   std::vector<Scratch> scratch_;
-  std::vector<bool> held_;           // rehearsing: scratch_[i] belongs to an op in flight
-  std::vector<std::size_t> slots_;   // the scratch slot of each collective, in start order
+  std::vector<bool> held_;          // rehearsing: scratch_[i] belongs to an op in flight
+  std::vector<std::size_t> slots_;  // the scratch slot of each collective, in start order
   std::size_t next_buffer_ = 0;
   std::size_t next_scratch_ = 0;
 };

@@ -9,9 +9,12 @@ struct Named {
   Algorithm algorithm;
   const char* name;
 };
-const Named kNames[] = {{Algorithm::meshslice, "meshslice"}, {Algorithm::collective, "collective"},
-                        {Algorithm::summa, "summa"},         {Algorithm::cannon, "cannon"},
-                        {Algorithm::wang, "wang"},           {Algorithm::tp1d, "1dtp"},
+const Named kNames[] = {{Algorithm::meshslice, "meshslice"},
+                        {Algorithm::collective, "collective"},
+                        {Algorithm::summa, "summa"},
+                        {Algorithm::cannon, "cannon"},
+                        {Algorithm::wang, "wang"},
+                        {Algorithm::tp1d, "1dtp"},
                         {Algorithm::fsdp, "fsdp"}};
 
 enum class Split { rows, cols };
@@ -65,9 +68,9 @@ void check_layout(Algorithm algorithm, const GemmProblem& problem, int mesh_rows
                                                : problem.global_c();
     const bool rows = split_1d(algorithm, problem.flow, matrix) == Split::rows;
     const std::size_t extent = rows ? global.rows : global.cols;
-    require(extent % parts == 0, algorithm_name(algorithm), " ", problem.str(), ": matrix ",
-            matrix, " is ", global.rows, "x", global.cols, " and its ", rows ? "rows" : "columns",
-            " (", extent, ") must be divisible by the ", parts, " chips of the tensor-parallel ring");
+    require(extent % parts == 0, algorithm_name(algorithm), " ", problem.str(), ": matrix ", matrix,
+            " is ", global.rows, "x", global.cols, " and its ", rows ? "rows" : "columns", " (",
+            extent, ") must be divisible by the ", parts, " chips of the tensor-parallel ring");
   }
 }
 

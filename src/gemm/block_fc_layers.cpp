@@ -32,10 +32,10 @@ std::vector<FcShape> block_chain(const std::array<BlockFcLayer, kFcKinds>& layer
                                  bool attention_keeps_qkv_layout) {
   std::vector<FcShape> chain;
   for (const BlockFcLayer& layer : layers)
-    chain.push_back({layer.in, layer.out,
-                     layer.input == BlockFcLayer::Input::previous ||
-                         (layer.input == BlockFcLayer::Input::attention &&
-                          attention_keeps_qkv_layout)});
+    chain.push_back(
+        {layer.in, layer.out,
+         layer.input == BlockFcLayer::Input::previous ||
+             (layer.input == BlockFcLayer::Input::attention && attention_keeps_qkv_layout)});
   return chain;
 }
 

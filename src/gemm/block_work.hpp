@@ -48,8 +48,8 @@ struct AttentionShape {
       w.gemms.push_back({pairs(), rows, dim, keys});  // o = p v
     }
     // Pack q, k, v; rotate q and k in place (RoPE); the softmax over p in place; unpack o.
-    w.elements = 6 * shard_elements() + (rope ? 4 * shard_elements() : 0) +
-                 2.0 * saved_elements() + 2 * shard_elements();
+    w.elements = 6 * shard_elements() + (rope ? 4 * shard_elements() : 0) + 2.0 * saved_elements() +
+                 2 * shard_elements();
     return w;
   }
   LocalWork backward_work() const {
@@ -57,15 +57,15 @@ struct AttentionShape {
     for (std::size_t i = blocks(); i-- > 0;) {
       const std::size_t rows = block_end(i) - i * block_rows(), keys = block_end(i);
       const bool add = i + 1 < blocks();  // key rows gather from every later query block
-      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dv (+)= p^T do
-      w.gemms.push_back({pairs(), rows, keys, dim});        // ds = do v^T
-      w.gemms.push_back({pairs(), rows, dim, keys});        // dq = ds k
-      w.gemms.push_back({pairs(), keys, dim, rows, add});   // dk (+)= ds^T q
+      w.gemms.push_back({pairs(), keys, dim, rows, add});  // dv (+)= p^T do
+      w.gemms.push_back({pairs(), rows, keys, dim});       // ds = do v^T
+      w.gemms.push_back({pairs(), rows, dim, keys});       // dq = ds k
+      w.gemms.push_back({pairs(), keys, dim, rows, add});  // dk (+)= ds^T q
     }
     // Pack q, k, v and da; rotate q and k, and dq and dk back (RoPE); the softmax gradient
     // (reads p, ds, da and a, writes ds); unpack dq, dk, dv.
-    w.elements = 8 * shard_elements() + (rope ? 8 * shard_elements() : 0) +
-                 3.0 * saved_elements() + 2 * shard_elements() + 6 * shard_elements();
+    w.elements = 8 * shard_elements() + (rope ? 8 * shard_elements() : 0) + 3.0 * saved_elements() +
+                 2 * shard_elements() + 6 * shard_elements();
     return w;
   }
 
@@ -77,7 +77,7 @@ struct AttentionShape {
 // The element-wise kernels of a block (model/kernels), as the elements each reads plus writes
 // for a shard of n elements.
 namespace kernel_work {
-inline LocalWork rmsnorm_sums(double n) { return LocalWork::streaming(n); }  // reads x
+inline LocalWork rmsnorm_sums(double n) { return LocalWork::streaming(n); }       // reads x
 inline LocalWork rmsnorm_apply(double n) { return LocalWork::streaming(2 * n); }  // x -> h
 // Reads dh and x; the row dot products and the gain's partial gradient are small.
 inline LocalWork rmsnorm_backward_partials(double n) { return LocalWork::streaming(2 * n); }

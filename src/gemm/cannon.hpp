@@ -119,8 +119,8 @@ void moving_output_steps(Exec& ex, const typename Exec::Mat& moving, const typen
     // Skew: pack stream h into the buffer step 1 will receive into (free until then) and shift
     // it into step 0's buffer.
     ex.slice(moving, input[h][1], plan.input_dim, {streams, h, stream_width});
-    input_move[h] = start_move(ex, plan.input_axis, input[h][1], input[h][0],
-                               skew_way(h, plan.skew, q));
+    input_move[h] =
+        start_move(ex, plan.input_axis, input[h][1], input[h][0], skew_way(h, plan.skew, q));
   }
   for (int t = 0; t < q; ++t) {
     const int cur = t % 2, next = 1 - cur;
@@ -182,8 +182,8 @@ void cannon_os(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& 
         a_move[h] = cannon_detail::start_move(ex, Axis::col, a_buf[h][cur], a_buf[h][next], d);
         b_move[h] = cannon_detail::start_move(ex, Axis::row, b_buf[h][cur], b_buf[h][next], d);
       }
-      ex.gemm(k.alpha, a_buf[h][cur], false, b_buf[h][cur], false,
-              t == 0 && h == 0 ? k.beta : 1, c);
+      ex.gemm(k.alpha, a_buf[h][cur], false, b_buf[h][cur], false, t == 0 && h == 0 ? k.beta : 1,
+              c);
     }
   }
 }
@@ -193,11 +193,11 @@ template <class Exec>
 void cannon_ls(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
                const typename Exec::Mat& c, const Scale& k) {
   const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
-  const cannon_detail::MovingOutput plan{Axis::row, MatrixDim::rows, Axis::col,
-                                         MatrixDim::cols, -j,        i};
+  const cannon_detail::MovingOutput plan{Axis::row, MatrixDim::rows, Axis::col, MatrixDim::cols, -j,
+                                         i};
   cannon_detail::moving_output_steps(
-      ex, b, c, plan, k.beta, [&](const typename Exec::Mat& b_stream, bool accumulate,
-                                  const typename Exec::Mat& partial) {
+      ex, b, c, plan, k.beta,
+      [&](const typename Exec::Mat& b_stream, bool accumulate, const typename Exec::Mat& partial) {
         ex.gemm(k.alpha, a, false, b_stream, true, accumulate ? 1 : 0, partial);
       });
 }
@@ -207,11 +207,11 @@ template <class Exec>
 void cannon_rs(Exec& ex, const typename Exec::Mat& a, const typename Exec::Mat& b,
                const typename Exec::Mat& c, const Scale& k) {
   const int i = ex.coord(Axis::row), j = ex.coord(Axis::col);
-  const cannon_detail::MovingOutput plan{Axis::col, MatrixDim::cols, Axis::row,
-                                         MatrixDim::rows, -i,        j};
+  const cannon_detail::MovingOutput plan{Axis::col, MatrixDim::cols, Axis::row, MatrixDim::rows, -i,
+                                         j};
   cannon_detail::moving_output_steps(
-      ex, a, c, plan, k.beta, [&](const typename Exec::Mat& a_stream, bool accumulate,
-                                  const typename Exec::Mat& partial) {
+      ex, a, c, plan, k.beta,
+      [&](const typename Exec::Mat& a_stream, bool accumulate, const typename Exec::Mat& partial) {
         ex.gemm(k.alpha, a_stream, true, b, false, accumulate ? 1 : 0, partial);
       });
 }

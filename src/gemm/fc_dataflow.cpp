@@ -57,8 +57,7 @@ std::array<GemmProblem, 3> fc_layer_gemms(Stationary s, std::size_t T, std::size
       return {GemmProblem{Dataflow::LS, T, O, I},   // Y = X (W^T)^T
               GemmProblem{Dataflow::OS, T, I, O},   // X' = Y' W^T
               GemmProblem{Dataflow::RS, O, I, T}};  // W'^T = Y'^T X
-    case Stationary::W:
-      break;
+    case Stationary::W: break;
   }
   return {GemmProblem{Dataflow::RS, T, O, I},   // Y = (X^T)^T W
           GemmProblem{Dataflow::LS, I, T, O},   // X'^T = W Y'^T

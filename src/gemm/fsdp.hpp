@@ -38,11 +38,11 @@ void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const std::size_t k_slice = p.K / o.slices;
   SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, k_slice, p.N, o,
                                 "fsdp_b_gathered");
-  sliced_1d::gathered_into_c_sum(
-      ex, b_gathered, a, MatrixDim::cols, p.M / ex.size(Axis::tp), k_slice, o, k.beta,
-      "fsdp_a_slice", [&](const Mat& b_s, const Mat& a_s, double beta) {
-        ex.gemm(k.alpha, a_s, false, b_s, false, beta, c);
-      });
+  sliced_1d::gathered_into_c_sum(ex, b_gathered, a, MatrixDim::cols, p.M / ex.size(Axis::tp),
+                                 k_slice, o, k.beta, "fsdp_a_slice",
+                                 [&](const Mat& b_s, const Mat& a_s, double beta) {
+                                   ex.gemm(k.alpha, a_s, false, b_s, false, beta, c);
+                                 });
 }
 
 // LS: column slice s of C_t = A_t AG_tp(slice_row(B_t, s))^T.
@@ -54,11 +54,11 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const std::size_t n_slice = p.N / o.slices;
   SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, n_slice, p.K, o,
                                 "fsdp_b_gathered");
-  sliced_1d::gathered_into_c_slices(
-      ex, b_gathered, c, MatrixDim::cols, p.M / ex.size(Axis::tp), n_slice, o, k.beta,
-      "fsdp_c_slice", [&](const Mat& b_s, double beta, const Mat& out) {
-        ex.gemm(k.alpha, a, false, b_s, true, beta, out);
-      });
+  sliced_1d::gathered_into_c_slices(ex, b_gathered, c, MatrixDim::cols, p.M / ex.size(Axis::tp),
+                                    n_slice, o, k.beta, "fsdp_c_slice",
+                                    [&](const Mat& b_s, double beta, const Mat& out) {
+                                      ex.gemm(k.alpha, a, false, b_s, true, beta, out);
+                                    });
 }
 
 // RS: partial_s = slice_col(A_t, s)^T B_t (M/S x N), reduce-scattered along rows into slice s of
@@ -71,11 +71,11 @@ void fsdp_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const std::size_t m_slice = p.M / o.slices;
   SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, m_slice, p.N, o,
                                   "fsdp_c_partial");
-  sliced_1d::local_into_c_scatters(
-      ex, c_scattered, a, MatrixDim::cols, p.K / ex.size(Axis::tp), m_slice, o, k.beta,
-      "fsdp_a_slice", [&](const Mat& a_s, const Mat& partial) {
-        ex.gemm(k.alpha, a_s, true, b, false, 0, partial);
-      });
+  sliced_1d::local_into_c_scatters(ex, c_scattered, a, MatrixDim::cols, p.K / ex.size(Axis::tp),
+                                   m_slice, o, k.beta, "fsdp_a_slice",
+                                   [&](const Mat& a_s, const Mat& partial) {
+                                     ex.gemm(k.alpha, a_s, true, b, false, 0, partial);
+                                   });
 }
 
 // Checks the row split and slicing, and runs the dataflow's FSDP GEMM.

@@ -57,7 +57,9 @@ class GemmPlan {
   using Mat = typename Exec::Mat;
 
   GemmPlan(Exec& ex, Algorithm algorithm, const GemmProblem& problem, const GemmOptions& options)
-      : ex_(ex), algorithm_(algorithm), problem_(problem),
+      : ex_(ex),
+        algorithm_(algorithm),
+        problem_(problem),
         region_(std::string("meshslice::gemm ") + algorithm_name(algorithm) + " " +
                 dataflow_name(problem.flow)) {
     check_layout(algorithm, problem, ex.mesh_rows(), ex.mesh_cols());
@@ -71,8 +73,8 @@ class GemmPlan {
     options_.block = slices == 1 ? 1 : options.block;
     workspace_.rehearse();
     auto shape = [&](char matrix) {
-      const ShardRegion r = shard_region(algorithm, problem, matrix, ex.mesh_rows(),
-                                         ex.mesh_cols(), ex.coord(Axis::row), ex.coord(Axis::col));
+      const ShardRegion r = shard_region(algorithm, problem, matrix, ex.mesh_rows(), ex.mesh_cols(),
+                                         ex.coord(Axis::row), ex.coord(Axis::col));
       return ex.placeholder(r.rows, r.cols);
     };
     execute(shape('A'), shape('B'), shape('C'), Scale{});

@@ -19,10 +19,10 @@ MatrixShape shard_of(MatrixShape global, int mesh_rows, int mesh_cols) {
 }
 
 void check_split(const char* matrix, MatrixShape global, int mesh_rows, int mesh_cols) {
-  require(global.rows % mesh_rows == 0 && global.cols % mesh_cols == 0, "matrix ", matrix,
-          " is ", global.rows, "x", global.cols, " and cannot be split evenly over a ", mesh_rows,
-          "x", mesh_cols, " mesh: its rows must be divisible by ", mesh_rows,
-          " and its columns by ", mesh_cols);
+  require(global.rows % mesh_rows == 0 && global.cols % mesh_cols == 0, "matrix ", matrix, " is ",
+          global.rows, "x", global.cols, " and cannot be split evenly over a ", mesh_rows, "x",
+          mesh_cols, " mesh: its rows must be divisible by ", mesh_rows, " and its columns by ",
+          mesh_cols);
 }
 }  // namespace
 
@@ -58,9 +58,9 @@ void check_slice_split(const std::string& who, const GemmProblem& problem, Slice
   const std::size_t local = dim.extent / parts;
   const std::size_t unit = static_cast<std::size_t>(slices) * block;
   require(local % unit == 0, who, " ", dataflow_name(problem.flow), " slices ", dim.name, "=",
-          dim.extent, ", which is ", local, " per chip when split ", parts, " ways; S*B = ",
-          slices, "*", block, " = ", unit, " must divide ", local,
-          ". Choose S and B with S*B dividing ", local);
+          dim.extent, ", which is ", local, " per chip when split ", parts, " ways; S*B = ", slices,
+          "*", block, " = ", unit, " must divide ", local, ". Choose S and B with S*B dividing ",
+          local);
 }
 
 void check_sliceable(const GemmProblem& problem, int mesh_rows, int mesh_cols, int slices,

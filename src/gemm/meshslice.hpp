@@ -25,8 +25,8 @@ namespace meshslice {
 // OS: C_ij = sum_s AG_col(slice_col(A_ij, s)) * AG_row(slice_row(B_ij, s)).
 template <class Exec>
 void meshslice_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                  const typename Exec::Mat& b, const typename Exec::Mat& c,
-                  const GemmOptions& o, const Scale& k) {
+                  const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+                  const Scale& k) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols(), S = o.slices;
   const std::size_t k_slice = p.K / S;
   SliceGathers<Exec> a_gathered(ex, Axis::col, a, MatrixDim::cols, p.M / rows, k_slice, o,
@@ -45,12 +45,12 @@ void meshslice_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 // LS: C_s = RdS_col(A_ij * AG_row(slice_row(B_ij, s))^T), written into slice_col(C_ij, s).
 template <class Exec>
 void meshslice_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                  const typename Exec::Mat& b, const typename Exec::Mat& c,
-                  const GemmOptions& o, const Scale& k) {
+                  const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+                  const Scale& k) {
   const int rows = ex.mesh_rows(), S = o.slices;
   const std::size_t n_slice = p.N / S;
-  SliceGathers<Exec> b_gathered(ex, Axis::row, b, MatrixDim::rows, n_slice, p.K / ex.mesh_cols(),
-                                o, "meshslice_b_gathered");
+  SliceGathers<Exec> b_gathered(ex, Axis::row, b, MatrixDim::rows, n_slice, p.K / ex.mesh_cols(), o,
+                                "meshslice_b_gathered");
   SliceScatters<Exec> c_scattered(ex, Axis::col, c, MatrixDim::cols, p.M / rows, n_slice, o,
                                   "meshslice_c_partial");
   for (int s = 0; s < S; ++s) {
@@ -65,8 +65,8 @@ void meshslice_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 // RS: C_s = RdS_row(AG_col(slice_col(A_ij, s))^T * B_ij), written into slice_row(C_ij, s).
 template <class Exec>
 void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                  const typename Exec::Mat& b, const typename Exec::Mat& c,
-                  const GemmOptions& o, const Scale& k) {
+                  const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+                  const Scale& k) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols(), S = o.slices;
   const std::size_t m_slice = p.M / S;
   SliceGathers<Exec> a_gathered(ex, Axis::col, a, MatrixDim::cols, p.K / rows, m_slice, o,
@@ -86,8 +86,8 @@ void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 // which has checked the layout).
 template <class Exec>
 void meshslice_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                    const typename Exec::Mat& b, const typename Exec::Mat& c,
-                    const GemmOptions& o, const Scale& k) {
+                    const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
+                    const Scale& k) {
   check_sliceable(p, ex.mesh_rows(), ex.mesh_cols(), o.slices, o.block);
   switch (p.flow) {
     case Dataflow::OS: return meshslice_os(ex, p, a, b, c, o, k);

@@ -12,8 +12,8 @@
 namespace meshslice {
 
 KOKKOS_INLINE_FUNCTION double operand_entry(std::uint64_t salt, std::uint64_t i, std::uint64_t j) {
-  std::uint64_t h = salt * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull +
-                    j * 0x94D049BB133111EBull;
+  std::uint64_t h =
+      salt * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull + j * 0x94D049BB133111EBull;
   h ^= h >> 30;
   h *= 0xBF58476D1CE4E5B9ull;
   h ^= h >> 27;

@@ -58,8 +58,8 @@ constexpr const char* kNoScalapack =
 template <class T>
 void check_shard(const GemmProblem& problem, const char* name, MatrixShape global,
                  const Matrix<T>& shard, int rows, int cols) {
-  const auto where = concat("scalapack_gemm ", problem.str(), ": ", name, " is ", global.rows,
-                            "x", global.cols);
+  const auto where =
+      concat("scalapack_gemm ", problem.str(), ": ", name, " is ", global.rows, "x", global.cols);
   require(global.rows <= INT_MAX && global.cols <= INT_MAX, where,
           ", beyond ScaLAPACK's 32-bit indices");
   require(shard.extent(0) == global.rows / rows && shard.extent(1) == global.cols / cols, where,
@@ -178,8 +178,8 @@ void scalapack_gemm(const ScalapackGrid& grid, Dataflow flow, std::size_t M, std
   const Descriptor dC = describe(grid, problem.global_c(), hC);
   const char* ta = flow == Dataflow::LS ? "T" : "N";  // op on B^
   const char* tb = flow == Dataflow::RS ? "T" : "N";  // op on A^
-  pgemm(ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), hB.data(),
-        dB.desc, hA.data(), dA.desc, hC.data(), dC.desc);
+  pgemm(ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), hB.data(), dB.desc,
+        hA.data(), dA.desc, hC.data(), dC.desc);
   Kokkos::deep_copy(C, hC);
 }
 
@@ -202,8 +202,8 @@ void scalapack_gemm(const ScalapackGrid&, Dataflow, std::size_t, std::size_t, st
 #endif
 
 template <class T>
-void scalapack_gemm(const Torus& torus, Dataflow flow, std::size_t M, std::size_t N,
-                    std::size_t K, const Matrix<T>& A, const Matrix<T>& B, const Matrix<T>& C) {
+void scalapack_gemm(const Torus& torus, Dataflow flow, std::size_t M, std::size_t N, std::size_t K,
+                    const Matrix<T>& A, const Matrix<T>& B, const Matrix<T>& C) {
   require(scalapack_available(), kNoScalapack);
   // Validate before building the grid, whose construction communicates.
   check_gemm(GemmProblem{flow, M, N, K}, torus.size(Axis::row), torus.size(Axis::col), A, B, C);
@@ -212,9 +212,9 @@ void scalapack_gemm(const Torus& torus, Dataflow flow, std::size_t M, std::size_
 }
 
 #define MESHSLICE_INSTANTIATE(T)                                                                 \
-  template void scalapack_gemm<T>(const ScalapackGrid&, Dataflow, std::size_t, std::size_t,       \
-                                  std::size_t, const Matrix<T>&, const Matrix<T>&,                \
-                                  const Matrix<T>&);                                              \
+  template void scalapack_gemm<T>(const ScalapackGrid&, Dataflow, std::size_t, std::size_t,      \
+                                  std::size_t, const Matrix<T>&, const Matrix<T>&,               \
+                                  const Matrix<T>&);                                             \
   template void scalapack_gemm<T>(const Torus&, Dataflow, std::size_t, std::size_t, std::size_t, \
                                   const Matrix<T>&, const Matrix<T>&, const Matrix<T>&);
 MESHSLICE_INSTANTIATE(float)

@@ -60,7 +60,7 @@ void scalapack_gemm(const ScalapackGrid& grid, Dataflow flow, std::size_t M, std
 
 // Convenience form: validates, then builds a ScalapackGrid for this one call.
 template <class T>
-void scalapack_gemm(const Torus& torus, Dataflow flow, std::size_t M, std::size_t N,
-                    std::size_t K, const Matrix<T>& A, const Matrix<T>& B, const Matrix<T>& C);
+void scalapack_gemm(const Torus& torus, Dataflow flow, std::size_t M, std::size_t N, std::size_t K,
+                    const Matrix<T>& A, const Matrix<T>& B, const Matrix<T>& C);
 
 }  // namespace meshslice

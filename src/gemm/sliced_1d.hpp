@@ -81,9 +81,10 @@ void gathered_into_c_sum(Exec& ex, SliceGathers<Exec>& gathered, const typename 
 // gemm(local_s, partial) computes partial = alpha * (product with local_s); slice s of C then
 // becomes the reduce-scattered partial plus beta times itself.
 template <class Exec, class Gemm>
-void local_into_c_scatters(Exec& ex, SliceScatters<Exec>& scattered, const typename Exec::Mat& local,
-                           MatrixDim local_dim, std::size_t slice_rows, std::size_t slice_cols,
-                           const GemmOptions& o, double beta, const char* label, Gemm gemm) {
+void local_into_c_scatters(Exec& ex, SliceScatters<Exec>& scattered,
+                           const typename Exec::Mat& local, MatrixDim local_dim,
+                           std::size_t slice_rows, std::size_t slice_cols, const GemmOptions& o,
+                           double beta, const char* label, Gemm gemm) {
   LocalSlices<Exec> local_slices(ex, local, local_dim, slice_rows, slice_cols, o, label);
   for (int s = 0; s < o.slices; ++s) {
     gemm(local_slices.get(s), scattered.partial(s));

@@ -58,11 +58,12 @@ inline Panels plan_panels(const GemmProblem& p, int mesh_rows, int mesh_cols, in
   const int mesh_lcm = std::lcm(mesh_rows, mesh_cols);
   const int count = std::lcm(mesh_lcm, slices);
   require(extent % static_cast<std::size_t>(count) == 0, "SUMMA ", dataflow_name(p.flow),
-          " steps through ", name, "=", extent, " in P panels, P a common multiple of Pr=",
-          mesh_rows, " and Pc=", mesh_cols, " that S=", slices, " divides: P = lcm(", mesh_rows,
-          ", ", mesh_cols, ", ", slices, ") = ", count, " does not divide ", name, "=", extent,
-          ". Choose S with lcm(", mesh_rows, ", ", mesh_cols, ", S) dividing ", extent,
-          " (S dividing lcm(Pr, Pc) = ", mesh_lcm, " always works)");
+          " steps through ", name, "=", extent,
+          " in P panels, P a common multiple of Pr=", mesh_rows, " and Pc=", mesh_cols,
+          " that S=", slices, " divides: P = lcm(", mesh_rows, ", ", mesh_cols, ", ", slices,
+          ") = ", count, " does not divide ", name, "=", extent, ". Choose S with lcm(", mesh_rows,
+          ", ", mesh_cols, ", S) dividing ", extent, " (S dividing lcm(Pr, Pc) = ", mesh_lcm,
+          " always works)");
   return {count, count / slices, extent / count};
 }
 
@@ -76,7 +77,11 @@ class PanelBroadcast {
 
   PanelBroadcast(Exec& ex, const Mat& shard, Axis axis, MatrixDim dim, const Panels& panels,
                  int iterations)
-      : ex_(ex), shard_(shard), axis_(axis), dim_(dim), panels_(panels),
+      : ex_(ex),
+        shard_(shard),
+        axis_(axis),
+        dim_(dim),
+        panels_(panels),
         per_owner_(panels.count / ex.size(axis)) {
     const bool cols = dim == MatrixDim::cols;
     const std::size_t keep = shard.extent(cols ? 0 : 1);
@@ -87,8 +92,8 @@ class PanelBroadcast {
                                    : ex.alloc(panels.width, keep, "summa_panel"));
       // With one panel per iteration the panel buffer is the operand: nothing to concatenate.
       group_[set] = panels.group == 1 ? panel_[set][0]
-                    : cols           ? ex.alloc(keep, g * panels.width, "summa_group")
-                                     : ex.alloc(g * panels.width, keep, "summa_group");
+                    : cols            ? ex.alloc(keep, g * panels.width, "summa_group")
+                                      : ex.alloc(g * panels.width, keep, "summa_group");
     }
   }
 
@@ -100,8 +105,7 @@ class PanelBroadcast {
     for (int t = 0; t < panels_.group; ++t) {
       const int k = s * panels_.group + t;
       const int owner = k / per_owner_;
-      if (ex_.coord(axis_) == owner)
-        ex_.slice(shard_, panel_[set][t], dim_, panel_in_shard(k));
+      if (ex_.coord(axis_) == owner) ex_.slice(shard_, panel_[set][t], dim_, panel_in_shard(k));
       ops_[set].push_back(ex_.start_broadcast(axis_, panel_[set][t], owner));
     }
   }
@@ -144,7 +148,11 @@ class PanelReduce {
 
   PanelReduce(Exec& ex, const Mat& shard, Axis axis, MatrixDim dim, const Panels& panels,
               int iterations)
-      : ex_(ex), shard_(shard), axis_(axis), dim_(dim), panels_(panels),
+      : ex_(ex),
+        shard_(shard),
+        axis_(axis),
+        dim_(dim),
+        panels_(panels),
         per_owner_(panels.count / ex.size(axis)) {
     const bool cols = dim == MatrixDim::cols;
     const std::size_t keep = shard.extent(cols ? 0 : 1);

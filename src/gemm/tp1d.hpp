@@ -38,11 +38,11 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const std::size_t m_slice = p.M / o.slices;
   SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, m_slice, p.K, o,
                                 "tp1d_a_gathered");
-  sliced_1d::gathered_into_c_slices(
-      ex, a_gathered, c, MatrixDim::rows, m_slice, p.N / ex.size(Axis::tp), o, k.beta,
-      "tp1d_c_slice", [&](const Mat& a_s, double beta, const Mat& out) {
-        ex.gemm(k.alpha, a_s, false, b, false, beta, out);
-      });
+  sliced_1d::gathered_into_c_slices(ex, a_gathered, c, MatrixDim::rows, m_slice,
+                                    p.N / ex.size(Axis::tp), o, k.beta, "tp1d_c_slice",
+                                    [&](const Mat& a_s, double beta, const Mat& out) {
+                                      ex.gemm(k.alpha, a_s, false, b, false, beta, out);
+                                    });
 }
 
 // LS: for each slice s, partial_s = slice_row(A_t, s) B_t^T (M/S x N), reduce-scattered along
@@ -55,11 +55,11 @@ void tp1d_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const std::size_t m_slice = p.M / o.slices;
   SliceScatters<Exec> c_scattered(ex, Axis::tp, c, MatrixDim::rows, m_slice, p.N, o,
                                   "tp1d_c_partial");
-  sliced_1d::local_into_c_scatters(
-      ex, c_scattered, a, MatrixDim::rows, m_slice, p.K / ex.size(Axis::tp), o, k.beta,
-      "tp1d_a_slice", [&](const Mat& a_s, const Mat& partial) {
-        ex.gemm(k.alpha, a_s, false, b, true, 0, partial);
-      });
+  sliced_1d::local_into_c_scatters(ex, c_scattered, a, MatrixDim::rows, m_slice,
+                                   p.K / ex.size(Axis::tp), o, k.beta, "tp1d_a_slice",
+                                   [&](const Mat& a_s, const Mat& partial) {
+                                     ex.gemm(k.alpha, a_s, false, b, true, 0, partial);
+                                   });
 }
 
 // RS: for each slice s, Ag_s = AG_tp(slice_row(A_t, s)) (K/S x M); C_t += Ag_s^T slice_row(B_t, s).
@@ -71,11 +71,11 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const std::size_t k_slice = p.K / o.slices;
   SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, k_slice, p.M, o,
                                 "tp1d_a_gathered");
-  sliced_1d::gathered_into_c_sum(
-      ex, a_gathered, b, MatrixDim::rows, k_slice, p.N / ex.size(Axis::tp), o, k.beta,
-      "tp1d_b_slice", [&](const Mat& a_s, const Mat& b_s, double beta) {
-        ex.gemm(k.alpha, a_s, true, b_s, false, beta, c);
-      });
+  sliced_1d::gathered_into_c_sum(ex, a_gathered, b, MatrixDim::rows, k_slice,
+                                 p.N / ex.size(Axis::tp), o, k.beta, "tp1d_b_slice",
+                                 [&](const Mat& a_s, const Mat& b_s, double beta) {
+                                   ex.gemm(k.alpha, a_s, true, b_s, false, beta, c);
+                                 });
 }
 
 // Checks the 1D split and slicing, and runs the dataflow's 1D TP GEMM.
@@ -85,8 +85,8 @@ void tp1d_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
                const Scale& k) {
   // run_gemm checked the splits (check_layout); the gathered/scattered dimension is sliced:
   // M in OS and LS (the sequence, as Megatron chunks it), K in RS.
-  const SlicedDimension sliced = p.flow == Dataflow::RS ? SlicedDimension{"K", p.K}
-                                                        : SlicedDimension{"M", p.M};
+  const SlicedDimension sliced =
+      p.flow == Dataflow::RS ? SlicedDimension{"K", p.K} : SlicedDimension{"M", p.M};
   check_slice_split("1D TP", p, sliced, ex.size(Axis::tp), o.slices, o.block);
   switch (p.flow) {
     case Dataflow::OS: return tp1d_os(ex, p, a, b, c, o, k);

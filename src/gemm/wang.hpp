@@ -493,16 +493,15 @@ void wang_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const Mat gathered = row ? ex.alloc(p.M / ex.mesh_rows(), p.K, "wang_a_gathered")
                            : ex.alloc(p.K, p.N / ex.mesh_cols(), "wang_b_gathered");
   const auto gather = ex.start_all_gather(other, row ? a : b, gathered, gathered_k);
-  wang_detail::WindowBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R,
-                                           true);
+  wang_detail::WindowBlocks<Exec> matching(ex, gathered, gathered_k, R, o.slices, p.K / R, true);
   bool first = true;
   // Both streams' windows in one GEMM: every GEMM accumulates into all of C.
   wang_detail::circulate(ex, ring, row ? b : a, moving_k, o.slices, true,
                          [&](int, const wang_detail::Window<Mat>& w) {
                            if (first) ex.wait(gather);  // the plain, exposed collective
                            const Mat matched = matching.gather(w);
-                           ex.gemm(k.alpha, row ? matched : w.data, false,
-                                   row ? w.data : matched, false, first ? k.beta : 1, c);
+                           ex.gemm(k.alpha, row ? matched : w.data, false, row ? w.data : matched,
+                                   false, first ? k.beta : 1, c);
                            first = false;
                          });
 }
@@ -566,7 +565,9 @@ void wang_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
   const int ring = row ? ex.mesh_rows() : ex.mesh_cols();
   const bool sums = p.flow == (row ? Dataflow::RS : Dataflow::LS);
   require(o.slices >= 1 && ring % o.slices == 0, "Wang ", dataflow_name(p.flow), " decomposes ",
-          sums ? "the reduce-scatter of C" : row ? "the all-gather of B" : "the all-gather of A",
+          sums  ? "the reduce-scatter of C"
+          : row ? "the all-gather of B"
+                : "the all-gather of A",
           " along the ", wang_ring_name(o.wang_ring), " ring (", row ? "Pr" : "Pc", " = ", ring,
           " chips) into S loop iterations of ", ring, "/S shift steps each; S=", o.slices,
           " must be >= 1 and divide ", ring, ". Choose S among the divisors of ", ring);

@@ -34,9 +34,7 @@ int MeshShape::size(Axis axis) const {
   return 1;
 }
 
-std::string MeshShape::str() const {
-  return concat("dp", dp, " x pp", pp, " x ", rows, "x", cols);
-}
+std::string MeshShape::str() const { return concat("dp", dp, " x pp", pp, " x ", rows, "x", cols); }
 
 AxisComm::AxisComm(MPI_Comm comm, std::string name) : comm_(comm), name_(std::move(name)) {
   MPI_Comm_rank(comm_, &rank_);
@@ -68,8 +66,8 @@ Torus::Torus(MPI_Comm world, const MeshShape& shape) : shape_(shape) {
   int world_size = 0;
   MPI_Comm_size(world, &world_size);
   for (int a = 0; a < kNumAxes; ++a)
-    require(shape.size(static_cast<Axis>(a)) >= 1, "mesh axis '", kAxisNames[a],
-            "' has size ", shape.size(static_cast<Axis>(a)), "; every axis needs size >= 1");
+    require(shape.size(static_cast<Axis>(a)) >= 1, "mesh axis '", kAxisNames[a], "' has size ",
+            shape.size(static_cast<Axis>(a)), "; every axis needs size >= 1");
   require(shape.total() == world_size, "mesh ", shape.str(), " has ", shape.total(),
           " devices but the job has ", world_size,
           " MPI ranks; set mesh.dp * mesh.pp * mesh.rows * mesh.cols = ", world_size,

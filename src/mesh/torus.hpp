@@ -19,7 +19,7 @@ namespace meshslice {
 // the whole row x col tensor-parallel group (rank = row * cols + col), which 1D tensor
 // parallelism and FSDP run their collectives on.
 enum class Axis { dp = 0, pp = 1, row = 2, col = 3, tp = 4 };
-constexpr int kNumAxes = 4;  // Cartesian dimensions
+constexpr int kNumAxes = 4;   // Cartesian dimensions
 constexpr int kNumRings = 5;  // the four axes' rings plus tp
 
 const char* axis_name(Axis axis);

@@ -33,13 +33,22 @@ enum class Activation {
 };
 
 enum class BlockLayer {
-  norm1, qkv, attention, attn_out, attn_residual, norm2, ff1, gelu, ff2, ff_residual
+  norm1,
+  qkv,
+  attention,
+  attn_out,
+  attn_residual,
+  norm2,
+  ff1,
+  gelu,
+  ff2,
+  ff_residual
 };
 
 struct BlockLayerSpec {
   BlockLayer layer;
   const char* name;
-  bool trains;      // whether it has a parameter, `param`
+  bool trains;  // whether it has a parameter, `param`
   ParamKind param;
   std::vector<Activation> saves;
 };

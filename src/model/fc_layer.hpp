@@ -53,17 +53,17 @@ class FcLayer {
     for (int pass = 0; pass < (trainable ? 3 : 1); ++pass) {
       const Algorithm a = choices[pass].algorithm;
       require(a != Algorithm::tp1d && a != Algorithm::fsdp, "FC layer ", pass_name(Pass(pass)),
-              ": ", algorithm_name(a), " splits rows or columns over the whole tensor-parallel "
+              ": ", algorithm_name(a),
+              " splits rows or columns over the whole tensor-parallel "
               "ring, but the layer keeps every tensor in 2D blocks; choose a 2D algorithm "
               "(meshslice, collective, summa, cannon, wang)");
       try {
-        plans_[pass] = std::make_unique<GemmPlan<Exec>>(ex, choices[pass].algorithm,
-                                                        problems[pass], choices[pass].options);
+        plans_[pass] = std::make_unique<GemmPlan<Exec>>(ex, choices[pass].algorithm, problems[pass],
+                                                        choices[pass].options);
       } catch (const UserError& e) {
         throw UserError(concat("FC layer (", stationary_name(stationary),
-                               transposed ? " transposed" : "", ", ", tokens,
-                               " tokens, ", in, " -> ", out, "), ", pass_name(Pass(pass)), ": ",
-                               e.what()));
+                               transposed ? " transposed" : "", ", ", tokens, " tokens, ", in,
+                               " -> ", out, "), ", pass_name(Pass(pass)), ": ", e.what()));
       }
     }
   }

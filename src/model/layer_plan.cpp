@@ -57,8 +57,8 @@ ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) 
   }
   if (shape.vocab > 0) {
     FcPlan head;
-    head.stationary = shape.tied_head ? Stationary::X
-                                      : choose_standard_stationary(shape.hidden, shape.vocab);
+    head.stationary =
+        shape.tied_head ? Stationary::X : choose_standard_stationary(shape.hidden, shape.vocab);
     head.gemms = {choice, choice, choice};
     plan.lm_head = head;
   }
@@ -67,24 +67,30 @@ ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) 
 
 void check_lm_head_plan(const ModelShape& shape, const ModelPlan& plan) {
   if (shape.vocab == 0) {
-    require(!plan.lm_head, "plan: layer ", kLmHeadName, " is for a language model (train.task = "
+    require(!plan.lm_head, "plan: layer ", kLmHeadName,
+            " is for a language model (train.task = "
             "lm); this model has no vocabulary: drop the entry");
     return;
   }
-  require(plan.lm_head.has_value(), "plan: layer ", kLmHeadName, " is missing; an explicit plan "
-          "of a language model names it too, e.g. '", kLmHeadName, " Y meshslice S=2'");
+  require(plan.lm_head.has_value(), "plan: layer ", kLmHeadName,
+          " is missing; an explicit plan "
+          "of a language model names it too, e.g. '",
+          kLmHeadName, " Y meshslice S=2'");
   const FcPlan& head = *plan.lm_head;
-  require(!head.transposed && head.stationary != Stationary::W, "plan: ",
-          plan_entry(kLmHeadName, head), ": the head reads the final norm and gives the "
+  require(!head.transposed && head.stationary != Stationary::W,
+          "plan: ", plan_entry(kLmHeadName, head),
+          ": the head reads the final norm and gives the "
           "cross-entropy its logits in the standard layout, so it runs Y or X (not W, not "
           "transposed)");
-  require(!shape.tied_head || head.stationary == Stationary::X, "plan: ",
-          plan_entry(kLmHeadName, head), ": a tied head (model.tied_head) shares the embedding's "
+  require(!shape.tied_head || head.stationary == Stationary::X,
+          "plan: ", plan_entry(kLmHeadName, head),
+          ": a tied head (model.tied_head) shares the embedding's "
           "table, kept as W^T, so it runs X-stationary");
 }
 
 std::string parse_fc_plan(const std::string& entry, FcPlan& plan) {
-  const std::string form = "write LAYER STATIONARY ALGORITHM [S=n] [B=n], e.g. 'ff1 W meshslice S=4'";
+  const std::string form =
+      "write LAYER STATIONARY ALGORITHM [S=n] [B=n], e.g. 'ff1 W meshslice S=4'";
   std::istringstream in(entry);
   std::string layer, row, algorithm, option;
   require(static_cast<bool>(in >> layer >> row >> algorithm), "plan entry '", entry, "': ", form);
@@ -98,7 +104,8 @@ std::string parse_fc_plan(const std::string& entry, FcPlan& plan) {
   const bool transposed = row.size() == 2 && row[1] == 't';
   const char r = row.empty() ? '?' : row[0];
   require((row.size() == 1 || transposed) && (r == 'Y' || r == 'X' || r == 'W'), "plan entry '",
-          entry, "': unknown row of Table 1 '", row, "'; valid: Y, X, W (stationary), with a "
+          entry, "': unknown row of Table 1 '", row,
+          "'; valid: Y, X, W (stationary), with a "
           "trailing t for the transposed variant (Yt, Xt, Wt)");
   plan.stationary = r == 'Y' ? Stationary::Y : r == 'X' ? Stationary::X : Stationary::W;
   plan.transposed = transposed;
@@ -116,10 +123,10 @@ std::string parse_fc_plan(const std::string& entry, FcPlan& plan) {
       numbers >> separator;
     }
     const bool whole = numbers.eof() && separator == 0;
-    require((slices || block) && whole &&
-                (values.size() == 1 || values.size() == 3) &&
+    require((slices || block) && whole && (values.size() == 1 || values.size() == 3) &&
                 *std::min_element(values.begin(), values.end()) >= 1,
-            "plan entry '", entry, "': '", option, "' is not S=<slices> or B=<block>, for all "
+            "plan entry '", entry, "': '", option,
+            "' is not S=<slices> or B=<block>, for all "
             "passes or as <fwd>/<bwd_data>/<bwd_weight>, with positive integers");
     for (int p = 0; p < 3; ++p) {
       GemmOptions& o = plan.gemms[p].options;
@@ -159,8 +166,10 @@ ModelPlan parse_model_plan(const std::vector<std::string>& entries, const ModelS
     plan[k] = p;
   }
   for (int k = 0; k < kFcKinds; ++k)
-    require(seen[k], "plan: layer ", fc_name(FcKind(k)), " is missing; an explicit plan names "
-            "every layer (qkv, attn_out, ff1, ff2, and a language model's ", kLmHeadName, ")");
+    require(seen[k], "plan: layer ", fc_name(FcKind(k)),
+            " is missing; an explicit plan names "
+            "every layer (qkv, attn_out, ff1, ff2, and a language model's ",
+            kLmHeadName, ")");
   check_lm_head_plan(shape, plan);
   return plan;
 }

@@ -33,7 +33,7 @@ enum class Layout { standard, transposed };
 const char* layout_name(Layout layout);  // "tokens/row hidden/col" or "hidden/row tokens/col"
 
 // The block's layers (FcKind, fc_name, their shapes): gemm/block_fc_layers.hpp.
-ParamKind fc_param(FcKind kind);         // the parameter holding the layer's weight
+ParamKind fc_param(FcKind kind);  // the parameter holding the layer's weight
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind);
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind);
 

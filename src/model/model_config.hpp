@@ -21,12 +21,12 @@
 namespace meshslice {
 
 struct ModelShape {
-  std::size_t hidden = 64;     // H
-  std::size_t heads = 4;       // heads x head_dim = H
-  std::size_t blocks = 2;      // L
-  std::size_t seq_len = 16;    // tokens per sequence
-  std::size_t sequences = 4;   // sequences per data-parallel replica and step
-  bool rope = false;           // rotary position embeddings in attention
+  std::size_t hidden = 64;    // H
+  std::size_t heads = 4;      // heads x head_dim = H
+  std::size_t blocks = 2;     // L
+  std::size_t seq_len = 16;   // tokens per sequence
+  std::size_t sequences = 4;  // sequences per data-parallel replica and step
+  bool rope = false;          // rotary position embeddings in attention
   // A language model (vocab > 0): token embedding -> blocks -> RMSNorm -> LM head -> logits
   // over the vocabulary; the head is its own H x V matrix or, tied, the embedding transposed.
   std::size_t vocab = 0;
@@ -83,7 +83,7 @@ constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
 }
 
 enum class OptimizerKind { sgd, adamw };
-const char* optimizer_name(OptimizerKind kind);   // "sgd", "adamw"
+const char* optimizer_name(OptimizerKind kind);          // "sgd", "adamw"
 OptimizerKind parse_optimizer(const std::string& name);  // UserError listing the valid names
 // The state an optimizer keeps per parameter, by the suffixes checkpoints give it
 // ("blocks.3.ff1.weight.exp_avg"): SGD its momentum, AdamW its two moments.
@@ -91,12 +91,12 @@ const std::vector<std::string>& optimizer_state_names(OptimizerKind kind);
 
 struct OptimizerSettings {
   OptimizerKind kind = OptimizerKind::adamw;
-  double lr = 1e-3;           // peak learning rate, reached after warm-up
-  double min_lr = 1e-4;       // where the cosine decay ends
+  double lr = 1e-3;      // peak learning rate, reached after warm-up
+  double min_lr = 1e-4;  // where the cosine decay ends
   std::size_t warmup_steps = 10;
   std::size_t total_steps = 100;  // the cosine decay reaches min_lr here
-  double momentum = 0.9;      // SGD: v = momentum v + g; w -= lr v
-  double beta1 = 0.9;         // AdamW
+  double momentum = 0.9;          // SGD: v = momentum v + g; w -= lr v
+  double beta1 = 0.9;             // AdamW
   double beta2 = 0.95;
   double epsilon = 1e-8;
   double weight_decay = 0.0;  // AdamW, decoupled, weight matrices only (not the norm gains)

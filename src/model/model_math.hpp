@@ -62,8 +62,8 @@ inline double learning_rate(const OptimizerSettings& o, std::size_t t) {
   if (o.warmup_steps > 0 && t <= o.warmup_steps)
     return o.lr * static_cast<double>(t) / static_cast<double>(o.warmup_steps);
   if (t >= o.total_steps || o.total_steps <= o.warmup_steps) return o.min_lr;
-  const double progress = static_cast<double>(t - o.warmup_steps) /
-                          static_cast<double>(o.total_steps - o.warmup_steps);
+  const double progress =
+      static_cast<double>(t - o.warmup_steps) / static_cast<double>(o.total_steps - o.warmup_steps);
   return o.min_lr + 0.5 * (o.lr - o.min_lr) * (1.0 + std::cos(3.141592653589793 * progress));
 }
 
@@ -79,9 +79,9 @@ struct UpdateScalars {
   double grad_scale = 1;  // the clipping factor
   double momentum = 0;    // SGD
   double beta1 = 0, beta2 = 0, epsilon = 0;
-  double step_size = 0;         // AdamW: lr / (1 - beta1^t), the bias-corrected step
-  double rms_scale = 1;         // AdamW: 1 / sqrt(1 - beta2^t), the second moment's correction
-  double decay = 0;             // lr * weight_decay, for weight matrices; 0 for gains
+  double step_size = 0;  // AdamW: lr / (1 - beta1^t), the bias-corrected step
+  double rms_scale = 1;  // AdamW: 1 / sqrt(1 - beta2^t), the second moment's correction
+  double decay = 0;      // lr * weight_decay, for weight matrices; 0 for gains
 };
 
 inline UpdateScalars update_scalars(const OptimizerSettings& o, std::size_t t, double clip,

@@ -1,22 +1,27 @@
 #include "model/model_shape_parameters.hpp"
 
+#include <map>
+
+#include "core/errors.hpp"
+
 namespace meshslice {
 
-void add_model_shape_parameters(Teuchos::ParameterList& model, const ModelShapeKeys& defaults,
-                                const std::map<std::string, std::string>& notes) {
-  const auto add = [&](const char* key, const std::optional<int>& value, const char* meaning) {
-    if (!value) return;
-    const auto note = notes.find(key);
-    model.set(key, *value, note == notes.end() ? meaning : meaning + ("; " + note->second));
-  };
-  add("hidden", defaults.hidden, "hidden size H (heads x head size)");
-  add("heads", defaults.heads, "attention heads");
-  add("blocks", defaults.blocks, "transformer blocks L");
-  add("seq_len", defaults.seq_len, "tokens per sequence");
-  add("sequences", defaults.sequences, "sequences per data-parallel replica and step");
-  add("global_sequences", defaults.global_sequences,
-      "sequences per step over all data-parallel replicas (the global batch)");
-  add("vocab", defaults.vocab, "a language model's vocabulary (token ids of its dataset)");
+void add_model_shape_parameters(Teuchos::ParameterList& model,
+                                const std::vector<ModelShapeKey>& keys) {
+  static const std::map<std::string, std::string> meanings = {
+      {"hidden", "hidden size H (heads x head size)"},
+      {"heads", "attention heads"},
+      {"blocks", "transformer blocks L"},
+      {"seq_len", "tokens per sequence"},
+      {"sequences", "sequences per data-parallel replica and step"},
+      {"global_sequences", "sequences per step over all data-parallel replicas (the global batch)"},
+      {"vocab", "a language model's vocabulary (token ids of its dataset)"}};
+  for (const ModelShapeKey& key : keys) {
+    const auto meaning = meanings.find(key.name);
+    MESHSLICE_ASSERT(meaning != meanings.end(), "model.", key.name, " is not a model-shape key");
+    model.set(key.name, key.default_value,
+              key.note.empty() ? meaning->second : meaning->second + "; " + key.note);
+  }
 }
 
 }  // namespace meshslice

@@ -8,21 +8,23 @@
 //   model.sequences         sequences per data-parallel replica and step (meshslice-train: the
 //                           deck fixes mesh.dp, so the global batch is mesh.dp x this)
 //   model.global_sequences  sequences per step over all replicas (meshslice-tune: it chooses dp)
-// An app declares the keys it reads with its defaults; `notes` adds what a key means to that app
-// (its limits, what 0 stands for) after the shared meaning.
+// An app declares the keys it reads, each with its default and what the key means to that app
+// beyond the shared meaning (its limits, what 0 stands for).
 #include <Teuchos_ParameterList.hpp>
 
-#include <map>
-#include <optional>
 #include <string>
+#include <vector>
 
 namespace meshslice {
 
-struct ModelShapeKeys {
-  std::optional<int> hidden, heads, blocks, seq_len, sequences, global_sequences, vocab;
+struct ModelShapeKey {
+  std::string name;  // one of the keys above, without "model."
+  int default_value = 0;
+  std::string note;  // "": the shared meaning says it all
 };
 
-void add_model_shape_parameters(Teuchos::ParameterList& model, const ModelShapeKeys& defaults,
-                                const std::map<std::string, std::string>& notes = {});
+// Declares `keys` in `model` (the deck's sublist), in the order given.
+void add_model_shape_parameters(Teuchos::ParameterList& model,
+                                const std::vector<ModelShapeKey>& keys);
 
 }  // namespace meshslice

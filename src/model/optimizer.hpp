@@ -46,8 +46,8 @@ class Optimizer {
   double traffic_per_element() const { return 3.0 + 2.0 * static_cast<double>(state_count()); }
 
   // One step t (1-based) of every parameter of `set`, gradients scaled by `clip`.
-  void step(const ExecSpace& space, const OptimizerSettings& settings, std::size_t t,
-            double clip, const ParameterSet<T>& set) const {
+  void step(const ExecSpace& space, const OptimizerSettings& settings, std::size_t t, double clip,
+            const ParameterSet<T>& set) const {
     MESHSLICE_ASSERT(settings.kind == kind_, "Optimizer: a ", optimizer_name(settings.kind),
                      " step on the state of ", optimizer_name(kind_));
     MESHSLICE_ASSERT(set.size() == states_.size(), "Optimizer: ", set.size(),

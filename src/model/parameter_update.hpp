@@ -131,29 +131,27 @@ class ParameterUpdate {
     std::vector<double> partials;
     const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
     const ExecSpace space = ex_.compute_space();
-    ex_.compute("gradient_norm", LocalWork::streaming(static_cast<double>(update_elements_)),
-                [&] {
-                  for (const Parameter<T>& p : params_) {
-                    if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
-                    const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
-                    for (std::size_t r = 0; r < rows; ++r) {
-                      const bool counted = !sharded_ || (p.sharded() ? r : 0) == replica;
-                      const Matrix<T> part = p.sharded() ? p.grad_row : row_of(p.grad, rows, r);
-                      partials.push_back(counted ? sum_squares(space, part) : 0.0);
-                    }
-                  }
-                });
+    ex_.compute("gradient_norm", LocalWork::streaming(static_cast<double>(update_elements_)), [&] {
+      for (const Parameter<T>& p : params_) {
+        if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
+        const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
+        for (std::size_t r = 0; r < rows; ++r) {
+          const bool counted = !sharded_ || (p.sharded() ? r : 0) == replica;
+          const Matrix<T> part = p.sharded() ? p.grad_row : row_of(p.grad, rows, r);
+          partials.push_back(counted ? sum_squares(space, part) : 0.0);
+        }
+      }
+    });
     const Torus& torus = ex_.torus();
     if (sharded_)
-      ex_.communicate("gradient_norm", Axis::dp,
-                      {CommWork::all_reduce, static_cast<double>(partials.size())}, [&] {
-                        const AxisComm& dp = torus.axis(Axis::dp);
-                        const RecordedOp op(ring_op(CommKind::all_reduce, dp, partials.size(),
-                                                    sizeof(double)));
-                        MPI_Allreduce(MPI_IN_PLACE, partials.data(),
-                                      static_cast<int>(partials.size()), MPI_DOUBLE, MPI_SUM,
-                                      dp.comm());
-                      });
+      ex_.communicate(
+          "gradient_norm", Axis::dp, {CommWork::all_reduce, static_cast<double>(partials.size())},
+          [&] {
+            const AxisComm& dp = torus.axis(Axis::dp);
+            const RecordedOp op(ring_op(CommKind::all_reduce, dp, partials.size(), sizeof(double)));
+            MPI_Allreduce(MPI_IN_PLACE, partials.data(), static_cast<int>(partials.size()),
+                          MPI_DOUBLE, MPI_SUM, dp.comm());
+          });
     double local = 0;
     for (const double p : partials) local += p;
     double squares = 0;

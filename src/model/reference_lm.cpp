@@ -112,8 +112,8 @@ typename ReferenceLm<T>::Forward ReferenceLm<T>::forward(const std::vector<int>&
     reference::add_ab(f.h, params_[2], f.logits, n, hidden, vocab);
   }
   const double scale = 1.0 / static_cast<double>(n);
-  f.loss = static_cast<T>(reference_cross_entropy(f.logits, vocab, targets, scale, f.dlogits) *
-                          scale);
+  f.loss =
+      static_cast<T>(reference_cross_entropy(f.logits, vocab, targets, scale, f.dlogits) * scale);
   return f;
 }
 
@@ -141,8 +141,7 @@ T ReferenceLm<T>::loss(const std::vector<int>& ids, const std::vector<int>& targ
 }
 
 template <class T>
-T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids,
-                                     const std::vector<int>& targets) {
+T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids, const std::vector<int>& targets) {
   const ModelShape& s = shape();
   const std::size_t n = ids.size(), hidden = s.hidden, vocab = s.vocab;
   const Forward f = forward(ids, targets);
@@ -172,8 +171,7 @@ T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids,
 
 template <class T>
 double ReferenceLm<T>::step(const OptimizerSettings& o, std::size_t t) {
-  const double norm =
-      std::sqrt(blocks_.gradient_sum_squares() + reference::sum_of_squares(grads_));
+  const double norm = std::sqrt(blocks_.gradient_sum_squares() + reference::sum_of_squares(grads_));
   const double clip = clip_factor(o, norm);
   blocks_.apply_update(o, t, clip);
   for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -184,13 +182,13 @@ double ReferenceLm<T>::step(const OptimizerSettings& o, std::size_t t) {
   return norm;
 }
 
-#define MESHSLICE_REFERENCE_LM(T)                                                              \
-  template std::vector<T> reference_embedding(const std::vector<T>&, std::size_t,              \
-                                              const std::vector<int>&);                        \
-  template void reference_embedding_gradient(const std::vector<T>&, std::size_t,               \
-                                             const std::vector<int>&, std::vector<T>&);        \
-  template double reference_cross_entropy(const std::vector<T>&, std::size_t,                  \
-                                          const std::vector<int>&, double, std::vector<T>&);   \
+#define MESHSLICE_REFERENCE_LM(T)                                                            \
+  template std::vector<T> reference_embedding(const std::vector<T>&, std::size_t,            \
+                                              const std::vector<int>&);                      \
+  template void reference_embedding_gradient(const std::vector<T>&, std::size_t,             \
+                                             const std::vector<int>&, std::vector<T>&);      \
+  template double reference_cross_entropy(const std::vector<T>&, std::size_t,                \
+                                          const std::vector<int>&, double, std::vector<T>&); \
   template class ReferenceLm<T>;
 MESHSLICE_REFERENCE_LM(float)
 MESHSLICE_REFERENCE_LM(double)

@@ -154,8 +154,10 @@ template <class T>
 ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
   require(shape.heads > 0 && shape.hidden % shape.heads == 0, "reference model: heads (",
           shape.heads, ") must divide hidden (", shape.hidden, ")");
-  require(!shape.rope || shape.head_dim() % 2 == 0, "reference model: RoPE needs an even head "
-          "size, not ", shape.head_dim());
+  require(!shape.rope || shape.head_dim() % 2 == 0,
+          "reference model: RoPE needs an even head "
+          "size, not ",
+          shape.head_dim());
   for (std::size_t b = 0; b < shape.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k) {
       const auto kind = static_cast<ParamKind>(k);

@@ -15,24 +15,34 @@ void check_step_settings(const StepSettings& step, const ModelShape& shape, cons
   const std::size_t p = static_cast<std::size_t>(mesh.pp);
   const std::size_t rows = static_cast<std::size_t>(mesh.rows);
   require(m >= 1, "pipeline.microbatches = ", m, " must be at least 1");
-  require(shape.sequences % m == 0, "model.sequences = ", shape.sequences, " (the batch of a "
-          "replica) does not divide into pipeline.microbatches = ", m, " micro-batches; choose "
-          "a divisor of ", shape.sequences);
+  require(shape.sequences % m == 0, "model.sequences = ", shape.sequences,
+          " (the batch of a "
+          "replica) does not divide into pipeline.microbatches = ",
+          m,
+          " micro-batches; choose "
+          "a divisor of ",
+          shape.sequences);
   // (With one micro-batch the model's own check says it in the model's terms.)
   require(m == 1 || (shape.sequences / m) % rows == 0, "a micro-batch of ", shape.sequences / m,
           " sequences (model.sequences / pipeline.microbatches) does not divide over the ", rows,
           " mesh rows; choose model.sequences divisible by ", m * rows);
   require(v >= 1, "pipeline.virtual_stages = ", v, " must be at least 1");
   if (step.schedule == PipelineSchedule::interleaved) {
-    require(p >= 2, "the interleaved schedule needs pipeline stages (mesh.pp >= 2), this run has "
-            "mesh.pp = ", p, "; use pipeline.schedule = 1f1b");
-    require(v >= 2, "the interleaved schedule needs pipeline.virtual_stages >= 2 (model chunks "
-            "per rank), got ", v, "; with 1 use pipeline.schedule = 1f1b");
+    require(p >= 2,
+            "the interleaved schedule needs pipeline stages (mesh.pp >= 2), this run has "
+            "mesh.pp = ",
+            p, "; use pipeline.schedule = 1f1b");
+    require(v >= 2,
+            "the interleaved schedule needs pipeline.virtual_stages >= 2 (model chunks "
+            "per rank), got ",
+            v, "; with 1 use pipeline.schedule = 1f1b");
     require(m % p == 0, "the interleaved schedule runs micro-batches in groups of the ", p,
             " stages: pipeline.microbatches = ", m, " must be a multiple of ", p);
   } else {
-    require(v == 1, "pipeline.virtual_stages = ", v, " needs pipeline.schedule = interleaved "
-            "(", schedule_name(step.schedule), " runs one model chunk per rank)");
+    require(v == 1, "pipeline.virtual_stages = ", v,
+            " needs pipeline.schedule = interleaved "
+            "(",
+            schedule_name(step.schedule), " runs one model chunk per rank)");
   }
   require(p * v <= shape.blocks, "mesh.pp = ", p, " stages x pipeline.virtual_stages = ", v,
           " need ", p * v, " blocks (one per virtual stage) but model.blocks = ", shape.blocks,
@@ -43,8 +53,10 @@ void check_step_settings(const StepSettings& step, const ModelShape& shape, cons
           2 * p * v * m, " message channels, more than the ", AxisComm::kPointToPointChannels,
           " MPI tags allow; use fewer micro-batches");
   for (const std::size_t b : step.checkpointed)
-    require(b < shape.blocks, "recompute.blocks names block ", b, " but the model has blocks "
-            "0 to ", shape.blocks - 1);
+    require(b < shape.blocks, "recompute.blocks names block ", b,
+            " but the model has blocks "
+            "0 to ",
+            shape.blocks - 1);
 }
 
 StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape,

@@ -17,9 +17,9 @@ namespace meshslice {
 struct StepSettings {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   std::size_t micro_batches = 1;
-  std::size_t virtual_stages = 1;         // model chunks per rank (interleaved only)
-  std::set<std::size_t> checkpointed;     // block indices
-  bool zero = false;                      // ZeRO-1
+  std::size_t virtual_stages = 1;      // model chunks per rank (interleaved only)
+  std::set<std::size_t> checkpointed;  // block indices
+  bool zero = false;                   // ZeRO-1
   // The GEMM rate of one chip the stage split's time estimate assumes (meshslice-train measures
   // it); the split itself depends only on the blocks' relative costs.
   double flop_rate = 1e10;
@@ -37,7 +37,6 @@ void check_step_settings(const StepSettings& step, const ModelShape& shape, cons
 // The blocks over mesh.pp x virtual_stages virtual stages (virtual stage c * pp + s is chunk c of
 // stage s), balanced on each block's estimated time per step: its GEMM FLOPs on one chip of the
 // stage's mesh at step.flop_rate, the last virtual stage also computing the loss.
-StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape,
-                          const MeshShape& mesh);
+StageSplit pipeline_split(const StepSettings& step, const ModelShape& shape, const MeshShape& mesh);
 
 }  // namespace meshslice

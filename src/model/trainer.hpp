@@ -41,7 +41,7 @@ class Trainer {
   using Mat = Matrix<T>;
 
   struct StepResult {
-    double loss = 0;       // this step's training loss (mean over the global batch), before the update
+    double loss = 0;  // this step's training loss (mean over the global batch), before the update
     double grad_norm = 0;  // global gradient norm before clipping
     // The loss or the gradient norm was NaN or infinite: the update was not applied (the
     // parameters and optimizer state are as before the step).
@@ -68,13 +68,12 @@ class Trainer {
   // micro-batch and each micro-batch's mesh row by mesh row, so each mesh row reads only its
   // own sequences; evaluation batch b reads the held-out samples the same way.
   Trainer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
-          const OptimizerSettings& optimizer, const TaskSeeds& seeds,
-          const StepSettings& step = {}, RealExecutor<T>* data_ex = nullptr,
-          const data::TokenSamples* samples = nullptr);
+          const OptimizerSettings& optimizer, const TaskSeeds& seeds, const StepSettings& step = {},
+          RealExecutor<T>* data_ex = nullptr, const data::TokenSamples* samples = nullptr);
 
-  void prepare_step();                      // the next step's batch (collective over none)
-  StepResult step();                        // the next training step
-  double eval_loss(std::size_t batches);    // mean loss over held-out batches, no update
+  void prepare_step();                    // the next step's batch (collective over none)
+  StepResult step();                      // the next training step
+  double eval_loss(std::size_t batches);  // mean loss over held-out batches, no update
   // A language model's continuation of `prompt` (token ids): `count` tokens, each the most likely
   // after the last seq_len tokens or drawn (token i: draw i of `sampling`), by the distributed
   // forward pass (the model is never gathered); the same on every rank. Collective over the job.
@@ -121,19 +120,18 @@ class Trainer {
   double mean_over_replicas(double value) const;
   // `train`: a training step's forward pass (the last chunk's loss step also makes the head's
   // gradients, accumulated over micro-batches `accumulate`, dp averaging started with `sync`).
-  void run_forward(std::size_t chunk, std::size_t k, std::size_t slot, double& squares,
-                   bool train, bool accumulate, bool sync);
-  void run_backward(std::size_t chunk, std::size_t k, std::size_t slot, bool accumulate,
-                    bool sync);
+  void run_forward(std::size_t chunk, std::size_t k, std::size_t slot, double& squares, bool train,
+                   bool accumulate, bool sync);
+  void run_backward(std::size_t chunk, std::size_t k, std::size_t slot, bool accumulate, bool sync);
   // Micro-batch k through every virtual stage, forwards only (slot 0 of each chunk): receives
   // block until the previous virtual stage has sent, sends are waited for at the end.
   void forward_only(std::size_t k, double& squares);
 
   Exec& ex_;
-  RealExecutor<T>* data_ex_;  // null on a data-free executor
+  RealExecutor<T>* data_ex_;           // null on a data-free executor
   const data::TokenSamples* samples_;  // a language model's data
-  ModelShape shape_;        // the replica's batch
-  ModelShape micro_;        // one micro-batch
+  ModelShape shape_;                   // the replica's batch
+  ModelShape micro_;                   // one micro-batch
   OptimizerSettings optimizer_;
   TaskSeeds seeds_;
   StepSettings settings_;
@@ -144,7 +142,7 @@ class Trainer {
   std::unique_ptr<Transformer<RealExecutor<T>>> teacher_;  // on the last stage
   Mat x_, y_;  // the teacher's input on a last stage that makes none, the last chunk's output
   std::vector<Mat> batch_inputs_, batch_targets_;  // per micro-batch: first and last stage
-  std::vector<TokenBatch> token_batches_;  // per micro-batch
+  std::vector<TokenBatch> token_batches_;          // per micro-batch
   Mat embedding_grad_;  // a language model's first chunk's input gradient
   bool prepared_ = false;
   // Per chunk and micro-batch: the input received, the output sent, the output gradient

@@ -31,8 +31,10 @@ MeshShape mesh_of(const Exec& ex) {
 // Where the batches are made: `given`, or the executor's own real one; none without data.
 template <class Exec>
 auto* data_executor(Exec& ex, RealExecutor<typename Exec::Scalar>* given) {
-  if constexpr (Exec::holds_data) return given ? given : &ex.real();
-  else return given;
+  if constexpr (Exec::holds_data)
+    return given ? given : &ex.real();
+  else
+    return given;
 }
 
 }  // namespace trainer_detail
@@ -58,8 +60,12 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
       order_(pipeline_order(step.schedule, stages_, stage_, micro_batches_, chunks_)),
       student_(ex, micro_, plan, seeds.student, /*trainable=*/true, part()),
       y_(model_matrix<Exec>("outputs", student_.local_tokens(), student_.local_hidden())),
-      inputs_(chunks_), outputs_(chunks_), output_grads_(chunks_), input_grads_(chunks_),
-      input_ops_(chunks_), output_grad_ops_(chunks_) {
+      inputs_(chunks_),
+      outputs_(chunks_),
+      output_grads_(chunks_),
+      input_grads_(chunks_),
+      input_ops_(chunks_),
+      output_grad_ops_(chunks_) {
   require(!language_model() || samples_ || !data_ex_,
           "a language model (model.vocab > 0) trains on a token dataset: none was given");
   // Per micro-batch buffers, counted as work.
@@ -93,8 +99,7 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
   for (std::size_t c = 0; c < chunks_; ++c) {
     inputs_[c] = per_micro_batch(!first(c), "stage_input");
     outputs_[c] = per_micro_batch(!last(c), "stage_output");
-    output_grads_[c] =
-        per_micro_batch(true, last(c) ? "loss_gradient" : "stage_output_gradient");
+    output_grads_[c] = per_micro_batch(true, last(c) ? "loss_gradient" : "stage_output_gradient");
     input_grads_[c] = per_micro_batch(!first(c), "stage_input_gradient");
     input_ops_[c].resize(micro_batches_);
     output_grad_ops_[c].resize(micro_batches_);
@@ -150,8 +155,9 @@ void Trainer<Exec>::make_tokens(data::Split split, std::uint64_t batch) {
   if (!data_ex_ || !(student_.embeds() || student_.has_head())) return;
   const auto start = std::chrono::steady_clock::now();
   const std::size_t len = shape_.seq_len, per_row = micro_.sequences / ex_.mesh_rows();
-  const std::uint64_t first = (batch * ex_.size(Axis::dp) + ex_.coord(Axis::dp)) *
-                                  shape_.sequences + ex_.coord(Axis::row) * per_row;
+  const std::uint64_t first =
+      (batch * ex_.size(Axis::dp) + ex_.coord(Axis::dp)) * shape_.sequences +
+      ex_.coord(Axis::row) * per_row;
   std::vector<std::int32_t> sample(len + 1);
   for (std::size_t k = 0; k < micro_batches_; ++k) {
     std::vector<int> ids, targets;
@@ -224,8 +230,8 @@ void Trainer<Exec>::run_forward(std::size_t c, std::size_t k, std::size_t slot, 
   student_.forward(c, slot, first(c) ? batch_inputs_[k] : inputs_[c][k],
                    last(c) ? y_ : outputs_[c][k]);
   if (last(c) && generating_)
-    generated_ = student_.next_token(y_, generating_->row, generating_->sampling,
-                                     generating_->draw);
+    generated_ =
+        student_.next_token(y_, generating_->row, generating_->sampling, generating_->draw);
   else if (last(c) && language_model())
     squares += student_.head_loss(token_batches_[k], y_, 1.0 / static_cast<double>(shape_.tokens()),
                                   train ? output_grads_[c][k] : Mat(), accumulate, sync);
@@ -275,9 +281,8 @@ typename Trainer<Exec>::StepResult Trainer<Exec>::step() {
         input_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(inputs_[c][k]), toward_previous(),
                                           channel(virtual_stage(c), true, k));
       if (!last(c))
-        output_grad_ops_[c][k] =
-            ex_.start_recv(Axis::pp, ex_.wrap(output_grads_[c][k]), toward_next(),
-                           channel(virtual_stage(c), false, k));
+        output_grad_ops_[c][k] = ex_.start_recv(Axis::pp, ex_.wrap(output_grads_[c][k]),
+                                                toward_next(), channel(virtual_stage(c), false, k));
     }
   // Activation slots are taken by a forward and given back by its backward.
   std::vector<std::vector<std::size_t>> free_slots(chunks_), slot_of(chunks_);

@@ -89,9 +89,9 @@ struct MemoryUse {
 
 // Consecutive blocks a rank holds, and how many micro-batches' activations it keeps for them.
 struct ModelChunk {
-  std::size_t first = 0;   // the first block's index in the model
+  std::size_t first = 0;  // the first block's index in the model
   std::size_t blocks = 0;
-  std::size_t slots = 1;   // activation slots
+  std::size_t slots = 1;  // activation slots
 };
 
 // What a rank holds of the model and how: its chunks (empty: every block, one slot), the
@@ -139,8 +139,8 @@ class Transformer {
   // input gradient into dx (empty: not wanted), the parameter gradients overwritten or, with
   // `accumulate`, added to; `sync`: the chunk's last micro-batch, whose gradients' dp averaging
   // starts as soon as each is complete.
-  void backward(std::size_t chunk, std::size_t slot, const Mat& dy, const Mat& dx,
-                bool accumulate, bool sync);
+  void backward(std::size_t chunk, std::size_t slot, const Mat& dy, const Mat& dx, bool accumulate,
+                bool sync);
   // Finishes the dp averaging, clips to the global norm and applies one optimizer step t
   // (1-based) of the optimizer the model was built for. Returns the global gradient norm before
   // clipping.
@@ -176,8 +176,7 @@ class Transformer {
   // y, the last block's output, greedy or drawn (draw `draw` of `sampling`); the same id on every
   // chip of the mesh row (collective over it). The logits stay split: each chip offers its best
   // score (model/token_sampling.hpp), the row agrees.
-  int next_token(const Mat& y, std::size_t row, const TokenSampling& sampling,
-                 std::uint64_t draw);
+  int next_token(const Mat& y, std::size_t row, const TokenSampling& sampling, std::uint64_t draw);
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).
@@ -201,7 +200,7 @@ class Transformer {
   struct Block {
     std::size_t index = 0;  // in the model (the seeding's block number)
     bool checkpointed = false;
-    std::size_t params = 0;  // its kParamKinds parameters' place in params_, in ParamKind order
+    std::size_t params = 0;    // its kParamKinds parameters' place in params_, in ParamKind order
     std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
   };
 
@@ -213,15 +212,13 @@ class Transformer {
   void add_parameter(std::size_t block, ParamKind kind, std::uint64_t seed);
   // `p` (its name, order, shape and layout set) with a rows x cols shard initialised from
   // (seed, stream, std_dev), and its gradient and state; returns its place in params_.
-  std::size_t add_parameter(Parameter<T> p, std::size_t rows, std::size_t cols,
-                            std::uint64_t seed, std::uint64_t stream, double std_dev);
+  std::size_t add_parameter(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
+                            std::uint64_t stream, double std_dev);
   // A language model's parameters and layers on the ranks that hold its first and last blocks.
   void add_lm_ends(std::uint64_t seed);
   Parameter<T> lm_parameter(LmParam param, std::size_t row0, std::size_t col0) const;
   // The head's weight: its own, or tied, the embedding's table.
-  const Parameter<T>& head_weight() const {
-    return params_[shape_.tied_head ? embedding_ : head_];
-  }
+  const Parameter<T>& head_weight() const { return params_[shape_.tied_head ? embedding_ : head_]; }
   // logits_ = the head of the final norm of y (the last block's output); h_ keeps the norm's.
   void head_logits(const Mat& y);
   // The logical parameter `name` of shape `logical`, gathered (see gather()).
@@ -259,8 +256,7 @@ class Transformer {
   void produce_into(Layout made, Layout wanted, std::size_t width, const Mat& staging,
                     const Mat& dst, Produce&& produce);
   // The norm of x into layer k's input (written there, or re-laid out into it).
-  void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
-                       const Mat& input);
+  void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& input);
   // Layer k's forward with its output (or input gradient) in the standard layout, through the
   // layer's transposed buffer and a re-layout when the layer gives it transposed.
   void forward_to_standard(FcKind k, const Mat& input, const Mat& w, const Mat& output);
@@ -270,8 +266,8 @@ class Transformer {
   void norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h);
   // dx += the norm's input gradient for dh; the gain's gradient into dgain.
   // dgain is overwritten, or with `accumulate` added to.
-  void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
-                     const Mat& dx, const Mat& dgain, bool accumulate);
+  void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& dx,
+                     const Mat& dgain, bool accumulate);
   void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
@@ -292,8 +288,8 @@ class Transformer {
   // The backward step of FC layer k whose output gradient dy and input gradient dx are in the
   // standard layout (x: its saved input); with `sync` its weight's dp averaging starts as soon
   // as the weight gradient is made, to overlap the data GEMM.
-  void fc_backward_in_standard(FcKind k, const Block& b, const Mat& x, const Mat& dy,
-                               const Mat& dx, bool accumulate, bool sync);
+  void fc_backward_in_standard(FcKind k, const Block& b, const Mat& x, const Mat& dy, const Mat& dx,
+                               bool accumulate, bool sync);
 
   Exec& ex_;
   const Torus& torus_;
@@ -331,7 +327,7 @@ class Transformer {
   std::unique_ptr<TokenEmbedding<Exec>> embedding_layer_;
   std::unique_ptr<FcLayer<Exec>> head_layer_;
   std::unique_ptr<VocabCrossEntropy<Exec>> cross_entropy_;
-  Mat final_rinv_, logits_;          // the final norm's 1 / rms; the logits, then their gradient
+  Mat final_rinv_, logits_;  // the final norm's 1 / rms; the logits, then their gradient
   RelayoutCount relayouts_;
   MemoryUse memory_;
 };

@@ -24,15 +24,20 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
           "model: hidden, heads, blocks, seq_len and sequences must all be positive");
   require(s.hidden % s.heads == 0, "model: hidden size ", s.hidden, " is not divisible by the ",
           s.heads, " heads (heads x head_dim must equal hidden)");
-  require(!s.rope || s.head_dim() % 2 == 0, "model: RoPE turns pairs of dimensions, but a head "
-          "has ", s.head_dim(), " (hidden / heads): choose an even head size");
+  require(!s.rope || s.head_dim() % 2 == 0,
+          "model: RoPE turns pairs of dimensions, but a head "
+          "has ",
+          s.head_dim(), " (hidden / heads): choose an even head size");
   require(s.heads % static_cast<std::size_t>(pc) == 0, "model: ", s.heads,
-          " heads do not divide over the ", pc, " mesh columns that split the hidden dimension "
-          "(each column keeps whole heads); choose heads divisible by ", pc, " or another mesh");
+          " heads do not divide over the ", pc,
+          " mesh columns that split the hidden dimension "
+          "(each column keeps whole heads); choose heads divisible by ",
+          pc, " or another mesh");
   require(s.sequences % static_cast<std::size_t>(pr) == 0, "model: ", s.sequences,
-          " sequences per replica do not divide over the ", pr, " mesh rows that split the "
-          "tokens (each row keeps whole sequences); choose sequences divisible by ", pr,
-          " or another mesh");
+          " sequences per replica do not divide over the ", pr,
+          " mesh rows that split the "
+          "tokens (each row keeps whole sequences); choose sequences divisible by ",
+          pr, " or another mesh");
 }
 
 }  // namespace transformer_detail
@@ -65,9 +70,11 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       throw UserError(concat("layer ", fc_name(kind), ": ", e.what()));
     }
     if (p.output() == Layout::transposed)
-      out_t_[k] = activation(Layout::transposed, fc_outputs(shape, kind), "fc_output_t", memory_.work);
+      out_t_[k] =
+          activation(Layout::transposed, fc_outputs(shape, kind), "fc_output_t", memory_.work);
     if (p.input() == Layout::transposed && trainable)
-      in_t_[k] = activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t", memory_.work);
+      in_t_[k] =
+          activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t", memory_.work);
   }
   attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
                 shape.head_dim(), shape.rope};
@@ -106,7 +113,8 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.checkpointed; }))
     recompute_ = saved_set(false, memory_.activations, /*in_staging=*/true);
   ss_ = alloc(local_tokens(), 1, "rms_sums", memory_.work);
-  if (p2.input() != p1.output()) z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
+  if (p2.input() != p1.output())
+    z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
   if (shape.vocab > 0) add_lm_ends(seed);
   if (trainable) {
     dot_ = alloc(local_tokens(), 1, "rms_dots", memory_.work);
@@ -116,7 +124,8 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
     g_a_ = activation(Layout::standard, H, "grad_attention", memory_.work);
     g_qkv_ = activation(Layout::standard, 3 * H, "grad_qkv", memory_.work);
     g_u_ = activation(p1.output(), shape.ffn(), "grad_ff1_out", memory_.work);
-    if (p2.input() != p1.output()) g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in", memory_.work);
+    if (p2.input() != p1.output())
+      g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in", memory_.work);
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_x_[1] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_gain_ = alloc(1, local_hidden(), "grad_gain", memory_.work);
@@ -188,8 +197,8 @@ std::size_t Transformer<Exec>::add_parameter(Parameter<T> p, std::size_t rows, s
     const Mat updated = p.updated();
     std::vector<Mat> state;
     for (std::size_t i = 0; i < optimizer_.state_count(); ++i)
-      state.push_back(alloc(updated.extent(0), updated.extent(1), "optimizer_state",
-                            memory_.optimizer_state));
+      state.push_back(
+          alloc(updated.extent(0), updated.extent(1), "optimizer_state", memory_.optimizer_state));
     optimizer_.add(std::move(state));
   }
   params_.add(std::move(p));
@@ -198,8 +207,8 @@ std::size_t Transformer<Exec>::add_parameter(Parameter<T> p, std::size_t rows, s
 
 template <class Exec>
 Parameter<typename Transformer<Exec>::T> Transformer<Exec>::lm_parameter(LmParam param,
-                                                                          std::size_t row0,
-                                                                          std::size_t col0) const {
+                                                                         std::size_t row0,
+                                                                         std::size_t col0) const {
   Parameter<T> p;
   p.name = lm_parameter_name(param);
   p.order = model_parameter_order(shape_, param);
@@ -224,7 +233,8 @@ void Transformer<Exec>::add_lm_ends(std::uint64_t seed) {
     });
   };
   const bool first = holds(0), last = holds(shape_.blocks - 1);
-  require(!shape_.tied_head || (first && last), "model.tied_head: the embedding is the head, so "
+  require(!shape_.tied_head || (first && last),
+          "model.tied_head: the embedding is the head, so "
           "the first and the last block must be on one pipeline stage; untie the head or run "
           "without pipeline stages");
   const auto add = [&](LmParam param, std::size_t rows, std::size_t cols, std::size_t row0,
@@ -277,14 +287,14 @@ std::size_t Transformer<Exec>::local_hidden() const {
 
 template <class Exec>
 typename Transformer<Exec>::Mat Transformer<Exec>::alloc(std::size_t rows, std::size_t cols,
-                                                   const char* label, std::size_t& use) {
+                                                         const char* label, std::size_t& use) {
   use += rows * cols * sizeof(T);
   return model_matrix<Exec>(label, rows, cols);
 }
 
 template <class Exec>
 typename Transformer<Exec>::Mat Transformer<Exec>::activation(Layout layout, std::size_t width,
-                                                        const char* label, std::size_t& use) {
+                                                              const char* label, std::size_t& use) {
   const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols(), t = shape_.tokens();
   if (layout == Layout::standard) return alloc(t / pr, width / pc, label, use);
   return alloc(width / pr, t / pc, label, use);
@@ -353,8 +363,8 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
 }
 
 template <class Exec>
-BlockTranspose<typename Transformer<Exec>::T>& Transformer<Exec>::transpose_for(
-    Layout from, std::size_t width) {
+BlockTranspose<typename Transformer<Exec>::T>& Transformer<Exec>::transpose_for(Layout from,
+                                                                                std::size_t width) {
   const std::size_t t = shape_.tokens();
   const auto key = from == Layout::standard ? std::make_pair(t, width) : std::make_pair(width, t);
   auto& slot = transposes_[key];
@@ -377,8 +387,9 @@ const RelayoutCost& Transformer<Exec>::relayout_cost(Layout from, std::size_t wi
   RelayoutCost& cost = it->second;
   for (int i = 0; i < pr; ++i)
     for (int j = 0; j < pc; ++j)
-      cost.busiest = std::max(
-          cost.busiest, static_cast<double>(BlockTranspose<T>::elements_sent(rows, cols, pr, pc, i, j)));
+      cost.busiest =
+          std::max(cost.busiest,
+                   static_cast<double>(BlockTranspose<T>::elements_sent(rows, cols, pr, pc, i, j)));
   if constexpr (Exec::holds_data)
     cost.own = static_cast<double>(transpose_for(from, width).elements_sent());
   else
@@ -398,7 +409,8 @@ void Transformer<Exec>::relayout(const Mat& src, Layout from, std::size_t width,
 
 template <class Exec>
 const typename Transformer<Exec>::Mat& Transformer<Exec>::in_layout(const Mat& src, Layout want,
-                                                              std::size_t width, const Mat& dst) {
+                                                                    std::size_t width,
+                                                                    const Mat& dst) {
   if (want == Layout::standard) return src;
   relayout(src, Layout::standard, width, dst);
   return dst;
@@ -407,7 +419,7 @@ const typename Transformer<Exec>::Mat& Transformer<Exec>::in_layout(const Mat& s
 template <class Exec>
 template <class Produce>
 void Transformer<Exec>::produce_into(Layout made, Layout wanted, std::size_t width,
-                                  const Mat& staging, const Mat& dst, Produce&& produce) {
+                                     const Mat& staging, const Mat& dst, Produce&& produce) {
   if (made == wanted) return produce(dst);
   produce(staging);
   relayout(staging, made, width, dst);
@@ -415,14 +427,14 @@ void Transformer<Exec>::produce_into(Layout made, Layout wanted, std::size_t wid
 
 template <class Exec>
 void Transformer<Exec>::norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
-                                     const Mat& input) {
+                                        const Mat& input) {
   produce_into(Layout::standard, fc_plan(k).input(), shape_.hidden, h_, input,
                [&](const Mat& h) { norm_forward(x, gain, rinv, h); });
 }
 
 template <class Exec>
 void Transformer<Exec>::forward_to_standard(FcKind k, const Mat& input, const Mat& w,
-                                         const Mat& output) {
+                                            const Mat& output) {
   produce_into(fc_plan(k).output(), Layout::standard, fc_outputs(shape_, k),
                out_t_[static_cast<int>(k)], output,
                [&](const Mat& y) { fc_forward(k, input, w, y); });
@@ -435,7 +447,7 @@ const typename Transformer<Exec>::Mat& Transformer<Exec>::output_gradient(FcKind
 
 template <class Exec>
 void Transformer<Exec>::backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w,
-                                               const Mat& dx) {
+                                                  const Mat& dx) {
   produce_into(fc_plan(k).input(), Layout::standard, fc_inputs(shape_, k),
                in_t_[static_cast<int>(k)], dx,
                [&](const Mat& d) { fc_backward_data(k, dy, w, d); });
@@ -451,21 +463,17 @@ void Transformer<Exec>::norm_forward(const Mat& x, const Mat& gain, const Mat& r
 }
 
 template <class Exec>
-void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain,
-                                      const Mat& rinv, const Mat& dx, const Mat& dgain,
-                                      bool accumulate) {
+void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv,
+                                      const Mat& dx, const Mat& dgain, bool accumulate) {
   const double n = static_cast<double>(elements(x));
   // Accumulating, this micro-batch's gain gradient is made aside and added.
   const Mat& dg = accumulate ? g_gain_ : dgain;
   ex_.compute("rmsnorm_backward", kernel_work::rmsnorm_backward_partials(n),
-              [&] {
-                rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dg, gain_tiles_);
-              });
+              [&] { rmsnorm_backward_partials(space_, dh, x, gain, rinv, dot_, dg, gain_tiles_); });
   sum_small(Axis::col, dot_);  // over the hidden dimension
-  sum_small(Axis::row, dg);  // over the tokens
+  sum_small(Axis::row, dg);    // over the tokens
   ex_.compute("rmsnorm_backward",
-              kernel_work::rmsnorm_backward_apply(n, accumulate ? double(elements(dg)) : 0),
-              [&] {
+              kernel_work::rmsnorm_backward_apply(n, accumulate ? double(elements(dg)) : 0), [&] {
                 rmsnorm_backward_apply(space_, dh, x, gain, rinv, dot_, shape_.hidden, dx);
                 if (accumulate) add_into(space_, dgain, dg);
               });
@@ -473,8 +481,7 @@ void Transformer<Exec>::norm_backward(const Mat& dh, const Mat& x, const Mat& ga
 
 template <class Exec>
 void Transformer<Exec>::sum_small(Axis axis, const Mat& x) {
-  ex_.communicate("norm_all_reduce", axis,
-                  {CommWork::all_reduce, static_cast<double>(elements(x))},
+  ex_.communicate("norm_all_reduce", axis, {CommWork::all_reduce, static_cast<double>(elements(x))},
                   [&] { small_.sum(space_, torus_.axis(axis), x); });
 }
 
@@ -551,28 +558,24 @@ void Transformer<Exec>::layer_forward(BlockLayer layer, const Block& b, const Sa
     case BlockLayer::attn_out:
       in_layout(s.a, fc_plan(FcKind::attn_out).input(), H, s.ao_in);
       return forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
-    case BlockLayer::attn_residual:
-      return residual(s.x_mid, s.x_in, o_);
+    case BlockLayer::attn_residual: return residual(s.x_mid, s.x_in, o_);
     case BlockLayer::norm2:
       return norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
-    case BlockLayer::ff1:
-      return fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
+    case BlockLayer::ff1: return fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
     case BlockLayer::gelu:  // in FF1's output layout
       return produce_into(fc_plan(FcKind::ff1).output(), fc_plan(FcKind::ff2).input(), F, z_,
                           s.ff2_in, [&](const Mat& z) {
                             ex_.compute("gelu", kernel_work::gelu(double(elements(z))),
                                         [&] { gelu_forward(space_, s.u, z); });
                           });
-    case BlockLayer::ff2:
-      return forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
-    case BlockLayer::ff_residual:
-      return residual(out, s.x_mid, o_);
+    case BlockLayer::ff2: return forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
+    case BlockLayer::ff_residual: return residual(out, s.x_mid, o_);
   }
 }
 
 template <class Exec>
-void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat& dy,
-                                 const Mat& dx, bool accumulate, bool sync) {
+void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat& dy, const Mat& dx,
+                                 bool accumulate, bool sync) {
   require(trainable_, "Transformer::backward on a model built without gradients");
   MESHSLICE_ASSERT(chunk < chunks_.size(), "Transformer::backward: chunk ", chunk, " of ",
                    chunks_.size());
@@ -630,8 +633,8 @@ void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const S
       const Mat& dy = output_gradient(FcKind::ff2, dout);
       fc_backward_weight(FcKind::ff2, s.ff2_in, dy, grad(ParamKind::ff2), accumulate);
       done(ParamKind::ff2);
-      return produce_into(fc_plan(FcKind::ff2).input(), fc_plan(FcKind::ff1).output(),
-                          shape_.ffn(), g_z_, g_u_, [&](const Mat& du) {
+      return produce_into(fc_plan(FcKind::ff2).input(), fc_plan(FcKind::ff1).output(), shape_.ffn(),
+                          g_z_, g_u_, [&](const Mat& du) {
                             fc_backward_data(FcKind::ff2, dy, w(ParamKind::ff2), du);
                           });
     }
@@ -646,11 +649,9 @@ void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const S
       norm_backward(g_h_, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, g_mid_,
                     grad(ParamKind::norm2_gain), accumulate);
       return done(ParamKind::norm2_gain);
-    case BlockLayer::attn_residual:
-      return residual(din, g_mid_, Mat());
+    case BlockLayer::attn_residual: return residual(din, g_mid_, Mat());
     case BlockLayer::attn_out:
-      return fc_backward_in_standard(FcKind::attn_out, b, s.ao_in, g_mid_, g_a_, accumulate,
-                                     sync);
+      return fc_backward_in_standard(FcKind::attn_out, b, s.ao_in, g_mid_, g_a_, accumulate, sync);
     case BlockLayer::attention:
       return ex_.compute("attention_backward", attention_work_[1], [&] {
         local_attention_->backward(space_, s.qkv, s.a, g_a_, s.p, g_qkv_);
@@ -802,8 +803,8 @@ std::vector<double> Transformer<Exec>::gather(const std::string& name,
   for (Axis axis : {Axis::tp, Axis::pp}) {  // the shards, then the stage that holds it
     const AxisComm& ring = torus_.axis(axis);
     const RecordedOp op(ring_op(CommKind::all_reduce, ring, global.size(), sizeof(double)));
-    MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE,
-                  MPI_SUM, ring.comm());
+    MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_DOUBLE, MPI_SUM,
+                  ring.comm());
   }
   return global;
 }

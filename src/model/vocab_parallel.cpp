@@ -15,15 +15,15 @@ namespace {
 TokenIds to_device(const char* label, const std::vector<int>& values) {
   TokenIds device(std::string(label), values.size());
   const Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(values.data(),
-                                                                                 values.size());
+                                                                                  values.size());
   Kokkos::deep_copy(device, host);
   return device;
 }
 
 void require_ids(const std::vector<int>& ids, std::size_t vocab, const char* what) {
   for (std::size_t t = 0; t < ids.size(); ++t)
-    require(ids[t] >= 0 && static_cast<std::size_t>(ids[t]) < vocab, what, " ", t, " is ",
-            ids[t], ", not an id of the vocabulary of ", vocab, " (model.vocab)");
+    require(ids[t] >= 0 && static_cast<std::size_t>(ids[t]) < vocab, what, " ", t, " is ", ids[t],
+            ", not an id of the vocabulary of ", vocab, " (model.vocab)");
 }
 
 }  // namespace
@@ -48,9 +48,9 @@ VocabSplit split_vocab(std::size_t vocab, std::size_t padded, std::size_t mesh_r
   split.mesh_cols = mesh_cols;
   require(vocab > 0 && vocab <= padded, "a vocabulary of ", vocab, " padded to ", padded,
           ": the padded size must be at least the vocabulary");
-  require(padded % split.mesh_rows == 0 && padded % split.mesh_cols == 0,
-          "the padded vocabulary (", padded, ") must divide over the mesh's ", split.mesh_rows,
-          " rows and ", split.mesh_cols, " columns");
+  require(padded % split.mesh_rows == 0 && padded % split.mesh_cols == 0, "the padded vocabulary (",
+          padded, ") must divide over the mesh's ", split.mesh_rows, " rows and ", split.mesh_cols,
+          " columns");
   return split;
 }
 
@@ -60,8 +60,7 @@ VocabSplit model_vocab(std::size_t vocab, std::size_t mesh_rows, std::size_t mes
 }
 
 TokenBatch make_token_batch(const Torus& torus, const VocabSplit& vocab,
-                            const std::vector<int>& row_ids,
-                            const std::vector<int>& row_targets) {
+                            const std::vector<int>& row_ids, const std::vector<int>& row_targets) {
   require(row_ids.size() == row_targets.size(), "a micro-batch of ", row_ids.size(),
           " tokens with ", row_targets.size(), " targets");
   require_ids(row_ids, vocab.vocab, "token");
@@ -83,8 +82,8 @@ TokenBatch make_token_batch(const Torus& torus, const VocabSplit& vocab,
   std::vector<int> next(offsets.begin(), offsets.end() - 1);
   for (std::size_t t = 0; t < ids.size(); ++t) {
     const std::size_t v = static_cast<std::size_t>(ids[t]);
-    if (v >= first && v < first + rows) positions[static_cast<std::size_t>(next[v - first]++)] =
-        static_cast<int>(t);
+    if (v >= first && v < first + rows)
+      positions[static_cast<std::size_t>(next[v - first]++)] = static_cast<int>(t);
   }
   TokenBatch batch;
   batch.ids = to_device("token_ids", ids);

@@ -67,9 +67,9 @@ VocabSplit model_vocab(std::size_t vocab, std::size_t mesh_rows, std::size_t mes
 
 // A micro-batch's tokens as the embedding and the loss read them on this chip.
 struct TokenBatch {
-  TokenIds ids;       // every token of the replica's micro-batch (all mesh rows'), in order
-  TokensById by_id;   // those whose ids are in this chip's rows of the table, grouped by id
-  TokenIds targets;   // the next token of each of this chip's tokens (T / Pr)
+  TokenIds ids;      // every token of the replica's micro-batch (all mesh rows'), in order
+  TokensById by_id;  // those whose ids are in this chip's rows of the table, grouped by id
+  TokenIds targets;  // the next token of each of this chip's tokens (T / Pr)
 };
 
 // From this mesh row's tokens and targets (T / Pr each, in order): the ids gathered over the
@@ -87,7 +87,8 @@ class TokenEmbedding {
   // For micro-batches of `tokens` tokens per replica (T, a multiple of the mesh rows) and
   // hidden size H (a multiple of the mesh columns).
   TokenEmbedding(Exec& ex, const VocabSplit& vocab, std::size_t hidden, std::size_t tokens)
-      : ex_(ex), vocab_(vocab),
+      : ex_(ex),
+        vocab_(vocab),
         all_(model_matrix<Exec>("embedding_tokens", tokens,
                                 hidden / static_cast<std::size_t>(ex.mesh_cols()))) {
     const std::size_t pr = static_cast<std::size_t>(ex_.mesh_rows());
@@ -125,8 +126,7 @@ class TokenEmbedding {
       ex_.wait(ex_.start_all_gather(Axis::row, ex_.wrap(dx), ex_.wrap(all_), MatrixDim::rows));
     }
     ex_.compute("embedding_backward",
-                LocalWork::streaming(double(elements(all_)) + 2.0 * double(elements(dtable))),
-                [&] {
+                LocalWork::streaming(double(elements(all_)) + 2.0 * double(elements(dtable))), [&] {
                   embedding_gradient(ex_.compute_space(), all_, batch.by_id, dtable, accumulate);
                 });
   }
@@ -149,8 +149,11 @@ class VocabCrossEntropy {
 
   // For `rows` tokens per chip (T / Pr).
   VocabCrossEntropy(Exec& ex, const VocabSplit& vocab, std::size_t rows)
-      : ex_(ex), vocab_(vocab), max_(model_matrix<Exec>("softmax_max", rows, 1)),
-        sums_(model_matrix<Exec>("softmax_sums", rows, 2)), small_(2 * rows) {}
+      : ex_(ex),
+        vocab_(vocab),
+        max_(model_matrix<Exec>("softmax_max", rows, 1)),
+        sums_(model_matrix<Exec>("softmax_sums", rows, 2)),
+        small_(2 * rows) {}
 
   // The sum over this chip's tokens of -log softmax(logits)[target] (the same on every chip of
   // a mesh row), and `logits` (T / Pr x V_p / Pc) replaced by scale times the loss's gradient.
@@ -177,14 +180,13 @@ class VocabCrossEntropy {
 
  private:
   void reduce_over_vocab(const char* name, const Mat& m, bool maximum) {
-    ex_.communicate(name, Axis::col, {CommWork::all_reduce, static_cast<double>(elements(m))},
-                    [&] {
-                      const AxisComm& ring = ex_.torus().axis(Axis::col);
-                      if (maximum)
-                        small_.max(ex_.compute_space(), ring, m);
-                      else
-                        small_.sum(ex_.compute_space(), ring, m);
-                    });
+    ex_.communicate(name, Axis::col, {CommWork::all_reduce, static_cast<double>(elements(m))}, [&] {
+      const AxisComm& ring = ex_.torus().axis(Axis::col);
+      if (maximum)
+        small_.max(ex_.compute_space(), ring, m);
+      else
+        small_.sum(ex_.compute_space(), ring, m);
+    });
   }
 
   Exec& ex_;

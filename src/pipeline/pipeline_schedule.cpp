@@ -11,8 +11,7 @@ namespace {
 // Interleaved 1F1B's k-th forward (or backward) micro-step of a rank: micro-batches go in groups
 // of p through chunk 0, then the same group through chunk 1, ...; backwards walk the chunks from
 // the last one down (Megatron-LM's get_model_chunk_id).
-PipelineSlot interleaved_step(std::size_t k, bool forward, std::size_t stages,
-                              std::size_t chunks) {
+PipelineSlot interleaved_step(std::size_t k, bool forward, std::size_t stages, std::size_t chunks) {
   const std::size_t group = k / (stages * chunks), in_group = k % (stages * chunks);
   const std::size_t chunk = in_group / stages;
   return {forward, group * stages + in_group % stages, forward ? chunk : chunks - 1 - chunk};
@@ -45,10 +44,11 @@ const char* schedule_name(PipelineSchedule schedule) {
 }
 
 PipelineSchedule parse_schedule(const std::string& name) {
-  for (PipelineSchedule s : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
-                             PipelineSchedule::interleaved})
+  for (PipelineSchedule s :
+       {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved})
     if (name == schedule_name(s)) return s;
-  throw UserError(concat("unknown pipeline schedule '", name, "'; valid: gpipe, 1f1b, interleaved"));
+  throw UserError(
+      concat("unknown pipeline schedule '", name, "'; valid: gpipe, 1f1b, interleaved"));
 }
 
 std::vector<PipelineSlot> pipeline_order(PipelineSchedule schedule, std::size_t stages,
@@ -64,23 +64,26 @@ std::vector<PipelineSlot> pipeline_order(PipelineSchedule schedule, std::size_t 
     return order;
   }
   if (schedule == PipelineSchedule::one_f_one_b)
-    return one_forward_one_backward(
-        micro_batches, std::min(stages - stage - 1, micro_batches),
-        [](std::size_t k, bool forward) { return PipelineSlot{forward, k, 0}; });
-  require(chunks >= 2, "the interleaved schedule needs at least 2 model chunks per rank "
-          "(pipeline.virtual_stages), got ", chunks, "; with 1 use 1f1b");
-  require(micro_batches % stages == 0, "the interleaved schedule runs micro-batches in groups of "
-          "the ", stages, " stages, but ", micro_batches, " micro-batches are not a multiple of ",
-          stages);
+    return one_forward_one_backward(micro_batches, std::min(stages - stage - 1, micro_batches),
+                                    [](std::size_t k, bool forward) {
+                                      return PipelineSlot{forward, k, 0};
+                                    });
+  require(chunks >= 2,
+          "the interleaved schedule needs at least 2 model chunks per rank "
+          "(pipeline.virtual_stages), got ",
+          chunks, "; with 1 use 1f1b");
+  require(micro_batches % stages == 0,
+          "the interleaved schedule runs micro-batches in groups of "
+          "the ",
+          stages, " stages, but ", micro_batches, " micro-batches are not a multiple of ", stages);
   const std::size_t total = micro_batches * chunks;
   // Megatron-LM's warm-up: enough forwards for the last virtual stage's first backward to find
   // its input; with as many micro-batches as stages, every forward runs first.
   std::size_t warmup = (stages - stage - 1) * 2 + (chunks - 1) * stages;
   if (micro_batches == stages) warmup = total;
-  return one_forward_one_backward(total, std::min(warmup, total),
-                                  [&](std::size_t k, bool forward) {
-                                    return interleaved_step(k, forward, stages, chunks);
-                                  });
+  return one_forward_one_backward(total, std::min(warmup, total), [&](std::size_t k, bool forward) {
+    return interleaved_step(k, forward, stages, chunks);
+  });
 }
 
 namespace {

@@ -21,13 +21,14 @@
 namespace meshslice {
 
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
-const char* schedule_name(PipelineSchedule schedule);         // "gpipe", "1f1b", "interleaved"
-PipelineSchedule parse_schedule(const std::string& name);      // UserError listing the names
+const char* schedule_name(PipelineSchedule schedule);      // "gpipe", "1f1b", "interleaved"
+PipelineSchedule parse_schedule(const std::string& name);  // UserError listing the names
 
 struct PipelineSlot {
   bool forward = true;
   std::size_t micro_batch = 0;
-  std::size_t chunk = 0;  // this rank's model chunk (virtual stage chunk * p + s); 0 unless interleaved
+  std::size_t chunk =
+      0;  // this rank's model chunk (virtual stage chunk * p + s); 0 unless interleaved
   bool operator==(const PipelineSlot& o) const {
     return forward == o.forward && micro_batch == o.micro_batch && chunk == o.chunk;
   }

@@ -30,8 +30,10 @@ std::string StageSplit::str() const {
 StageSplit balanced_split(const std::vector<double>& block_seconds, std::size_t stages,
                           double last_stage_extra) {
   const std::size_t n = block_seconds.size();
-  require(stages >= 1 && stages <= n, "the pipeline has ", stages, " (virtual) stages but the "
-          "model only ", n, " blocks; every stage needs a block: use at most ", n,
+  require(stages >= 1 && stages <= n, "the pipeline has ", stages,
+          " (virtual) stages but the "
+          "model only ",
+          n, " blocks; every stage needs a block: use at most ", n,
           " stages x virtual stages, or more blocks");
   std::vector<double> prefix(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + block_seconds[i];

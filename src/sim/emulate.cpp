@@ -15,9 +15,9 @@ std::vector<std::pair<int, int>> representative_chips(Algorithm algorithm, int r
 
 namespace {
 
-SimTotals run_on_chip(const hw::MachineModel& machine, Algorithm algorithm,
-                      const GemmProblem& p, int rows, int cols, int i, int j,
-                      const GemmOptions& options, std::vector<TraceEvent>* events) {
+SimTotals run_on_chip(const hw::MachineModel& machine, Algorithm algorithm, const GemmProblem& p,
+                      int rows, int cols, int i, int j, const GemmOptions& options,
+                      std::vector<TraceEvent>* events) {
   SimExecutor ex(machine, rows, cols, i, j, events);
   auto shard = [&](char matrix) {
     const ShardRegion r = shard_region(algorithm, p, matrix, rows, cols, i, j);

@@ -55,8 +55,8 @@ std::vector<FcGemm> lm_head_gemms(std::size_t hidden, std::size_t vocab, std::si
   const auto problems = fc_layer_gemms(stationary, tokens, hidden, vocab);
   std::vector<FcGemm> out;
   for (int pass = 0; pass < 3; ++pass)
-    out.push_back({kLmHeadName, pass_name(static_cast<Pass>(pass)), stationary, false,
-                   problems[pass]});
+    out.push_back(
+        {kLmHeadName, pass_name(static_cast<Pass>(pass)), stationary, false, problems[pass]});
   return out;
 }
 

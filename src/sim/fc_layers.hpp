@@ -27,10 +27,10 @@
 namespace meshslice::sim {
 
 struct LlmSpec {
-  std::string name;      // "gpt3", "megatron-nlg"
-  std::string label;     // "GPT-3 175B", for plots
-  std::size_t hidden;    // h
-  int heads;             // attention heads (h / heads is the head size)
+  std::string name;        // "gpt3", "megatron-nlg"
+  std::string label;       // "GPT-3 175B", for plots
+  std::size_t hidden;      // h
+  int heads;               // attention heads (h / heads is the head size)
   std::size_t blocks = 0;  // transformer blocks of the published model (0: not given)
   std::size_t ffn_hidden() const { return 4 * hidden; }  // the feed-forward network's width
 };

@@ -5,8 +5,7 @@
 
 namespace meshslice::sim {
 
-hw::MachineModel load_machine_model(const std::string& name_or_path,
-                                    const std::string& key) {
+hw::MachineModel load_machine_model(const std::string& name_or_path, const std::string& key) {
   try {
     return hw::MachineModel(hw::load_machine(hw::machine_path(name_or_path)));
   } catch (const hw::MachineError& e) {

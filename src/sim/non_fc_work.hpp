@@ -18,8 +18,8 @@
 namespace meshslice::sim {
 
 struct NonFcTime {
-  double seconds = 0;  // one chip's forward plus backward
-  double flops = 0;    // of attention's products, on one chip
+  double seconds = 0;   // one chip's forward plus backward
+  double flops = 0;     // of attention's products, on one chip
   std::string why_not;  // why the block does not split over the mesh ("" when it does)
   bool valid() const { return why_not.empty(); }
 };

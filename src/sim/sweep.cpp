@@ -48,8 +48,8 @@ std::string no_mesh_reason(Algorithm algorithm, int chips, const SweepOptions& o
   if (algorithm == Algorithm::cannon)
     return concat("Cannon needs a square mesh with sides of at least min_mesh_side = ",
                   options.min_mesh_side, "; ", chips, " chips make none");
-  return concat("no factorization of ", chips, " chips has both sides >= min_mesh_side = ",
-                options.min_mesh_side);
+  return concat("no factorization of ", chips,
+                " chips has both sides >= min_mesh_side = ", options.min_mesh_side);
 }
 
 namespace {
@@ -74,8 +74,10 @@ std::optional<Configuration> evaluate_gemms(const hw::MachineModel& machine, Alg
       try {
         const EmulatedGemm r = emulate_gemm(machine, algorithm, gemm.problem, rows, cols, o);
         if (r.totals.memory_bytes > hbm) {
-          reason = concat("needs ", r.totals.memory_bytes / (1 << 30), " GiB per chip, more than "
-                          "the chip's ", hbm / (1 << 30), " GiB of HBM");
+          reason = concat("needs ", r.totals.memory_bytes / (1 << 30),
+                          " GiB per chip, more than "
+                          "the chip's ",
+                          hbm / (1 << 30), " GiB of HBM");
           continue;
         }
         if (!best || r.totals.seconds < best->totals.seconds)
@@ -107,8 +109,8 @@ std::optional<Configuration> evaluate_mesh(const hw::MachineModel& machine, Algo
   for (WangRing ring : algorithm == Algorithm::wang ? options.wang_rings : col_only)
     for (int S : slice_candidates(algorithm, options))
       candidates.push_back(gemm_options(S, options, ring));
-  return evaluate_gemms(machine, algorithm, gemms, rows, cols,
-                        [&](std::size_t) { return candidates; }, false, why);
+  return evaluate_gemms(
+      machine, algorithm, gemms, rows, cols, [&](std::size_t) { return candidates; }, false, why);
 }
 
 std::optional<Configuration> evaluate_at_slices(const hw::MachineModel& machine,
@@ -118,15 +120,15 @@ std::optional<Configuration> evaluate_at_slices(const hw::MachineModel& machine,
                                                 const SweepOptions& options, std::string* why) {
   require(slices.size() == gemms.size(), "evaluate_at_slices: ", slices.size(), " S values for ",
           gemms.size(), " GEMMs");
-  return evaluate_gemms(machine, algorithm, gemms, rows, cols,
-                        [&](std::size_t i) {
-                          // slices[i], then the smaller S, largest first
-                          std::vector<GemmOptions> below;
-                          for (int S = slices[i]; S >= 1; --S)
-                            below.push_back(gemm_options(S, options));
-                          return below;
-                        },
-                        true, why);
+  return evaluate_gemms(
+      machine, algorithm, gemms, rows, cols,
+      [&](std::size_t i) {
+        // slices[i], then the smaller S, largest first
+        std::vector<GemmOptions> below;
+        for (int S = slices[i]; S >= 1; --S) below.push_back(gemm_options(S, options));
+        return below;
+      },
+      true, why);
 }
 
 std::optional<Configuration> best_configuration(const hw::MachineModel& machine,
@@ -137,7 +139,8 @@ std::optional<Configuration> best_configuration(const hw::MachineModel& machine,
   if (why) *why = no_mesh_reason(algorithm, chips, options);
   for (const auto& [rows, cols] : mesh_shapes(algorithm, chips, options)) {
     auto config = evaluate_mesh(machine, algorithm, gemms, rows, cols, options, why);
-    if (config && (!best || config->totals.seconds < best->totals.seconds)) best = std::move(config);
+    if (config && (!best || config->totals.seconds < best->totals.seconds))
+      best = std::move(config);
   }
   return best;
 }

@@ -33,7 +33,7 @@ struct SweepOptions {
 struct GemmResult {
   FcGemm gemm;
   int slices = 1;
-  SimTotals totals;  // of the representative chip
+  SimTotals totals;                    // of the representative chip
   WangRing wang_ring = WangRing::col;  // the ring Wang decomposed
 };
 

@@ -22,10 +22,9 @@ EmulatedSteps::Step EmulatedSteps::end_step(MPI_Comm comm, std::size_t step, boo
   MPI_Allreduce(&own, &s.seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
   const double busy = (after.compute - before_.compute) + (after.local - before_.local);
   s.exposed_fraction = own > 0 ? (own - busy) / own : 0.0;
-  s.flop_utilization =
-      s.seconds > 0
-          ? sim::flop_utilization(after.flops - before_.flops, 1, s.seconds, machine_.machine)
-          : 0.0;
+  s.flop_utilization = s.seconds > 0 ? sim::flop_utilization(after.flops - before_.flops, 1,
+                                                             s.seconds, machine_.machine)
+                                     : 0.0;
   ++steps_;
   total_seconds_ += s.seconds;
   total_exposed_ += s.exposed_fraction;

@@ -55,9 +55,8 @@ const std::array<CalibratedKind, 3>& calibrated_kinds() {
 Calibration calibrate(const CalibrationOptions& o) {
   Calibration c;
   MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
-  require(c.ranks >= 2,
-          "calibration times communication between ranks: run it on at least 2 "
-          "(mpiexec -np 2 meshslice-tune --set mode=calibrate)");
+  require(c.ranks >= 2, "calibration times communication between ranks: run it on at least 2 "
+                        "(mpiexec -np 2 meshslice-tune --set mode=calibrate)");
   const int local = node_ranks();
   c.memory_bytes = node_memory_bytes() / local;
   for (int p = 2; p <= c.ranks; ++p)

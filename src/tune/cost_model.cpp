@@ -18,9 +18,7 @@ GemmRate parse_gemm_rate(const std::string& name) {
 }
 
 CostModel::CostModel(const hw::MachineModel& machine, GemmRate rate)
-    : machine_(&machine),
-      rate_(rate),
-      flop_rate_(effective_flops(machine)) {}
+    : machine_(&machine), rate_(rate), flop_rate_(effective_flops(machine)) {}
 
 double CostModel::gemm_seconds(double m, double n, double k, bool accumulate) const {
   if (rate_ == GemmRate::effective) return compute_seconds(2 * m * n * k);

@@ -46,7 +46,8 @@ class TuningCache {
   Choice choose(std::size_t sequences, int tp) const {
     const auto gemms = sim::block_gemms(m_.llm, sequences * m_.seq_len, o_.attention);
     const BlockTuning tuning = tune_block(model_, gemms, tp, o_.search);
-    Choice c{nullptr, concat("no mesh of ", tp, " chips fits every GEMM with whole sequences per "
+    Choice c{nullptr, concat("no mesh of ", tp,
+                             " chips fits every GEMM with whole sequences per "
                              "mesh row")};
     for (const MeshChoice& mesh : tuning.meshes) {
       if (!mesh.usable()) {

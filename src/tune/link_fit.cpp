@@ -67,9 +67,8 @@ hw::LinkParams fit_link(const std::vector<CommSample>& samples) {
       use[i] = false;
       c = solve(samples, use);
     }
-  require(c[2] > 0,
-          "calibration: the measured times do not grow with the message size; time "
-          "larger messages (calibrate.max_kib)");
+  require(c[2] > 0, "calibration: the measured times do not grow with the message size; time "
+                    "larger messages (calibrate.max_kib)");
   return hw::LinkParams{c[0], c[1], 1.0 / c[2]};
 }
 

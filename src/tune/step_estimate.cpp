@@ -31,12 +31,9 @@ double gemm_workspace(const TunedGemm& g, int rows, int cols) {
   const GemmProblem& p = g.gemm.problem;
   const double M = p.M, N = p.N, K = p.K, r = rows, c = cols, S = g.slices;
   switch (p.flow) {
-    case Dataflow::OS:
-      return 2 * (M / r * K / S + K / S * N / c);
-    case Dataflow::LS:
-      return 2 * (N / S * K / c + M / r * N / S);
-    case Dataflow::RS:
-      return 2 * (K / r * M / S + M / S * N / c);
+    case Dataflow::OS: return 2 * (M / r * K / S + K / S * N / c);
+    case Dataflow::LS: return 2 * (N / S * K / c + M / r * N / S);
+    case Dataflow::RS: return 2 * (K / r * M / S + M / S * N / c);
   }
   return 0;
 }

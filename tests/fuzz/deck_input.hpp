@@ -81,8 +81,7 @@ inline Teuchos::ParameterList representative_valid_parameters() {
     opt.set(key, 0.5, "optimizer setting");
   opt.set("warmup_steps", 50, "warm-up steps");
   // A number range: check_allowed's path for validators other than string choices.
-  opt.set("clip_norm", 1.0, "clip norm in [0, 100]",
-          Teuchos::rcp(new RangeValidator(0.0, 100.0)));
+  opt.set("clip_norm", 1.0, "clip norm in [0, 100]", Teuchos::rcp(new RangeValidator(0.0, 100.0)));
   auto& train = valid.sublist("train", false, "the run");
   for (const char* key : {"steps", "eval_every", "eval_batches", "log_every", "gemm_chunks"})
     train.set(key, 10, "run setting");

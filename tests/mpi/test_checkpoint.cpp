@@ -236,8 +236,8 @@ TEST(Checkpoint, SavedByZeroReplicasAndStagesResumesOn2x2) {
     std::string path;
     {
       LayoutRun<double> saving(saving_layout);
-      expect_matches_reference(saving.trainer, reference, saving.shape, saving_layout.mesh.dp,
-                               10, "saving on " + saving_layout.name);
+      expect_matches_reference(saving.trainer, reference, saving.shape, saving_layout.mesh.dp, 10,
+                               "saving on " + saving_layout.name);
       path = saving.save(dir.path());
     }
     LayoutRun<double> resumed(kSquare);

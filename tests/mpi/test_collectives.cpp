@@ -45,7 +45,8 @@ Matrix<T> shard_of(Axis axis, int p, std::size_t rows, std::size_t cols, int sal
 }
 
 template <class T>
-void expect_matrix(const Matrix<T>& actual, const std::function<double(std::size_t, std::size_t)>& want,
+void expect_matrix(const Matrix<T>& actual,
+                   const std::function<double(std::size_t, std::size_t)>& want,
                    const std::string& what) {
   auto host = to_host(actual);
   int mismatches = 0;
@@ -95,10 +96,13 @@ TYPED_TEST(Collectives, AllGather) {
             all_gather(ring, local, out, dim, options_for(impl));
           else
             drive(iall_gather(ring, local, out, dim, options_for(impl)));
-          expect_matrix<T>(out, [&](std::size_t i, std::size_t j) {
-            return rows ? shard_value(axis, i / kRows, i % kRows, j)
-                        : shard_value(axis, j / kCols, i, j % kCols);
-          }, label("all_gather", axis, impl, blocking ? dim_name(dim) : "non-blocking"));
+          expect_matrix<T>(
+              out,
+              [&](std::size_t i, std::size_t j) {
+                return rows ? shard_value(axis, i / kRows, i % kRows, j)
+                            : shard_value(axis, j / kCols, i, j % kCols);
+              },
+              label("all_gather", axis, impl, blocking ? dim_name(dim) : "non-blocking"));
         }
 }
 
@@ -121,15 +125,19 @@ TYPED_TEST(Collectives, ReduceScatter) {
           else
             drive(ireduce_scatter(ring, in, out, dim, options_for(impl)));
           const int r = ring.rank();
-          expect_matrix<T>(out, [&](std::size_t i, std::size_t j) {
-            double sum = 0;
-            for (int q = 0; q < p; ++q)
-              sum += rows ? shard_value(axis, q, r * kRows + i, j)
-                          : shard_value(axis, q, i, r * kCols + j);
-            return sum;
-          }, label("reduce_scatter", axis, impl, dim_name(dim)));
-          expect_matrix<T>(in, [&](std::size_t i, std::size_t j) { return in_before(i, j); },
-                           label("reduce_scatter leaves its input", axis, impl));
+          expect_matrix<T>(
+              out,
+              [&](std::size_t i, std::size_t j) {
+                double sum = 0;
+                for (int q = 0; q < p; ++q)
+                  sum += rows ? shard_value(axis, q, r * kRows + i, j)
+                              : shard_value(axis, q, i, r * kCols + j);
+                return sum;
+              },
+              label("reduce_scatter", axis, impl, dim_name(dim)));
+          expect_matrix<T>(
+              in, [&](std::size_t i, std::size_t j) { return in_before(i, j); },
+              label("reduce_scatter leaves its input", axis, impl));
         }
 }
 
@@ -145,11 +153,14 @@ TYPED_TEST(Collectives, AllReduce) {
           drive(iall_reduce(ring, in, out, options_for(impl)));
         else
           all_reduce(ring, in, out, options_for(impl));
-        expect_matrix<T>(out, [&](std::size_t i, std::size_t j) {
-          double sum = 0;
-          for (int q = 0; q < ring.size(); ++q) sum += shard_value(axis, q, i, j);
-          return sum;
-        }, label("all_reduce", axis, impl, in_place ? "in place" : ""));
+        expect_matrix<T>(
+            out,
+            [&](std::size_t i, std::size_t j) {
+              double sum = 0;
+              for (int q = 0; q < ring.size(); ++q) sum += shard_value(axis, q, i, j);
+              return sum;
+            },
+            label("all_reduce", axis, impl, in_place ? "in place" : ""));
       }
 }
 
@@ -164,9 +175,9 @@ TYPED_TEST(Collectives, BroadcastFromEveryRoot) {
           broadcast(ring, buffer, root, options_for(impl));
         else
           drive(ibroadcast(ring, buffer, root, options_for(impl)));
-        expect_matrix<T>(buffer, [&](std::size_t i, std::size_t j) {
-          return shard_value(axis, root, i, j);
-        }, label("broadcast", axis, impl, concat("root=", root).c_str()));
+        expect_matrix<T>(
+            buffer, [&](std::size_t i, std::size_t j) { return shard_value(axis, root, i, j); },
+            label("broadcast", axis, impl, concat("root=", root).c_str()));
       }
     }
 }
@@ -184,12 +195,15 @@ TYPED_TEST(Collectives, ReduceToEveryRoot) {
         else
           drive(ireduce(ring, in, out, root, options_for(impl)));
         const bool is_root = ring.rank() == root;
-        expect_matrix<T>(out, [&](std::size_t i, std::size_t j) {
-          if (!is_root) return -1000.0;  // untouched away from the root
-          double sum = 0;
-          for (int q = 0; q < ring.size(); ++q) sum += shard_value(axis, q, i, j);
-          return sum;
-        }, label("reduce", axis, impl, concat("root=", root).c_str()));
+        expect_matrix<T>(
+            out,
+            [&](std::size_t i, std::size_t j) {
+              if (!is_root) return -1000.0;  // untouched away from the root
+              double sum = 0;
+              for (int q = 0; q < ring.size(); ++q) sum += shard_value(axis, q, i, j);
+              return sum;
+            },
+            label("reduce", axis, impl, concat("root=", root).c_str()));
       }
     }
 }
@@ -207,9 +221,9 @@ TYPED_TEST(Collectives, ShiftBothWays) {
         else
           drive(ishift(ring, in, out, displacement, options_for(impl)));
         const int source = ring.neighbour(-displacement);
-        expect_matrix<T>(out, [&](std::size_t i, std::size_t j) {
-          return shard_value(axis, source, i, j);
-        }, label("shift", axis, impl, concat("by ", displacement).c_str()));
+        expect_matrix<T>(
+            out, [&](std::size_t i, std::size_t j) { return shard_value(axis, source, i, j); },
+            label("shift", axis, impl, concat("by ", displacement).c_str()));
       }
 }
 
@@ -234,17 +248,22 @@ TYPED_TEST(Collectives, ConcurrentNonBlockingOnOneRing) {
     third.wait();
     second.wait();
     first.wait();
-    expect_matrix<T>(gathered_a, [&](std::size_t i, std::size_t j) {
-      return shard_value(axis, i / kRows, i % kRows, j, 1);
-    }, label("concurrent all_gather rows", axis, impl));
-    expect_matrix<T>(gathered_b, [&](std::size_t i, std::size_t j) {
-      return shard_value(axis, j / kCols, i, j % kCols, 2);
-    }, label("concurrent all_gather cols", axis, impl));
-    expect_matrix<T>(scattered, [&](std::size_t i, std::size_t j) {
-      double sum = 0;
-      for (int q = 0; q < p; ++q) sum += shard_value(axis, q, ring.rank() * kRows + i, j, 3);
-      return sum;
-    }, label("concurrent reduce_scatter", axis, impl));
+    expect_matrix<T>(
+        gathered_a,
+        [&](std::size_t i, std::size_t j) { return shard_value(axis, i / kRows, i % kRows, j, 1); },
+        label("concurrent all_gather rows", axis, impl));
+    expect_matrix<T>(
+        gathered_b,
+        [&](std::size_t i, std::size_t j) { return shard_value(axis, j / kCols, i, j % kCols, 2); },
+        label("concurrent all_gather cols", axis, impl));
+    expect_matrix<T>(
+        scattered,
+        [&](std::size_t i, std::size_t j) {
+          double sum = 0;
+          for (int q = 0; q < p; ++q) sum += shard_value(axis, q, ring.rank() * kRows + i, j, 3);
+          return sum;
+        },
+        label("concurrent reduce_scatter", axis, impl));
   }
 }
 

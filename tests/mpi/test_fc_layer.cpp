@@ -82,7 +82,8 @@ TEST(FcLayerErrors, OneDimensionalAlgorithmsAndBadSlicesAreClearErrors) {
   RealExecutor<double> ex(torus(), CommOptions{});
   const GemmChoice ok{Algorithm::collective, {1, 1}};
   using Layer = FcLayer<RealExecutor<double>>;
-  EXPECT_THROW(Layer(ex, Stationary::Y, false, kT, kI, kO, {GemmChoice{Algorithm::tp1d, {1, 1}}, ok, ok}),
+  EXPECT_THROW(Layer(ex, Stationary::Y, false, kT, kI, kO,
+                     {GemmChoice{Algorithm::tp1d, {1, 1}}, ok, ok}),
                UserError);
   try {
     Layer(ex, Stationary::Y, false, kT, kI, kO, {ok, ok, GemmChoice{Algorithm::meshslice, {5, 7}}});

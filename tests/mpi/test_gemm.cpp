@@ -27,19 +27,17 @@ std::size_t sliced_extent(const GemmProblem& p) {
 // Whether `algorithm` must accept this configuration (else it must raise a UserError). Written
 // from the algorithms' definitions, independently of the code under test. With S = 1 nothing
 // is sliced, so the block size never matters.
-bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int cols, int s,
-                        int b, WangRing ring) {
+bool expected_supported(Algorithm algorithm, const GemmProblem& p, int rows, int cols, int s, int b,
+                        WangRing ring) {
   const std::size_t extent = sliced_extent(p);
   switch (algorithm) {
     case Algorithm::meshslice:
       return s == 1 || ((extent / rows) % (s * b) == 0 && (extent / cols) % (s * b) == 0);
-    case Algorithm::collective:
-      return true;
+    case Algorithm::collective: return true;
     case Algorithm::summa:
       // lcm(Pr, Pc, S) panels must divide the stepped dimension.
       return extent % rows == 0 && extent % cols == 0 && extent % s == 0;
-    case Algorithm::cannon:
-      return rows == cols;  // square meshes only; S and B do not apply
+    case Algorithm::cannon: return rows == cols;  // square meshes only; S and B do not apply
     case Algorithm::wang:
       // S loop iterations divide the ring whose collective is decomposed into shifts (the col
       // ring: A's all-gather in OS/RS, C's reduce-scatter in LS; the row ring: B's all-gather in
@@ -99,8 +97,7 @@ void check_algorithm(Algorithm algorithm) {
                      " ring=", wang_ring_name(ring), " impl=", impl_name(impl));
           const GemmOptions options{slices, block, ring};
           if (!expected_supported(algorithm, p, rows, cols, slices, block, ring)) {
-            EXPECT_THROW(run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, options),
-                         UserError)
+            EXPECT_THROW(run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, options), UserError)
                 << what;
             continue;
           }
@@ -110,8 +107,8 @@ void check_algorithm(Algorithm algorithm) {
           double worst = 0;
           for (std::size_t i = 0; i < got.extent(0); ++i)
             for (std::size_t j = 0; j < got.extent(1); ++j)
-              worst = std::max(worst, std::abs(got(i, j) - want(c_region.row0 + i,
-                                                                c_region.col0 + j)) / scale);
+              worst = std::max(
+                  worst, std::abs(got(i, j) - want(c_region.row0 + i, c_region.col0 + j)) / scale);
           EXPECT_LE(worst, tolerance<T>()) << what;
         }
   }
@@ -127,9 +124,11 @@ TEST_P(GemmAlgorithms, DoubleMatchesSerial) { check_algorithm<double>(GetParam()
 TEST_P(GemmAlgorithms, FloatMatchesSerial) { check_algorithm<float>(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(All, GemmAlgorithms, ::testing::ValuesIn(all_algorithms()),
-                         [](const auto& info) { return std::string(algorithm_name(info.param)) == "1dtp"
-                                                           ? std::string("tp1d")
-                                                           : std::string(algorithm_name(info.param)); });
+                         [](const auto& info) {
+                           return std::string(algorithm_name(info.param)) == "1dtp"
+                                      ? std::string("tp1d")
+                                      : std::string(algorithm_name(info.param));
+                         });
 
 TEST(GemmErrors, IndivisibleShapesAndSlicesAreClearErrorsOnEveryRank) {
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);

@@ -49,9 +49,9 @@ std::vector<GemmOptions> options_for(Algorithm algorithm, const GemmProblem& p) 
   std::vector<GemmOptions> out{{1, 1}};
   if (algorithm == Algorithm::collective || algorithm == Algorithm::cannon) return out;
   RealExecutor<double> ex(torus(), CommOptions{});
-  const std::vector<WangRing> rings =
-      algorithm == Algorithm::wang ? std::vector<WangRing>{WangRing::col, WangRing::row}
-                                   : std::vector<WangRing>{WangRing::col};
+  const std::vector<WangRing> rings = algorithm == Algorithm::wang
+                                          ? std::vector<WangRing>{WangRing::col, WangRing::row}
+                                          : std::vector<WangRing>{WangRing::col};
   for (WangRing ring : rings) {
     const std::size_t first = out.size();
     for (int s : {4, 3, 2}) {
@@ -179,8 +179,8 @@ void check_accumulation(Algorithm algorithm, double beta) {
               const double base = beta == 0 ? 0.0 : beta * c0(gi, gj);
               const double want = base + run * alpha * ab(gi, gj);
               const double err = std::abs(got(i, j) - want) / scale;
-              worst = std::isnan(err) ? std::numeric_limits<double>::infinity()
-                                      : std::max(worst, err);
+              worst =
+                  std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(worst, err);
             }
           const double tolerance = std::is_same_v<T, double> ? 1e-12 : 1e-5;
           EXPECT_LE(worst, tolerance) << what << " run " << run;

@@ -38,8 +38,8 @@ TEST_P(GradientSyncTest, AveragesOverReplicasWhileTheBackwardPassRuns) {
   FcLayer<RealExecutor<double>> first(ex, Stationary::Y, false, kT, kH, kF, choice);
   FcLayer<RealExecutor<double>> second(ex, Stationary::Y, false, kT, kF, kH, choice);
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
-  GradientSync<RealExecutor<double>> sync(
-      ex, std::vector<MatrixShape>{{kF / rows, kH / cols}, {kH / rows, kF / cols}});
+  GradientSync<RealExecutor<double>> sync(ex, std::vector<MatrixShape>{{kF / rows, kH / cols},
+                                                                       {kH / rows, kF / cols}});
 
   const GlobalMatrix w1 = global_matrix({kH, kF}, 1, 0, 1.0 / 16);
   const GlobalMatrix w2 = global_matrix({kF, kH}, 2, 0, 1.0 / 16);
@@ -104,8 +104,9 @@ TEST(GradientSyncScatter, ShardsThenGathersEveryReplicasRow) {
   };
   Matrix<double> g("g", dp, n), h("h", 3, 4), shard("shard", 1, n), parameter("p", dp, n);
   Matrix<double> g2("g2", dp, n), shard2("shard2", 1, n), parameter2("p2", dp, n);
-  const Matrix<double> mine = make_matrix<double>(
-      dp, n, [&](std::size_t i, std::size_t c) { return value(replica, i, c); });
+  const Matrix<double> mine = make_matrix<double>(dp, n, [&](std::size_t i, std::size_t c) {
+    return value(replica, i, c);
+  });
   auto round = [&] {
     Kokkos::deep_copy(g, mine);
     Kokkos::deep_copy(g2, mine);

@@ -66,10 +66,8 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
     const std::vector<int> made = trainer.generate(prompt, shape.seq_len + 4, sampling);
     std::vector<int> context = prompt;
     for (std::size_t i = 0; i < made.size(); ++i) {
-      const std::size_t start =
-          context.size() > shape.seq_len ? context.size() - shape.seq_len : 0;
-      std::vector<int> window(context.begin() + static_cast<std::ptrdiff_t>(start),
-                              context.end());
+      const std::size_t start = context.size() > shape.seq_len ? context.size() - shape.seq_len : 0;
+      std::vector<int> window(context.begin() + static_cast<std::ptrdiff_t>(start), context.end());
       const std::size_t position = window.size() - 1;
       window.resize(shape.seq_len, 0);
       const int want = reference.next_token(window, position, sampling, i);
@@ -80,15 +78,14 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Heads, LanguageModelMatchesReference,
-                         ::testing::Values(Case{"untied", false, 1, false, ""},
-                                           Case{"tied", true, 1, false, ""},
-                                           Case{"untied_two_micro_batches_zero", false, 2, true,
-                                                ""},
-                                           Case{"tied_two_micro_batches", true, 2, false, ""},
-                                           Case{"untied_head_x_stationary_summa", false, 1, false,
-                                                "lm_head X summa S=2"}),
-                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Heads, LanguageModelMatchesReference,
+    ::testing::Values(Case{"untied", false, 1, false, ""}, Case{"tied", true, 1, false, ""},
+                      Case{"untied_two_micro_batches_zero", false, 2, true, ""},
+                      Case{"tied_two_micro_batches", true, 2, false, ""},
+                      Case{"untied_head_x_stationary_summa", false, 1, false,
+                           "lm_head X summa S=2"}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace meshslice::testing

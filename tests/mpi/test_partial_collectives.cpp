@@ -102,8 +102,9 @@ TYPED_TEST(PartialCollectives, AllGatherOfEverySliceMatchesThePaperOrder) {
           for (std::size_t i = 0; i < want.extent(0); ++i)
             for (std::size_t j = 0; j < want.extent(1); ++j)
               if (want(i, j) != got(i, j)) ++mismatches;
-          EXPECT_EQ(mismatches, 0) << "partial all_gathers over all s reassemble the full one: "
-                                   << dim_name(setup.dim) << " S=" << count << " B=" << block;
+          EXPECT_EQ(mismatches, 0)
+              << "partial all_gathers over all s reassemble the full one: " << dim_name(setup.dim)
+              << " S=" << count << " B=" << block;
         }
 }
 
@@ -145,9 +146,9 @@ TYPED_TEST(PartialCollectives, ReduceScatterFillsExactlySliceS) {
               if (got != want) ++mismatches;
             }
           }
-          EXPECT_EQ(mismatches, 0) << "partial reduce_scatter " << dim_name(setup.dim)
-                                   << " S=" << count << " B=" << block << " impl="
-                                   << impl_name(impl);
+          EXPECT_EQ(mismatches, 0)
+              << "partial reduce_scatter " << dim_name(setup.dim) << " S=" << count
+              << " B=" << block << " impl=" << impl_name(impl);
         }
 }
 

@@ -39,7 +39,8 @@ template <class T>
 Matrix<T> shard_of(const GlobalMatrix& g) {
   const std::size_t rows = g.shape.rows / mesh_rows(), cols = g.shape.cols / mesh_cols();
   const std::size_t r0 = torus().coord(Axis::row) * rows, c0 = torus().coord(Axis::col) * cols;
-  return make_matrix<T>(rows, cols, [&](std::size_t i, std::size_t j) { return g(r0 + i, c0 + j); });
+  return make_matrix<T>(rows, cols,
+                        [&](std::size_t i, std::size_t j) { return g(r0 + i, c0 + j); });
 }
 
 // max |C - reference| over this chip's block, relative to max |reference| over the whole matrix;
@@ -92,8 +93,8 @@ TYPED_TEST(ScalapackGemm, EveryDataflowMatchesSerialOnEveryChip) {
       Case<TypeParam> t(GemmProblem{flow, shape.M, shape.N, shape.K});
       scalapack_gemm(torus(), flow, t.p.M, t.p.N, t.p.K, t.a, t.b, t.c);
       EXPECT_LE(max_rel_error(t.c, t.want), kTolerance<TypeParam>)
-          << t.p.str() << " chip (" << torus().coord(Axis::row) << ","
-          << torus().coord(Axis::col) << ")";
+          << t.p.str() << " chip (" << torus().coord(Axis::row) << "," << torus().coord(Axis::col)
+          << ")";
     }
 }
 

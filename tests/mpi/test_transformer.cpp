@@ -58,10 +58,10 @@ std::vector<Case> cases() {
   c.push_back({"default_meshslice_S4_adamw", default_model_plan(s, ms(4)), OptimizerKind::adamw});
   c.push_back({"collective_sgd", default_model_plan(s, choice(Algorithm::collective, 1)),
                OptimizerKind::sgd});
-  c.push_back({"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)),
-               OptimizerKind::adamw});
-  c.push_back({"wang_adamw", default_model_plan(s, choice(Algorithm::wang, 1)),
-               OptimizerKind::adamw});
+  c.push_back(
+      {"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)), OptimizerKind::adamw});
+  c.push_back(
+      {"wang_adamw", default_model_plan(s, choice(Algorithm::wang, 1)), OptimizerKind::adamw});
   // Every row of Table 1 and transposed variants, with re-layouts in and out of layers and
   // between FF1 and FF2, and a different algorithm per pass.
   ModelPlan mixed{{fc(Stationary::X, false, ms(2)), fc(Stationary::W, false, ms(1)),
@@ -101,9 +101,10 @@ TEST_P(TransformerMatchesReference, TwentyStepsLossesAndFinalWeights) {
   ReferenceTrainer<double> reference(shape, seeds, opt);
   expect_matches_reference(trainer, reference, shape, torus().size(Axis::dp), 20, c.name);
   if (HasFatalFailure()) return;
-  const bool relayouts = std::any_of(c.plan.blocks.begin(), c.plan.blocks.end(), [](const FcPlan& p) {
-    return p.input() == Layout::transposed || p.output() == Layout::transposed;
-  });
+  const bool relayouts =
+      std::any_of(c.plan.blocks.begin(), c.plan.blocks.end(), [](const FcPlan& p) {
+        return p.input() == Layout::transposed || p.output() == Layout::transposed;
+      });
   EXPECT_EQ(trainer.student().relayouts().count > 0, relayouts) << c.name;
 }
 
@@ -120,7 +121,8 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
   RealExecutor<double> ex(torus(), CommOptions{}, 8, &trace);
   const ModelShape shape = test_block_shape(4);
   const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 2));
-  Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw), TaskSeeds{});
+  Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw),
+                                        TaskSeeds{});
   trainer.step();  // the first step's start-up out of the way
   trace.clear();
   trainer.step();

@@ -88,7 +88,8 @@ TEST_P(VocabParallel, CrossEntropyMatchesSerial) {
   const std::vector<double> all = unpadded(logits, kVocab);
   std::vector<double> ignored;
   const std::vector<double> mine(all.begin() + static_cast<std::ptrdiff_t>(first_row * kVocab),
-                                 all.begin() + static_cast<std::ptrdiff_t>((first_row + rows) * kVocab));
+                                 all.begin() +
+                                     static_cast<std::ptrdiff_t>((first_row + rows) * kVocab));
   const double want_loss = reference_cross_entropy(mine, kVocab, my_rows(targets), scale, ignored);
 
   RealExecutor<double> ex(torus(), CommOptions{});

@@ -21,9 +21,9 @@ const hw::MachineModel& tpuv4() {
 }
 
 Matrix<double> shard(Algorithm algorithm, const GemmProblem& p, char matrix) {
-  const ShardRegion r = shard_region(algorithm, p, matrix, torus().size(Axis::row),
-                                     torus().size(Axis::col), torus().coord(Axis::row),
-                                     torus().coord(Axis::col));
+  const ShardRegion r =
+      shard_region(algorithm, p, matrix, torus().size(Axis::row), torus().size(Axis::col),
+                   torus().coord(Axis::row), torus().coord(Axis::col));
   return make_matrix<double>(r.rows, r.cols, [&](std::size_t i, std::size_t j) {
     return global_value(matrix, r.row0 + i, r.col0 + j, 7);
   });

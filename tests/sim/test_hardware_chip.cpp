@@ -24,7 +24,7 @@ TEST(ChipModel, OneTileGemmByHand) {
   ChipModel chip(tpuv4().chip);
   // 128^3: one tile, one K chunk, one weight block on one MXU of one core.
   const double prefetch = (128.0 * 128 + 128.0 * 128) * 2 / kCoreBandwidth;  // A and B tiles
-  const double multiply = 128 / kClock;        // 128 rows streamed through one block
+  const double multiply = 128 / kClock;  // 128 rows streamed through one block
   const double fill_drain = (128 + 128) / kClock;
   const double write_back = 128.0 * 128 * 2 / kCoreBandwidth;
   const GemmTiming t = chip.gemm(128, 128, 128, false);

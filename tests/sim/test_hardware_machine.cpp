@@ -135,15 +135,15 @@ TEST(Machine, MissingDpOrPpKeyIsNamed) {
 }
 
 TEST(Machine, BadDpOrPpValuesAreNamed) {
-  std::string err =
-      error_of(replaced_after(tpuv4_text(), "dp_links:", "gb_per_s: 79.8", "gb_per_s: [79.8, 79.8]"));
+  std::string err = error_of(
+      replaced_after(tpuv4_text(), "dp_links:", "gb_per_s: 79.8", "gb_per_s: [79.8, 79.8]"));
   EXPECT_NE(err.find("'ici.dp_links.all_gather.gb_per_s' must be a number"), std::string::npos)
       << err;
   err = error_of(replaced_after(tpuv4_text(), "pp_links:", "gb_per_s: 63.2", "gb_per_s: 0"));
   EXPECT_NE(err.find("'ici.pp_links.reduce_scatter.gb_per_s' must be > 0"), std::string::npos)
       << err;
-  err = error_of(
-      replaced_after(tpuv4_text(), "pp_links:", "    send_recv:\n", "    send_recv:\n      window_us: 4\n"));
+  err = error_of(replaced_after(tpuv4_text(), "pp_links:", "    send_recv:\n",
+                                "    send_recv:\n      window_us: 4\n"));
   EXPECT_NE(err.find("'ici.pp_links.send_recv.window_us' unknown key"), std::string::npos) << err;
 }
 

@@ -94,22 +94,22 @@ TEST(SimExecutor, RowsOfAMatrixShareItsWriteTime) {
 // way queue, and a collective (both ways) waits for both directions.
 TEST(SimExecutor, EachRingDirectionIsAnEngineOfItsOwn) {
   SimExecutor ex(tpuv4_quiet(), 8, 4);
-  const SimMat x = ex.alloc(512, 512, "x"), y = ex.alloc(512, 512, "y"), z = ex.alloc(512, 512, "z"),
-               w = ex.alloc(512, 512, "w"), all = ex.alloc(4096, 512, "all");
+  const SimMat x = ex.alloc(512, 512, "x"), y = ex.alloc(512, 512, "y"),
+               z = ex.alloc(512, 512, "z"), w = ex.alloc(512, 512, "w"),
+               all = ex.alloc(4096, 512, "all");
   const double bytes = 512.0 * 512 * 2;
   const double hop = tpuv4().ici.shift(hw::Ring::dim0, 8, 1, bytes).total();
   ex.start_shift(Axis::row, x, y, 1);
   ex.start_shift(Axis::row, x, z, -1);
   EXPECT_DOUBLE_EQ(y.ready(), hop);
-  EXPECT_DOUBLE_EQ(z.ready(), hop);  // the other direction: at the same time
+  EXPECT_DOUBLE_EQ(z.ready(), hop);    // the other direction: at the same time
   ex.start_shift(Axis::row, x, w, 7);  // 7 places forward is 1 back, the shorter way
   EXPECT_DOUBLE_EQ(w.ready(), 2 * hop);
   ex.start_shift(Axis::row, x, w, 1);
   EXPECT_DOUBLE_EQ(w.ready(), 2 * hop);  // forward was free since the first shift ended
   const auto gather = ex.start_all_gather(Axis::row, x, all, MatrixDim::rows);
   ex.wait(gather);
-  EXPECT_DOUBLE_EQ(ex.now(),
-                   2 * hop + tpuv4().ici.all_gather(hw::Ring::dim0, 8, bytes).total());
+  EXPECT_DOUBLE_EQ(ex.now(), 2 * hop + tpuv4().ici.all_gather(hw::Ring::dim0, 8, bytes).total());
   // Pipeline stages: activations forward and gradients backward at once; a send to the next
   // stage and a receive from the previous one travel the same way and queue.
   SimExecutor stage(tpuv4_quiet(), 1, 1);
@@ -162,7 +162,8 @@ TEST(SimExecutor, DataParallelAndPipelineOpsUseTheirOwnLinks) {
   const SimMat grad = ex.alloc(1, (1 << 20) / 2, "grad"), act = ex.alloc(1, (1 << 20) / 2, "act");
   const auto reduce = ex.start_all_reduce(Axis::dp, grad, grad);
   const auto send = ex.start_send(Axis::pp, act, 1);
-  const SimMat a = ex.alloc(1024, 1024, "a"), b = ex.alloc(1024, 1024, "b"), c = ex.alloc(1024, 1024, "c");
+  const SimMat a = ex.alloc(1024, 1024, "a"), b = ex.alloc(1024, 1024, "b"),
+               c = ex.alloc(1024, 1024, "c");
   ex.gemm(1, a, false, b, false, 0, c);
   const double gemm = tpuv4().chip.gemm(1024, 1024, 1024, false).seconds;
   const double all_reduce = tpuv4().ici.all_reduce(hw::Ring::dp, 8, bytes).total();
@@ -189,8 +190,8 @@ TEST(SimExecutor, CallersWorkIsTimedOnTheCoresAndItsCollectivesOnTheRings) {
   work.gemms.push_back({16, 512, 128, 64, true});
   ex.local_work("attention", work);
   const auto& chip = tpuv4().chip;
-  const double gemms = 16 * chip.gemm(64, 512, 128, false).seconds +
-                       16 * chip.gemm(512, 128, 64, true).seconds;
+  const double gemms =
+      16 * chip.gemm(64, 512, 128, false).seconds + 16 * chip.gemm(512, 128, 64, true).seconds;
   const double traffic = 3e6 * 2 / tpuv4().machine.chip.hbm_bandwidth;
   EXPECT_DOUBLE_EQ(ex.now(), gemms + traffic);
   EXPECT_DOUBLE_EQ(ex.totals().compute, gemms);
@@ -291,7 +292,7 @@ TEST(SimAlgorithms, WangShiftsHalfBlocksBothWaysAndMultipliesThemTogether) {
   std::vector<const TraceEvent*> shifts;
   for (const TraceEvent& e : events)
     if (e.name == "shift") shifts.push_back(&e);
-  ASSERT_EQ(shifts.size(), 2u * 7);  // S - 1 steps, two halves each
+  ASSERT_EQ(shifts.size(), 2u * 7);               // S - 1 steps, two halves each
   const double half_block = 1024.0 / 2 * 64 * 2;  // M/Pr rows x 64 columns, 2 bytes
   for (std::size_t i = 0; i < shifts.size(); i += 2) {
     EXPECT_DOUBLE_EQ(shifts[i]->bytes, half_block);
@@ -370,7 +371,7 @@ TEST(SimAlgorithms, WangLsCirculatesHalfBlockSumsBothWaysOnTheColRing) {
   ASSERT_EQ(gathers.size(), 1u);
   EXPECT_EQ(gathers[0]->lane, TraceLane::row_links);
   EXPECT_DOUBLE_EQ(gathers[0]->bytes, (2 - 1) * 1024.0 / 2 * 1024 / 8 * 2);  // B's N/Pr x K/Pc
-  ASSERT_EQ(shifts.size(), 2u * 7);  // S - 1 steps, two halves each
+  ASSERT_EQ(shifts.size(), 2u * 7);               // S - 1 steps, two halves each
   const double half_block = 1024.0 / 2 * 64 * 2;  // M/Pr rows x 64 columns, 2 bytes
   for (std::size_t i = 0; i < shifts.size(); i += 2) {
     EXPECT_GE(shifts[i]->start, gathers[0]->end) << i;
@@ -489,7 +490,8 @@ TEST(SimAlgorithms, SummaSynchronizationGrowsQuadraticallyWithTheMeshSide) {
   };
   for (int side : {8, 16, 32}) {
     const double summa = sync(Algorithm::summa, 2 * side) / sync(Algorithm::summa, side);
-    const double meshslice = sync(Algorithm::meshslice, 2 * side) / sync(Algorithm::meshslice, side);
+    const double meshslice =
+        sync(Algorithm::meshslice, 2 * side) / sync(Algorithm::meshslice, side);
     EXPECT_GT(summa, 3.2) << "side " << side;  // 4 would be exactly quadratic
     EXPECT_LT(summa, 4.5) << "side " << side;
     EXPECT_GT(meshslice, 1.8) << "side " << side;  // (2P - 1) / (P - 1): linear

@@ -54,7 +54,8 @@ const Configuration& best(const std::string& model, int chips, Algorithm a) {
 
 double speedup_over(const std::string& model, int chips, Algorithm baseline) {
   return best(model, chips, baseline).totals.seconds /
-         best(model, chips, Algorithm::meshslice).totals.seconds - 1;
+             best(model, chips, Algorithm::meshslice).totals.seconds -
+         1;
 }
 
 double utilization_loss(const std::string& model) {
@@ -192,9 +193,8 @@ TEST(PaperValidation, DataflowOptimizationHelpsGpt3MoreThanMegatron) {
 TEST(PaperValidation, EndToEndSpeedupIsBelowTheFcSpeedup) {
   for (const LlmSpec* llm : {&gpt3(), &megatron_nlg()}) {
     const Configuration& ms = best(llm->name, 256, Algorithm::meshslice);
-    const NonFcTime non_fc =
-        non_fc_time(tpuv4(), *llm, tokens(Scaling::weak, 256, WorkloadOptions{}), 2048, ms.rows,
-                    ms.cols);
+    const NonFcTime non_fc = non_fc_time(
+        tpuv4(), *llm, tokens(Scaling::weak, 256, WorkloadOptions{}), 2048, ms.rows, ms.cols);
     ASSERT_TRUE(non_fc.valid()) << non_fc.why_not;
     // A part of the block, not most of it (the paper's figures imply 10-15% of the FC time).
     EXPECT_GT(non_fc.seconds, 0.02 * ms.totals.seconds) << llm->name;
@@ -228,7 +228,8 @@ TEST(PaperValidation, CollectiveNeverOverlaps) {
         std::vector<TraceEvent> events;
         emulate_gemm(tpuv4(), Algorithm::collective, g.gemm.problem, c.rows, c.cols, {1, 8},
                      &events);
-        EXPECT_EQ(summarize_overlap(events).hidden_fraction(), 0.0) << model << " " << g.gemm.label();
+        EXPECT_EQ(summarize_overlap(events).hidden_fraction(), 0.0)
+            << model << " " << g.gemm.label();
       }
     }
 }

@@ -66,7 +66,8 @@ inline GlobalMatrix product(const GlobalMatrix& a, bool ta, const GlobalMatrix& 
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       double sum = 0;
-      for (std::size_t l = 0; l < k; ++l) sum += (ta ? a(l, i) : a(i, l)) * (tb ? b(j, l) : b(l, j));
+      for (std::size_t l = 0; l < k; ++l)
+        sum += (ta ? a(l, i) : a(i, l)) * (tb ? b(j, l) : b(l, j));
       c.values[i * n + j] = sum;
     }
   return c;
@@ -84,7 +85,8 @@ inline Matrix<double> block(const GlobalMatrix& g) {
   const std::size_t rows = g.shape.rows / torus().size(Axis::row);
   const std::size_t cols = g.shape.cols / torus().size(Axis::col);
   const std::size_t r0 = torus().coord(Axis::row) * rows, c0 = torus().coord(Axis::col) * cols;
-  return make_matrix<double>(rows, cols, [&](std::size_t i, std::size_t j) { return g(r0 + i, c0 + j); });
+  return make_matrix<double>(rows, cols,
+                             [&](std::size_t i, std::size_t j) { return g(r0 + i, c0 + j); });
 }
 
 // Largest |got - want| / max |want| over this chip's block (i, j).

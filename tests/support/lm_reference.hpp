@@ -68,8 +68,8 @@ class TokenDataset {
 
 // The global batch `batch` of a split: every replica's sequences in order, inputs and targets.
 inline void global_batch(const data::TokenSamples& samples, data::Split split, std::size_t batch,
-                  std::size_t sequences, std::size_t len, std::vector<int>& ids,
-                  std::vector<int>& targets) {
+                         std::size_t sequences, std::size_t len, std::vector<int>& ids,
+                         std::vector<int>& targets) {
   ids.clear();
   targets.clear();
   std::vector<std::int32_t> sample(len + 1);
@@ -111,7 +111,8 @@ void expect_lm_weights(const Transformer<Exec>& student, ReferenceLm<double>& re
   for (std::size_t b = 0; b < reference.shape().blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k)
       EXPECT_LE(relative_error(student.gather(b, ParamKind(k)),
-                               reference.blocks().param(b, ParamKind(k))), 1e-9)
+                               reference.blocks().param(b, ParamKind(k))),
+                1e-9)
           << name << " block " << b << " " << param_kind_name(ParamKind(k));
 }
 

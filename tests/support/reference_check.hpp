@@ -55,8 +55,7 @@ inline double relative_error(const std::vector<double>& got, const std::vector<d
 // relative), then the evaluation loss over 2 batches and every final weight.
 template <class Trainer>
 void expect_matches_reference(Trainer& trainer, ReferenceTrainer<double>& reference,
-                              const ModelShape& shape, int dp, int steps,
-                              const std::string& name) {
+                              const ModelShape& shape, int dp, int steps, const std::string& name) {
   const std::size_t global_tokens = shape.tokens() * static_cast<std::size_t>(dp);
   for (int step = 1; step <= steps; ++step) {
     const auto got = trainer.step();

@@ -68,19 +68,18 @@ std::string override_error(const std::string& assignment) {
 
 TEST(DeckLoad, ReadsNestedSublistsAndArraysFromAFile) {
   ScratchDir dir;
-  const std::string path = dir.write("deck.yaml",
-                                     "%YAML 1.1\n"
-                                     "---\n"
-                                     "# laptop demo\n"
-                                     "repetitions: 7\n"
-                                     "mesh:\n"
-                                     "  rows: 4\n"
-                                     "  link:\n"
-                                     "    bandwidth: 12.5\n"
-                                     "sizes: [64, 128, 256]\n"
-                                     "axes: [row, dp]\n"
-                                     "label: demo\n"
-                                     "...\n");
+  const std::string path = dir.write("deck.yaml", "%YAML 1.1\n"
+                                                  "---\n"
+                                                  "# laptop demo\n"
+                                                  "repetitions: 7\n"
+                                                  "mesh:\n"
+                                                  "  rows: 4\n"
+                                                  "  link:\n"
+                                                  "    bandwidth: 12.5\n"
+                                                  "sizes: [64, 128, 256]\n"
+                                                  "axes: [row, dp]\n"
+                                                  "label: demo\n"
+                                                  "...\n");
   const ParameterList deck = load_deck(path);
   EXPECT_EQ(deck.get<int>("repetitions"), 7);
   EXPECT_EQ(deck.sublist("mesh").get<int>("rows"), 4);
@@ -108,13 +107,12 @@ TEST(DeckLoad, AcceptsTheTeuchosAnonymousForm) {
 TEST(DeckLoad, ReadsXmlDecks) {
   ScratchDir dir;
   const std::string path =
-      dir.write("deck.xml",
-                "<ParameterList>\n"
-                "  <Parameter name=\"repetitions\" type=\"int\" value=\"11\"/>\n"
-                "  <ParameterList name=\"mesh\">\n"
-                "    <Parameter name=\"rows\" type=\"int\" value=\"6\"/>\n"
-                "  </ParameterList>\n"
-                "</ParameterList>\n");
+      dir.write("deck.xml", "<ParameterList>\n"
+                            "  <Parameter name=\"repetitions\" type=\"int\" value=\"11\"/>\n"
+                            "  <ParameterList name=\"mesh\">\n"
+                            "    <Parameter name=\"rows\" type=\"int\" value=\"6\"/>\n"
+                            "  </ParameterList>\n"
+                            "</ParameterList>\n");
   ParameterList deck = load_deck(path);
   validate_and_fill(deck, valid_parameters());
   EXPECT_EQ(get_param<int>(deck, "repetitions"), 11);
@@ -353,11 +351,11 @@ TEST(DeckHelp, ListsEveryKeyWithTypeDefaultDocAndChoices) {
   std::ostringstream out;
   print_help(out, "meshslice-test", "Tests the deck.", valid_parameters());
   const std::string help = out.str();
-  expect_contains(
-      help,
-      {"usage: meshslice-test DECK.yaml [--set key.sub=value]... [--out DIR] [--help]",
-       "Tests the deck.", "the device torus", "mesh.link.bandwidth", "45.0", "GB/s per direction",
-       "1e-06", "[1024, 2048]", "[row, col]", "[one of: meshslice, cannon, summa]"});
+  expect_contains(help,
+                  {"usage: meshslice-test DECK.yaml [--set key.sub=value]... [--out DIR] [--help]",
+                   "Tests the deck.", "the device torus", "mesh.link.bandwidth", "45.0",
+                   "GB/s per direction", "1e-06", "[1024, 2048]", "[row, col]",
+                   "[one of: meshslice, cannon, summa]"});
   // Columns line up: the doc of every key row starts in the same column as DESCRIPTION.
   std::istringstream lines(help);
   std::size_t doc_column = std::string::npos;

@@ -84,7 +84,8 @@ TEST(FlightRecorder, AnOperationPushedOutOfTheRingStillTimesOut) {
   FlightRecorder& recorder = FlightRecorder::instance();
   recorder.start(settings(2, 0.05));
   recorder.begin(op(CommKind::all_gather, 1, 8));  // never completes
-  for (std::uint64_t k = 2; k <= 4; ++k) recorder.end(recorder.begin(op(CommKind::shift, k, 8)).seq);
+  for (std::uint64_t k = 2; k <= 4; ++k)
+    recorder.end(recorder.begin(op(CommKind::shift, k, 8)).seq);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_GT(recorder.stuck_for(nullptr), 0.05);
 }

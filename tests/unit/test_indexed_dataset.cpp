@@ -30,7 +30,8 @@ struct HandMade {
   std::string magic = std::string("MMIDIDX\0\0", 9);
   std::uint64_t version = 1;
   std::uint8_t code = 8;  // uint16
-  std::vector<std::vector<std::uint16_t>> sequences = {{1, 2, 3, 256}, {10, 11}, {12, 256}, {5, 256}};
+  std::vector<std::vector<std::uint16_t>> sequences = {
+      {1, 2, 3, 256}, {10, 11}, {12, 256}, {5, 256}};
   std::vector<std::int64_t> document_indices = {0, 1, 3, 4};
   std::vector<std::int64_t> pointers;  // filled from the lengths when left empty
 

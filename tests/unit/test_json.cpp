@@ -184,9 +184,9 @@ TEST(Json, SetReplacesInPlaceAndKeepsOrder) {
 }
 
 TEST(Json, SafetensorsHeader) {
-  const json::Value header = json::parse(
-      R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,3],)"
-      R"("data_offsets":[0,24]}})");
+  const json::Value header =
+      json::parse(R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,3],)"
+                  R"("data_offsets":[0,24]}})");
   EXPECT_EQ(header.at("__metadata__").at("format").as_string(), "pt");
   const json::Value& tensor = header.at("w");
   EXPECT_EQ(tensor.at("dtype").as_string(), "F32");
@@ -243,8 +243,8 @@ TEST(Json, ErrorsNameTheByte) {
   };
   for (const Case& c : cases) {
     const std::string message = parse_error(c.text);
-    EXPECT_EQ(message.rfind(c.message, 0), 0u) << "for " << json::quote(c.text) << "\n  got "
-                                               << message << "\n  not " << c.message;
+    EXPECT_EQ(message.rfind(c.message, 0), 0u)
+        << "for " << json::quote(c.text) << "\n  got " << message << "\n  not " << c.message;
   }
 }
 

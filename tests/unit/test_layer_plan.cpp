@@ -81,7 +81,8 @@ TEST(LayerPlan, ALanguageModelsPlanNamesItsHead) {
   for (const char* head : {"lm_head W meshslice", "lm_head Yt meshslice", "lm_head Xt meshslice"}) {
     entries.back() = head;
     EXPECT_NE(error_of([&] { parse_model_plan(entries, lm); }).find("not W, not transposed"),
-              std::string::npos) << head;
+              std::string::npos)
+        << head;
   }
   ModelShape tied = lm;
   tied.tied_head = true;

@@ -87,8 +87,8 @@ std::size_t run_pipeline(PipelineSchedule schedule, std::size_t p, std::size_t m
         return it != done.end() && it->second < tick;
       };
       const bool inputs = slot.forward ? (stage == 0 || ready(true, stage - 1))
-                                       : ready(true, stage) &&
-                                             (stage + 1 == virtual_stages || ready(false, stage + 1));
+                                       : ready(true, stage) && (stage + 1 == virtual_stages ||
+                                                                ready(false, stage + 1));
       if (!inputs) continue;
       finished.emplace_back(slot.forward, slot.micro_batch, stage);
       ++next[s];
@@ -121,7 +121,8 @@ TEST(PipelineSchedule, EveryScheduleRunsEveryPassOnceWithoutDeadlock) {
         const std::size_t ticks = run_pipeline(PipelineSchedule::interleaved, p, m, v);
         EXPECT_GT(ticks, 0u) << "interleaved p=" << p << " m=" << m << " v=" << v;
         // Each rank does 2 m v slots; the bubble shrinks to (p - 1) slots each way.
-        EXPECT_LE(ticks, 2 * (m * v + p - 1) + 2 * (p - 1)) << "p=" << p << " m=" << m << " v=" << v;
+        EXPECT_LE(ticks, 2 * (m * v + p - 1) + 2 * (p - 1))
+            << "p=" << p << " m=" << m << " v=" << v;
       }
     }
 }

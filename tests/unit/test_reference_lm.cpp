@@ -57,10 +57,9 @@ TEST_P(ReferenceLmGradients, MatchFiniteDifferences) {
   const std::vector<int> targets = ids_of(s.tokens(), s.vocab, 4);
   lm.loss_and_gradients(ids, targets);
   const auto loss = [&] { return lm.loss(ids, targets); };
-  expect_gradient(lm.gradient(LmParam::embedding), lm.param(LmParam::embedding), loss,
-                  "embedding");
-  expect_gradient(lm.gradient(LmParam::final_norm_gain), lm.param(LmParam::final_norm_gain),
-                  loss, "final norm gain");
+  expect_gradient(lm.gradient(LmParam::embedding), lm.param(LmParam::embedding), loss, "embedding");
+  expect_gradient(lm.gradient(LmParam::final_norm_gain), lm.param(LmParam::final_norm_gain), loss,
+                  "final norm gain");
   if (!s.tied_head)
     expect_gradient(lm.gradient(LmParam::lm_head), lm.param(LmParam::lm_head), loss, "head");
   for (ParamKind kind : kBlockKinds)

@@ -15,7 +15,7 @@ void expect_runs_match_layout(const StoredLayout& layout, const ParamShape& glob
                               std::size_t rows, std::size_t cols, std::size_t first,
                               std::size_t count) {
   std::map<std::uint64_t, std::uint64_t> want;  // global offset -> index in the part
-  std::vector<bool> inside(count, false);        // not padding past the global tensor
+  std::vector<bool> inside(count, false);       // not padding past the global tensor
   for (std::size_t i = first; i < first + count; ++i) {
     std::size_t row = 0, col = 0;
     layout.logical(i / cols, i % cols, row, col);

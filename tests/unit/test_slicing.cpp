@@ -97,10 +97,10 @@ TEST(Slicing, IndivisibleShapesAreClearErrors) {
     EXPECT_NE(message.find("40 columns"), std::string::npos) << message;
     EXPECT_NE(message.find("S*B=32"), std::string::npos) << message;
   }
-  EXPECT_THROW(slice_row(x, 2, 0, 1), UserError);   // 3 rows
-  EXPECT_THROW(slice_col(x, 2, 2, 1), UserError);   // s out of range
-  EXPECT_THROW(slice_col(x, 0, 0, 1), UserError);   // S = 0
-  EXPECT_THROW(slice_col(x, 1, 0, 0), UserError);   // B = 0
+  EXPECT_THROW(slice_row(x, 2, 0, 1), UserError);  // 3 rows
+  EXPECT_THROW(slice_col(x, 2, 2, 1), UserError);  // s out of range
+  EXPECT_THROW(slice_col(x, 0, 0, 1), UserError);  // S = 0
+  EXPECT_THROW(slice_col(x, 1, 0, 0), UserError);  // B = 0
   Matrix<double> wrong("wrong", 3, 19);
   EXPECT_THROW(slice_into(x, wrong, MatrixDim::cols, {2, 0, 4}), UserError);
 }

@@ -80,7 +80,9 @@ TEST(StageSplit, NoSplitHasASlowerSlowestStageThanAnyOther) {
 }
 
 TEST(StageSplit, MoreStagesThanBlocksIsAClearError) {
-  expect_contains(user_error_of([] { balanced_split({1, 1}, 3); }),
+  expect_contains(user_error_of([] {
+                    balanced_split({1, 1}, 3);
+                  }),
                   {"3 (virtual) stages but the model only 2 blocks"});
 }
 

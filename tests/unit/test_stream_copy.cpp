@@ -30,8 +30,8 @@ TEST(StreamCopy, BytesAtEveryAlignmentAndLength) {
         for (std::size_t i = 0; i < dst.size(); ++i) {
           const bool inside = i >= dst_offset && i < dst_offset + length;
           ASSERT_EQ(dst[i], inside ? src[src_offset + i - dst_offset] : before[i])
-              << "length " << length << " dst offset " << dst_offset << " src offset "
-              << src_offset << " byte " << i;
+              << "length " << length << " dst offset " << dst_offset << " src offset " << src_offset
+              << " byte " << i;
         }
       }
 }

@@ -106,7 +106,8 @@ TEST(TokenSamples, OneEpochCoversTheTrainTokensInOrderAndNoHeldOutToken) {
 TEST(TokenSamples, TheSeedFixesTheOrderAndEachEpochHasItsOwn) {
   test::ScratchDir dir;
   const std::string prefix = write_documents(dir);
-  const TokenSamples a = samples_of(prefix, 7), b = samples_of(prefix, 7), c = samples_of(prefix, 8);
+  const TokenSamples a = samples_of(prefix, 7), b = samples_of(prefix, 7),
+                     c = samples_of(prefix, 8);
   EXPECT_EQ(starts_of_epoch(a, Split::train, 0), starts_of_epoch(b, Split::train, 0));
   EXPECT_EQ(starts_of_epoch(a, Split::train, 3), starts_of_epoch(b, Split::train, 3));
   EXPECT_NE(starts_of_epoch(a, Split::train, 0), starts_of_epoch(a, Split::train, 1));
@@ -122,8 +123,9 @@ TEST(TokenSamples, ASplitTooSmallForOneSampleIsAUserError) {
   const TokenSamples samples = samples_of(write_documents(dir), 7, 10000);
   EXPECT_EQ(samples.samples(Split::train), 0);
   std::vector<std::int32_t> sample(10001);
-  test::expect_contains(test::user_error_of([&] { samples.sample(Split::train, 0, sample.data()); }),
-                        {"train split", "too few for one sample of 10001 tokens"});
+  test::expect_contains(
+      test::user_error_of([&] { samples.sample(Split::train, 0, sample.data()); }),
+      {"train split", "too few for one sample of 10001 tokens"});
 }
 
 TEST(DocumentSplit, HoldsOutAtLeastOneAndLeavesAtLeastOne) {
@@ -138,8 +140,7 @@ TEST(DocumentSplit, HoldsOutAtLeastOneAndLeavesAtLeastOne) {
 TEST(SeededPermutation, IsPinned) {
   // std::mt19937_64 and the Fisher-Yates written out are the same on every platform: these
   // values change only if the shuffle does, which would reorder every run's samples.
-  EXPECT_EQ(seeded_permutation(10, 42),
-            (std::vector<std::int64_t>{1, 7, 9, 0, 3, 8, 4, 2, 5, 6}));
+  EXPECT_EQ(seeded_permutation(10, 42), (std::vector<std::int64_t>{1, 7, 9, 0, 3, 8, 4, 2, 5, 6}));
 }
 
 }  // namespace

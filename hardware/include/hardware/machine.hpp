@@ -11,18 +11,18 @@
 namespace meshslice::hw {
 
 struct ChipParams {
-  int tensor_cores = 0;        // independent cores sharing the HBM
-  int mxus_per_core = 0;       // systolic matrix units per core
-  int mxu_rows = 0;            // systolic array height (the K extent of one weight block)
-  int mxu_cols = 0;            // systolic array width (the N extent of one weight block)
+  int tensor_cores = 0;   // independent cores sharing the HBM
+  int mxus_per_core = 0;  // systolic matrix units per core
+  int mxu_rows = 0;       // systolic array height (the K extent of one weight block)
+  int mxu_cols = 0;       // systolic array width (the N extent of one weight block)
   double clock_hz = 0;
   double utilization_peak_flops = 0;  // the FLOP/s that FLOP utilization is measured against
   double hbm_capacity_bytes = 0;
-  double hbm_bandwidth = 0;           // bytes/s, shared by the cores and the NIC
-  double scratchpad_bytes = 0;        // on-chip memory per core
-  int element_bytes = 0;              // operand/result element size (bf16: 2)
-  int accumulator_bytes = 0;          // MXU accumulator element size (fp32: 4)
-  int sublane_rows = 0;               // rows of a memory tile: streamed rows are padded to it
+  double hbm_bandwidth = 0;     // bytes/s, shared by the cores and the NIC
+  double scratchpad_bytes = 0;  // on-chip memory per core
+  int element_bytes = 0;        // operand/result element size (bf16: 2)
+  int accumulator_bytes = 0;    // MXU accumulator element size (fp32: 4)
+  int sublane_rows = 0;         // rows of a memory tile: streamed rows are padded to it
 
   // 2 FLOP per multiply-accumulate, every MXU cell busy every cycle.
   double peak_flops() const {
@@ -43,8 +43,8 @@ const char* comm_kind_name(CommKind kind);  // "all_gather", "reduce_scatter", "
 // One kind of operation on the rings of one link set (a mesh dimension, or the dp/pp links):
 // cost = launch + steps * (sync + bytes / bandwidth) (hw::IciModel).
 struct LinkParams {
-  double launch_s = 0;   // per operation
-  double sync_s = 0;     // per step (every step synchronizes neighbouring chips)
+  double launch_s = 0;  // per operation
+  double sync_s = 0;    // per step (every step synchronizes neighbouring chips)
   // bytes/s: for all-gather and reduce-scatter the collective's rate on the whole ring (a shard
   // per step, over every direction the ring uses); for send_recv one link direction's rate.
   double bandwidth = 0;
@@ -68,7 +68,7 @@ struct IciParams {
   // With 1, shifts going opposite ways (Wang's and Cannon's half-blocks) share the one
   // direction (sim::SimExecutor).
   int ring_directions = 2;
-  int ring1d_like_dim = 1;         // the 1D ring's links behave like this mesh dimension's
+  int ring1d_like_dim = 1;          // the 1D ring's links behave like this mesh dimension's
   bool nic_hbm_contention = false;  // the NIC's HBM traffic slows HBM-bound GEMM phases
 
   // The link set `ring` runs over.

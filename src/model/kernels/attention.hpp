@@ -39,8 +39,9 @@ namespace attention_kernels {
 template <class T>
 void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>& packed,
                 const Matrix<T>& shard, std::size_t col0, bool unpack) {
-  using Policy = Kokkos::MDRangePolicy<
-      ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Policy =
+      Kokkos::MDRangePolicy<ExecSpace,
+                            Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
   using Index = typename Policy::index_type;
   const std::size_t len = s.len, heads = s.heads, dim = s.dim;
   Kokkos::parallel_for(
@@ -63,8 +64,9 @@ void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>
 template <class T>
 void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Packed<T>& packed,
                       bool inverse) {
-  using Policy = Kokkos::MDRangePolicy<
-      ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Policy =
+      Kokkos::MDRangePolicy<ExecSpace,
+                            Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
   using Index = typename Policy::index_type;
   const std::size_t half = s.dim / 2;
   const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
@@ -105,20 +107,21 @@ void for_each_row(const char* name, const ExecSpace& space, const AttentionShape
 // the block's end, become 0).
 template <class T>
 void causal_softmax(const ExecSpace& space, const AttentionShape& s, const Buffer<T>& p) {
-  for_each_row("attention_softmax", space, s, p,
-               KOKKOS_LAMBDA(std::size_t, std::size_t i, T* row, std::size_t end) {
-                 T top = row[0];
-                 for (std::size_t j = 1; j <= i; ++j) top = row[j] > top ? row[j] : top;
-                 T sum = 0;
-                 for (std::size_t j = 0; j <= i; ++j) {
-                   const T e = kmath::fast_exp(row[j] - top);
-                   row[j] = e;
-                   sum += e;
-                 }
-                 const T inv = T(1) / sum;
-                 for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
-                 for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;
-               });
+  for_each_row(
+      "attention_softmax", space, s, p,
+      KOKKOS_LAMBDA(std::size_t, std::size_t i, T * row, std::size_t end) {
+        T top = row[0];
+        for (std::size_t j = 1; j <= i; ++j) top = row[j] > top ? row[j] : top;
+        T sum = 0;
+        for (std::size_t j = 0; j <= i; ++j) {
+          const T e = kmath::fast_exp(row[j] - top);
+          row[j] = e;
+          sum += e;
+        }
+        const T inv = T(1) / sum;
+        for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
+        for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;
+      });
 }
 
 // ds = p * (ds - rowsum(da * a)): the score gradient (0 right of the diagonal, where p is 0).
@@ -128,14 +131,15 @@ void softmax_backward(const ExecSpace& space, const AttentionShape& s, const Buf
   const std::size_t len = s.len, heads = s.heads, dim = s.dim;
   const T* const probabilities = p.data();
   T* const scores = ds.data();
-  for_each_row("attention_softmax_backward", space, s, ds,
-               KOKKOS_LAMBDA(std::size_t sh, std::size_t i, T* row, std::size_t end) {
-                 const std::size_t t = (sh / heads) * len + i, col = (sh % heads) * dim;
-                 T row_dot = 0;
-                 for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, col + d) * a(t, col + d);
-                 const T* prob = probabilities + (row - scores);
-                 for (std::size_t j = 0; j < end; ++j) row[j] = prob[j] * (row[j] - row_dot);
-               });
+  for_each_row(
+      "attention_softmax_backward", space, s, ds,
+      KOKKOS_LAMBDA(std::size_t sh, std::size_t i, T * row, std::size_t end) {
+        const std::size_t t = (sh / heads) * len + i, col = (sh % heads) * dim;
+        T row_dot = 0;
+        for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, col + d) * a(t, col + d);
+        const T* prob = probabilities + (row - scores);
+        for (std::size_t j = 0; j < end; ++j) row[j] = prob[j] * (row[j] - row_dot);
+      });
 }
 
 }  // namespace attention_kernels
@@ -171,7 +175,8 @@ class LocalAttention {
     pack_qkv(space, qkv);
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
       for (std::size_t i = 0; i < s_.blocks(); ++i)
-        blas_gemm(space, "N", "T", scale(), rows(q_, sh, i), keys(k_, sh, i), T(0), block(p, sh, i));
+        blas_gemm(space, "N", "T", scale(), rows(q_, sh, i), keys(k_, sh, i), T(0),
+                  block(p, sh, i));
     attention_kernels::causal_softmax(space, s_, p);
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
       for (std::size_t i = 0; i < s_.blocks(); ++i)

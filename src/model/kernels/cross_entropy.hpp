@@ -61,8 +61,8 @@ void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t
 // scale * (softmax - one_hot(target)), padding 0.
 template <class T>
 double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
-                              std::size_t first, const TokenIds& targets,
-                              const Matrix<T>& row_max, const Matrix<T>& sums, double scale) {
+                              std::size_t first, const TokenIds& targets, const Matrix<T>& row_max,
+                              const Matrix<T>& sums, double scale) {
   const std::size_t cols = logits.extent(1);
   const T s = static_cast<T>(scale);
   double loss = 0;
@@ -72,16 +72,17 @@ double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, s
         total += static_cast<double>(kmath::log(sums(t, 0)) + row_max(t, 0) - sums(t, 1));
       },
       loss);
-  for_each_element("cross_entropy_gradient", space, logits.extent(0), cols,
-                   KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
-                     if (c >= valid) {
-                       logits(t, c) = T(0);
-                       return;
-                     }
-                     const T p = kmath::exp(logits(t, c) - row_max(t, 0)) / sums(t, 0);
-                     const bool hit = static_cast<std::size_t>(targets(t)) == first + c;
-                     logits(t, c) = s * (hit ? p - T(1) : p);
-                   });
+  for_each_element(
+      "cross_entropy_gradient", space, logits.extent(0), cols,
+      KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
+        if (c >= valid) {
+          logits(t, c) = T(0);
+          return;
+        }
+        const T p = kmath::exp(logits(t, c) - row_max(t, 0)) / sums(t, 0);
+        const bool hit = static_cast<std::size_t>(targets(t)) == first + c;
+        logits(t, c) = s * (hit ? p - T(1) : p);
+      });
   return loss;
 }
 

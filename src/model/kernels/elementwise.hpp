@@ -15,7 +15,8 @@ namespace meshslice {
 // costs more than the kernels' arithmetic), rows outer so a CPU walks the row-major shards in
 // order and a GPU's threads take neighbouring columns.
 using ElementRange =
-    Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+    Kokkos::MDRangePolicy<ExecSpace,
+                          Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
 
 inline ElementRange element_range(const ExecSpace& space, std::size_t rows, std::size_t cols) {
   using Index = ElementRange::index_type;
@@ -34,44 +35,46 @@ void for_each_element(const char* name, const ExecSpace& space, std::size_t rows
 template <class T>
 void fill_parameter(const ExecSpace& space, const Matrix<T>& shard, const StoredLayout& layout,
                     std::uint64_t seed, std::uint64_t stream, double std_dev) {
-  for_each_element("init_parameter", space, shard.extent(0), shard.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-                     std::size_t row = 0, col = 0;
-                     layout.logical(r, c, row, col);
-                     shard(r, c) = static_cast<T>(init_value(seed, stream, std_dev, row, col));
-                   });
+  for_each_element(
+      "init_parameter", space, shard.extent(0), shard.extent(1),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        std::size_t row = 0, col = 0;
+        layout.logical(r, c, row, col);
+        shard(r, c) = static_cast<T>(init_value(seed, stream, std_dev, row, col));
+      });
 }
 
 // Inputs in the standard layout: shard element (r, c) is token token0 + r, hidden col0 + c.
 template <class T>
 void fill_inputs(const ExecSpace& space, const Matrix<T>& x, std::uint64_t seed,
                  std::uint64_t stream, std::size_t token0, std::size_t col0) {
-  for_each_element("init_inputs", space, x.extent(0), x.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-                     x(r, c) = static_cast<T>(counter_normal(seed, stream, token0 + r, col0 + c));
-                   });
+  for_each_element(
+      "init_inputs", space, x.extent(0), x.extent(1), KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        x(r, c) = static_cast<T>(counter_normal(seed, stream, token0 + r, col0 + c));
+      });
 }
 
 template <class T>
 void gelu_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& z) {
-  for_each_element("gelu_forward", space, u.extent(0), u.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = gelu(u(r, c)); });
+  for_each_element(
+      "gelu_forward", space, u.extent(0), u.extent(1),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = gelu(u(r, c)); });
 }
 
 // du = dz * gelu'(u), in place of dz.
 template <class T>
 void gelu_backward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& dz) {
-  for_each_element("gelu_backward", space, u.extent(0), u.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-                     dz(r, c) *= gelu_derivative(u(r, c));
-                   });
+  for_each_element(
+      "gelu_backward", space, u.extent(0), u.extent(1),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { dz(r, c) *= gelu_derivative(u(r, c)); });
 }
 
 // x += y (the residual stream).
 template <class T>
 void add_into(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& y) {
-  for_each_element("residual_add", space, x.extent(0), x.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) { x(r, c) += y(r, c); });
+  for_each_element(
+      "residual_add", space, x.extent(0), x.extent(1),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { x(r, c) += y(r, c); });
 }
 
 // Sum of squares of a shard, in double.
@@ -108,19 +111,19 @@ double squared_error(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>
 template <class T>
 void sgd_step(const ExecSpace& space, const UpdateScalars& u, const Matrix<T>& w,
               const Matrix<T>& grad, const Matrix<T>& velocity) {
-  for_each_element("sgd_update", space, w.extent(0), w.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-                     sgd_update(u, w(r, c), grad(r, c), velocity(r, c));
-                   });
+  for_each_element(
+      "sgd_update", space, w.extent(0), w.extent(1), KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        sgd_update(u, w(r, c), grad(r, c), velocity(r, c));
+      });
 }
 
 template <class T>
 void adamw_step(const ExecSpace& space, const UpdateScalars& u, const Matrix<T>& w,
                 const Matrix<T>& grad, const Matrix<T>& m, const Matrix<T>& v) {
-  for_each_element("adamw_update", space, w.extent(0), w.extent(1),
-                   KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-                     adamw_update(u, w(r, c), grad(r, c), m(r, c), v(r, c));
-                   });
+  for_each_element(
+      "adamw_update", space, w.extent(0), w.extent(1), KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        adamw_update(u, w(r, c), grad(r, c), m(r, c), v(r, c));
+      });
 }
 
 }  // namespace meshslice

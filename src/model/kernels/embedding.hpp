@@ -29,11 +29,12 @@ template <class T>
 void embedding_lookup(const ExecSpace& space, const Matrix<T>& table, const TokenIds& ids,
                       std::size_t first, const Matrix<T>& partial) {
   const std::size_t rows = table.extent(0);
-  for_each_element("embedding_lookup", space, partial.extent(0), partial.extent(1),
-                   KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
-                     const std::size_t id = static_cast<std::size_t>(ids(t));
-                     partial(t, c) = id >= first && id < first + rows ? table(id - first, c) : T(0);
-                   });
+  for_each_element(
+      "embedding_lookup", space, partial.extent(0), partial.extent(1),
+      KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
+        const std::size_t id = static_cast<std::size_t>(ids(t));
+        partial(t, c) = id >= first && id < first + rows ? table(id - first, c) : T(0);
+      });
 }
 
 // dtable(v, c) = (dtable(v, c) if accumulate) + the sum of grad(t, c) over the tokens t of id
@@ -43,13 +44,14 @@ void embedding_gradient(const ExecSpace& space, const Matrix<T>& grad, const Tok
                         const Matrix<T>& dtable, bool accumulate) {
   const auto offsets = by_id.offsets;
   const auto positions = by_id.positions;
-  for_each_element("embedding_gradient", space, dtable.extent(0), dtable.extent(1),
-                   KOKKOS_LAMBDA(std::size_t v, std::size_t c) {
-                     T sum = accumulate ? dtable(v, c) : T(0);
-                     for (int k = offsets(v); k < offsets(v + 1); ++k)
-                       sum += grad(static_cast<std::size_t>(positions(k)), c);
-                     dtable(v, c) = sum;
-                   });
+  for_each_element(
+      "embedding_gradient", space, dtable.extent(0), dtable.extent(1),
+      KOKKOS_LAMBDA(std::size_t v, std::size_t c) {
+        T sum = accumulate ? dtable(v, c) : T(0);
+        for (int k = offsets(v); k < offsets(v + 1); ++k)
+          sum += grad(static_cast<std::size_t>(positions(k)), c);
+        dtable(v, c) = sum;
+      });
 }
 
 }  // namespace meshslice

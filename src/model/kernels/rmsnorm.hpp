@@ -72,9 +72,11 @@ void rmsnorm_backward_partials(const ExecSpace& space, const Matrix<T>& dh, cons
   Kokkos::parallel_for(
       "rmsnorm_backward_gain_tiles", element_range(space, count, cols),
       KOKKOS_LAMBDA(std::size_t tile, std::size_t c) {
-        const std::size_t end = (tile + 1) * kGainTileRows < rows ? (tile + 1) * kGainTileRows : rows;
+        const std::size_t end =
+            (tile + 1) * kGainTileRows < rows ? (tile + 1) * kGainTileRows : rows;
         T sum = 0;
-        for (std::size_t t = tile * kGainTileRows; t < end; ++t) sum += dh(t, c) * x(t, c) * rinv(t, 0);
+        for (std::size_t t = tile * kGainTileRows; t < end; ++t)
+          sum += dh(t, c) * x(t, c) * rinv(t, 0);
         tiles(tile, c) = sum;
       });
   Kokkos::parallel_for(

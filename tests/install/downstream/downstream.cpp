@@ -47,8 +47,8 @@ double gemm_error(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  meshslice::AppSpec spec{"meshslice-downstream", "Checks an installed meshslice.", "",
-                          valid_parameters, {}, {}};
+  meshslice::AppSpec spec{
+      "meshslice-downstream", "Checks an installed meshslice.", "", valid_parameters, {}, {}};
   return meshslice::run_app(argc, argv, spec, [](meshslice::AppContext& context) {
     const int n = meshslice::get_param<int>(context.deck, "n");
     const double error = gemm_error(n);
