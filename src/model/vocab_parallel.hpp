@@ -166,7 +166,7 @@ class VocabCrossEntropy {
     ex_.compute("softmax_max", LocalWork::streaming(n),
                 [&] { vocab_row_max(space, logits, valid, max_); });
     reduce_over_vocab("softmax_max", max_, /*maximum=*/true);
-    ex_.compute("softmax_sums", LocalWork::streaming(n),
+    ex_.compute("softmax_sums", LocalWork::streaming(2.0 * n),  // the exponentials kept
                 [&] { vocab_exp_sums(space, logits, valid, first, targets, max_, sums_); });
     reduce_over_vocab("softmax_sums", sums_, /*maximum=*/false);
     double loss = 0;

@@ -11,8 +11,10 @@
 // `valid` of the block's columns are real vocabulary entries, the rest padding (Megatron's
 // make-vocab-size-divisible-by): they never count in the softmax, so a padded entry can never be
 // predicted, and their gradient is zero. `first` is the block's first vocabulary id. The target's
-// logit is taken by the chip that holds it (the others add 0). The gradient replaces the logits
-// in place: scale * (softmax - one_hot(target)).
+// logit is taken by the chip that holds it (the others add 0). vocab_exp_sums leaves each
+// exponential in place of its logit, so the gradient, which then replaces them in place with
+// scale * (softmax - one_hot(target)), computes no exponential again (the vocabulary's passes are
+// the largest non-GEMM work of a language model's step).
 #include <cstddef>
 #include <limits>
 
@@ -38,8 +40,9 @@ void vocab_row_max(const ExecSpace& space, const Matrix<T>& logits, std::size_t 
       });
 }
 
-// sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)); sums(t, 1) = the
-// target's logit where this block holds the target, else 0.
+// sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)), each exponential left
+// in place of its logit; sums(t, 1) = the target's logit where this block holds the target,
+// else 0.
 template <class T>
 void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
                     std::size_t first, const TokenIds& targets, const Matrix<T>& row_max,
@@ -47,18 +50,22 @@ void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t
   Kokkos::parallel_for(
       "vocab_exp_sums", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
       KOKKOS_LAMBDA(std::size_t t) {
-        const T m = row_max(t, 0);
-        T sum = 0;
-        for (std::size_t c = 0; c < valid; ++c) sum += kmath::exp(logits(t, c) - m);
-        sums(t, 0) = sum;
         const std::size_t target = static_cast<std::size_t>(targets(t));
         sums(t, 1) = target >= first && target < first + valid ? logits(t, target - first) : T(0);
+        const T m = row_max(t, 0);
+        T sum = 0;
+        for (std::size_t c = 0; c < valid; ++c) {
+          const T e = kmath::exp(logits(t, c) - m);
+          logits(t, c) = e;
+          sum += e;
+        }
+        sums(t, 0) = sum;
       });
 }
 
 // The sum over this chip's tokens of -log softmax(target) = log(sum exp) + max - target logit
-// (every chip of the axis returns the same sum), and the logits replaced by their gradient
-// scale * (softmax - one_hot(target)), padding 0.
+// (every chip of the axis returns the same sum), and the exponentials vocab_exp_sums left in
+// `logits` replaced by the logits' gradient scale * (softmax - one_hot(target)), padding 0.
 template <class T>
 double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
                               std::size_t first, const TokenIds& targets, const Matrix<T>& row_max,
@@ -79,7 +86,7 @@ double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, s
           logits(t, c) = T(0);
           return;
         }
-        const T p = kmath::exp(logits(t, c) - row_max(t, 0)) / sums(t, 0);
+        const T p = logits(t, c) / sums(t, 0);
         const bool hit = static_cast<std::size_t>(targets(t)) == first + c;
         logits(t, c) = s * (hit ? p - T(1) : p);
       });
