@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "core/fast_exp.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/elementwise.hpp"
@@ -34,15 +35,16 @@ void vocab_row_max(const ExecSpace& space, const Matrix<T>& logits, std::size_t 
   Kokkos::parallel_for(
       "vocab_row_max", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
       KOKKOS_LAMBDA(std::size_t t) {
+        const T* row = &logits(t, 0);  // a row's elements are contiguous (row-major)
         T m = lowest;
-        for (std::size_t c = 0; c < valid; ++c) m = logits(t, c) > m ? logits(t, c) : m;
+        for (std::size_t c = 0; c < valid; ++c) m = row[c] > m ? row[c] : m;
         row_max(t, 0) = m;
       });
 }
 
-// sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)), each exponential left
-// in place of its logit; sums(t, 1) = the target's logit where this block holds the target,
-// else 0.
+// sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)) (core/fast_exp.hpp, as
+// attention's softmax), each exponential left in place of its logit; sums(t, 1) = the target's
+// logit where this block holds the target, else 0.
 template <class T>
 void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
                     std::size_t first, const TokenIds& targets, const Matrix<T>& row_max,
@@ -53,10 +55,11 @@ void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t
         const std::size_t target = static_cast<std::size_t>(targets(t));
         sums(t, 1) = target >= first && target < first + valid ? logits(t, target - first) : T(0);
         const T m = row_max(t, 0);
+        T* row = &logits(t, 0);
         T sum = 0;
         for (std::size_t c = 0; c < valid; ++c) {
-          const T e = kmath::exp(logits(t, c) - m);
-          logits(t, c) = e;
+          const T e = kmath::fast_exp(row[c] - m);
+          row[c] = e;
           sum += e;
         }
         sums(t, 0) = sum;
