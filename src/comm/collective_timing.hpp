@@ -4,7 +4,6 @@
 // touch, not the network, otherwise dominates large messages). Shared by meshslice-bench's
 // collectives mode and meshslice-tune's calibration.
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
