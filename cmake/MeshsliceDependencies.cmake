@@ -84,3 +84,8 @@ include(MeshsliceOneKokkos)
 meshslice_check_found_kokkos()
 include(MeshsliceKokkosProbe)
 meshslice_probe_default_views()
+# Exported with meshslice::kokkos: a user's kernels receive Views as meshslice's do.
+meshslice_probe_view_kernel_arguments(view_argument_definitions)
+if(view_argument_definitions)
+  target_compile_definitions(meshslice_dep_kokkos INTERFACE ${view_argument_definitions})
+endif()

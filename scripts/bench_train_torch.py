@@ -17,6 +17,9 @@ steps (forward, backward, clipping, optimizer) and prints one JSON line: the bes
 and tokens/s, the torch version, its BLAS and CPU kernels, the attention used and the threads
 actually in use (torch's, and the BLAS library's where it can be asked).
 
+--device cuda runs it on the GPU in float32 with TF32 off (what meshslice computes: its float
+GEMMs are IEEE float, cuBLAS's default math), and reports the GPU and cuBLAS instead of the BLAS.
+
     python3 bench_train_torch.py --task lm --vocab 32768 --hidden 1024 --heads 8 --blocks 2 \
         --seq-len 512 --sequences 4 --steps 6 --threads 2
 """
@@ -172,6 +175,17 @@ def blas_report(threads):
     return report
 
 
+def gpu_report():
+    """The GPU and the math it is held to: float32 GEMMs and convolutions without TF32 (torch's
+    matmul default is already so; cuDNN's is not), as meshslice's float GEMMs through cuBLAS."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    name = torch.cuda.get_device_name()
+    return {"gpu": name, "blas": f"cuBLAS (CUDA {torch.version.cuda}, {name}, float32, no TF32)",
+            "cpu_capability": "gpu", "blas_threads": "-", "tf32": False}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=("teacher", "lm"), default="teacher")
@@ -191,6 +205,8 @@ def main():
                         help="matmul: q k^T, masked softmax, p v (what meshslice computes); "
                              "sdpa: F.scaled_dot_product_attention (torch 2); auto: sdpa where "
                              "torch has it")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: the GPU, float32 without TF32")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
@@ -198,9 +214,10 @@ def main():
     if args.attention == "auto":
         args.attention = "sdpa" if hasattr(F, "scaled_dot_product_attention") else "matmul"
     torch.set_num_threads(args.threads)
-    blas = blas_report(args.threads)
+    blas = blas_report(args.threads) if args.device == "cpu" else gpu_report()
     torch.manual_seed(1)
-    model = Model(args)
+    device = torch.device(args.device)
+    model = Model(args).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0)
     shape = (args.sequences, args.seq_len)
     if args.task == "lm":
@@ -208,21 +225,29 @@ def main():
         x, target = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
     else:
         x, target = torch.randn(shape + (args.hidden,)), torch.randn(shape + (args.hidden,))
-    mask = torch.triu(torch.ones(args.seq_len, args.seq_len, dtype=torch.bool), diagonal=1)
+    x, target = x.to(device), target.to(device)
+    if model.rope is not None:
+        model.rope = tuple(t.to(device) for t in model.rope)
+    mask = torch.triu(torch.ones(args.seq_len, args.seq_len, dtype=torch.bool, device=device),
+                      diagonal=1)
+    # A GPU runs asynchronously: a step ends when its kernels have (loss.item() waits too).
+    synchronize = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     best, losses = float("inf"), []
     for step in range(args.steps):
+        synchronize()
         start = time.perf_counter()
         loss = model(x, mask, target)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        synchronize()
         seconds = time.perf_counter() - start
         losses.append(loss.item())
         if step > 0:  # the first step allocates and warms up
             best = min(best, seconds)
     tokens = args.sequences * args.seq_len
-    result = {"task": args.task, "threads": args.threads,
+    result = {"task": args.task, "device": args.device, "threads": args.threads,
               "torch_threads": torch.get_num_threads(), "best_step_seconds": best,
               "tokens_per_second": tokens / best, "torch": torch.__version__,
               "python": sys.executable, "attention": args.attention,

@@ -18,6 +18,9 @@
 //   - What a kernel wrote is fenced on the instance that ran it before MPI reads it
 //     (RealExecutor::launch fences the compute instance, a collective its own).
 //   - Sizes come from elements(), never View::size() (below).
+//   - A kernel receives a View as the host laid it out: nvcc 12.9 and later do not with the new
+//     View's mdspan members unless built with mdspan's switch, which the configure step finds
+//     and sets (cmake/MeshsliceKokkosProbe.cmake).
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
