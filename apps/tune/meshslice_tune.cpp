@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
+#include "model/layer_plan.hpp"
 #include "sim/machine_loader.hpp"
 #include "tune/block_tuner.hpp"
 #include "tune/emulator_check.hpp"
@@ -44,13 +45,26 @@ int tune_block(const AppContext& context, const TuneSettings& s) {
   log_info("tuned in ", seconds, " s (", tuning.meshes.size(), " mesh shapes x ", gemms.size(),
            " GEMMs x ", s.search.slices.size(), " slice counts, one core)");
   write_tune_csv(context.out_dir + "/tune.csv", tuning, check ? &*check : nullptr);
+  // A language model's plan takes the mesh fastest for all its blocks and its head together.
+  tune::MeshChoice mesh = tuning.best_mesh();
+  std::shared_ptr<const tune::MeshChoice> head;
+  if (s.vocab > 0) {
+    const tune::ModelMesh model = tune::fastest_model_mesh(cost, tuning, s.blocks, s.llm.hidden,
+                                                           s.vocab, s.tokens(), s.search);
+    require(model.mesh != nullptr, "no mesh runs every GEMM of the blocks and ", kLmHeadName, ": ",
+            model.why);
+    if (model.mesh->rows != mesh.rows)
+      std::printf(
+          "with the head, %zu blocks and %s run fastest on %dx%d (the blocks alone: %dx%d)\n",
+          s.blocks, kLmHeadName, model.mesh->rows, model.mesh->cols, mesh.rows, mesh.cols);
+    mesh = *model.mesh;
+    head = model.head;
+  }
   tune::TrainingConfig config;
-  config.rows = tuning.best_mesh().rows;
-  config.cols = tuning.best_mesh().cols;
-  const std::optional<tune::MeshChoice> head =
-      s.vocab > 0 ? std::optional(tune_lm_head(cost, s, config)) : std::nullopt;
-  write_plan(context.out_dir + "/plan.yaml", s, config, tuning.best_mesh(), head ? &*head : nullptr,
-             machine.machine.name);
+  config.rows = mesh.rows;
+  config.cols = mesh.cols;
+  if (head) print_lm_head(s, config, s.tokens(), *head);
+  write_plan(context.out_dir + "/plan.yaml", s, config, mesh, head.get(), machine.machine.name);
   log_info("results in ", context.out_dir, "/tune.csv; plan in ", context.out_dir, "/plan.yaml");
   return 0;
 }
@@ -59,15 +73,14 @@ int plan_training(const AppContext& context, TuneSettings s) {
   const hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
   if (s.planner.memory_bytes == 0) s.planner.memory_bytes = machine.machine.chip.hbm_capacity_bytes;
   const tune::CostModel cost(machine, s.gemm_rate);
-  const tune::TrainingModel model{s.llm, s.blocks, s.seq_len, s.sequences};
+  const tune::TrainingModel model{s.llm, s.blocks, s.seq_len, s.sequences, s.vocab};
   const tune::PlanSearch search = tune::plan_training(cost, model, s.chips, s.planner);
   const tune::Candidate& best = search.best();  // a UserError naming the closest misses
   print_planner(s, search, s.chips, machine.machine);
   std::fflush(stdout);
   write_planner_csv(context.out_dir + "/planner.csv", search);
-  const std::optional<tune::MeshChoice> head =
-      s.vocab > 0 ? std::optional(tune_lm_head(cost, s, best.config)) : std::nullopt;
-  write_plan(context.out_dir + "/plan.yaml", s, best.config, *best.mesh, head ? &*head : nullptr,
+  if (best.head) print_lm_head(s, best.config, best.config.microbatch_tokens(model), *best.head);
+  write_plan(context.out_dir + "/plan.yaml", s, best.config, *best.mesh, best.head.get(),
              machine.machine.name);
   log_info("results in ", context.out_dir, "/planner.csv; plan in ", context.out_dir, "/plan.yaml");
   return 0;

@@ -5,7 +5,7 @@
 #include "core/csv.hpp"
 #include "core/deck.hpp"
 #include "model/layer_plan.hpp"
-#include "model/vocab_parallel.hpp"
+#include "gemm/vocab_padding.hpp"
 
 namespace meshslice::tuneapp {
 
@@ -193,26 +193,19 @@ void write_calibration_csv(const std::string& path, const tune::Calibration& c,
   csv.finish();
 }
 
-tune::MeshChoice tune_lm_head(const tune::CostModel& cost, const TuneSettings& s,
-                              const tune::TrainingConfig& c) {
-  // The head runs once per micro-batch on the last stage, on the vocabulary meshslice-train pads.
-  const std::size_t tokens =
-      s.sequences / static_cast<std::size_t>(c.dp) / c.microbatches * s.seq_len;
-  const std::size_t vocab =
-      model_vocab(s.vocab, static_cast<std::size_t>(c.rows), static_cast<std::size_t>(c.cols))
-          .padded;
-  const auto gemms = sim::lm_head_gemms(s.llm.hidden, vocab, tokens);
-  tune::MeshChoice head = tune::tune_mesh(cost, gemms, c.rows, c.cols, s.search);
+void print_lm_head(const TuneSettings& s, const tune::TrainingConfig& c, std::size_t tokens,
+                   const tune::MeshChoice& head) {
+  const std::size_t vocab = mesh_padded_vocab(s.vocab, static_cast<std::size_t>(c.rows),
+                                              static_cast<std::size_t>(c.cols));
   require(head.usable(), kLmHeadName, " (", s.llm.hidden, " -> ", vocab, ", ", tokens,
           " tokens) on ", c.rows, "x", c.cols, ": ", head.unusable);
   std::string slices;
   for (const tune::TunedGemm& g : head.gemms) slices += concat(" ", g.gemm.pass, " S=", g.slices);
   std::printf("%s (%zu -> %zu, the vocabulary of %zu padded, %zu tokens per micro-batch): %s,%s; "
-              "%.3g ms per micro-batch on the last stage (not in the step estimate)\n",
+              "%.3g ms per micro-batch on the last stage\n",
               kLmHeadName, s.llm.hidden, vocab, s.vocab, tokens,
               stationary_name(head.gemms.front().gemm.stationary), slices.c_str(),
               1e3 * head.seconds);
-  return head;
 }
 
 void write_plan(const std::string& path, const TuneSettings& s, const tune::TrainingConfig& c,

@@ -46,9 +46,10 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                 const tune::MeshChoice& mesh, const tune::MeshChoice* head,
                 const std::string& machine_name);
 
-// A language model's head (s.vocab > 0): its GEMMs' S on the configuration's mesh, printed.
-// UserError when no candidate S fits one of them.
-tune::MeshChoice tune_lm_head(const tune::CostModel& cost, const TuneSettings& s,
-                              const tune::TrainingConfig& config);
+// A language model's head (s.vocab > 0, `head` from tune::tune_lm_head on the configuration's
+// mesh for `tokens` per micro-batch): its dataflow, S per pass and time, printed. UserError when
+// no candidate S fits one of its GEMMs.
+void print_lm_head(const TuneSettings& s, const tune::TrainingConfig& config, std::size_t tokens,
+                   const tune::MeshChoice& head);
 
 }  // namespace meshslice::tuneapp

@@ -32,9 +32,9 @@ Teuchos::ParameterList valid_parameters() {
               {"seq_len", 2048, ""},
               {"global_sequences", 0, "0 = chips / 2, the paper's weak scaling"},
               {"vocab", 0,
-               "plan.yaml also gets its head's entry (lm_head, tuned on the chosen mesh for the "
-               "vocabulary padded as meshslice-train pads it; not counted in the planner's step "
-               "estimate); 0 = no head"},
+               "a language model's vocabulary: its head (lm_head, on the vocabulary padded as "
+               "meshslice-train pads it) counts in the mesh choice and the planner's step and "
+               "memory, and plan.yaml gets its entry; 0 = no head"},
               {"blocks", 0, "for mode plan; 0 = the named model's (gpt3 96, megatron-nlg 105)"}});
   auto& search = valid.sublist("search", false, "What phase 2 tries.");
   search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
@@ -144,6 +144,9 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   require(blocks >= 0, "model.blocks = ", blocks, " must not be negative");
   s.blocks = blocks > 0 ? static_cast<std::size_t>(blocks) : s.llm.blocks;
   require(s.mode != "plan" || s.blocks > 0, "mode plan needs model.blocks for a custom model");
+  require(s.vocab == 0 || s.blocks > 0,
+          "model.vocab needs model.blocks for a custom model: the head's time is weighed against "
+          "the blocks' in the mesh choice");
   tune::PlannerOptions& p = s.planner;
   p.search = s.search;
   p.attention = s.attention;

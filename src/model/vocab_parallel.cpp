@@ -2,7 +2,6 @@
 
 #include <mpi.h>
 
-#include <numeric>
 #include <string>
 
 #include "core/errors.hpp"
@@ -28,11 +27,6 @@ void require_ids(const std::vector<int>& ids, std::size_t vocab, const char* wha
 
 }  // namespace
 
-std::size_t padded_vocab(std::size_t vocab, std::size_t multiple) {
-  MESHSLICE_ASSERT(multiple > 0, "padded_vocab: multiple 0");
-  return (vocab + multiple - 1) / multiple * multiple;
-}
-
 std::size_t VocabSplit::valid_logits(std::size_t col) const {
   const std::size_t first = logit_first(col);
   if (first >= vocab) return 0;
@@ -55,8 +49,7 @@ VocabSplit split_vocab(std::size_t vocab, std::size_t padded, std::size_t mesh_r
 }
 
 VocabSplit model_vocab(std::size_t vocab, std::size_t mesh_rows, std::size_t mesh_cols) {
-  return split_vocab(vocab, padded_vocab(vocab, kVocabGranule * std::lcm(mesh_rows, mesh_cols)),
-                     mesh_rows, mesh_cols);
+  return split_vocab(vocab, mesh_padded_vocab(vocab, mesh_rows, mesh_cols), mesh_rows, mesh_cols);
 }
 
 TokenBatch make_token_batch(const Torus& torus, const VocabSplit& vocab,

@@ -29,15 +29,13 @@
 #include "comm/small_all_reduce.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/workspace.hpp"
+#include "gemm/vocab_padding.hpp"
 #include "mesh/torus.hpp"
 #include "model/kernels/cross_entropy.hpp"
 #include "model/kernels/embedding.hpp"
 #include "model/model_buffer.hpp"
 
 namespace meshslice {
-
-// `vocab` rounded up to a multiple of `multiple` (> 0).
-std::size_t padded_vocab(std::size_t vocab, std::size_t multiple);
 
 // The vocabulary and how the mesh splits it.
 struct VocabSplit {
@@ -59,10 +57,7 @@ struct VocabSplit {
 VocabSplit split_vocab(std::size_t vocab, std::size_t padded, std::size_t mesh_rows,
                        std::size_t mesh_cols);
 
-// Megatron's make-vocab-size-divisible-by on the 2D mesh: the vocabulary padded to a multiple
-// of this many times both mesh extents' least common multiple, so that the head's GEMMs can
-// slice the padded vocabulary.
-constexpr std::size_t kVocabGranule = 8;
+// The vocabulary as meshslice-train pads it for the mesh (gemm/vocab_padding.hpp).
 VocabSplit model_vocab(std::size_t vocab, std::size_t mesh_rows, std::size_t mesh_cols);
 
 // A micro-batch's tokens as the embedding and the loss read them on this chip.

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/errors.hpp"
+#include "gemm/vocab_padding.hpp"
 
 namespace meshslice::tune {
 
@@ -71,6 +72,44 @@ BlockTuning tune_block(const CostModel& model, const std::vector<sim::FcGemm>& g
       t.best = static_cast<int>(t.meshes.size()) - 1;
   }
   return t;
+}
+
+MeshChoice tune_lm_head(const CostModel& model, std::size_t hidden, std::size_t vocab,
+                        std::size_t tokens, int rows, int cols, const sim::SweepOptions& options) {
+  const std::size_t padded =
+      mesh_padded_vocab(vocab, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+  return tune_mesh(model, sim::lm_head_gemms(hidden, padded, tokens), rows, cols, options);
+}
+
+ModelMesh fastest_model_mesh(const CostModel& model, const BlockTuning& tuning, std::size_t blocks,
+                             std::size_t hidden, std::size_t vocab, std::size_t tokens,
+                             const sim::SweepOptions& options,
+                             const std::function<bool(const MeshChoice&)>& allowed) {
+  ModelMesh best;
+  double best_seconds = 0;
+  for (const MeshChoice& mesh : tuning.meshes) {
+    if (!mesh.usable()) {
+      best.why = concat(mesh.rows, "x", mesh.cols, ": ", mesh.unusable);
+      continue;
+    }
+    if (allowed && !allowed(mesh)) continue;
+    std::shared_ptr<const MeshChoice> head;
+    if (vocab > 0) {
+      head = std::make_shared<const MeshChoice>(
+          tune_lm_head(model, hidden, vocab, tokens, mesh.rows, mesh.cols, options));
+      if (!head->usable()) {
+        best.why = concat(mesh.rows, "x", mesh.cols, ": the head: ", head->unusable);
+        continue;
+      }
+    }
+    const double seconds = static_cast<double>(blocks) * mesh.seconds + (head ? head->seconds : 0);
+    if (!best.mesh || seconds < best_seconds) {
+      best.mesh = std::make_shared<const MeshChoice>(mesh);
+      best.head = head;
+      best_seconds = seconds;
+    }
+  }
+  return best;
 }
 
 }  // namespace meshslice::tune

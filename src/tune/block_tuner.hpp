@@ -7,6 +7,8 @@
 //     chips, each GEMM takes the S with the shortest cost-model time among the valid candidates,
 //     independently of the others (the authors' published tuner then overwrites the per-layer
 //     choice with one global S; this one does not). The mesh with the shortest block wins.
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,5 +54,22 @@ MeshChoice tune_mesh(const CostModel& model, const std::vector<sim::FcGemm>& gem
 // Phase 2 over every mesh of `chips` chips with both sides >= options.min_mesh_side.
 BlockTuning tune_block(const CostModel& model, const std::vector<sim::FcGemm>& gemms, int chips,
                        const sim::SweepOptions& options);
+
+// Phase 2 for a language model's head (hidden -> vocab) on one mesh, for `tokens` tokens per
+// micro-batch: its GEMMs on the vocabulary as meshslice-train pads it for the mesh.
+MeshChoice tune_lm_head(const CostModel& model, std::size_t hidden, std::size_t vocab,
+                        std::size_t tokens, int rows, int cols, const sim::SweepOptions& options);
+
+// A model's mesh: of `tuning`'s usable meshes that `allowed` accepts, the one fastest for
+// `blocks` blocks and, with a vocabulary (vocab > 0), the head (tune_lm_head) together.
+struct ModelMesh {
+  std::shared_ptr<const MeshChoice> mesh;  // null when none
+  std::shared_ptr<const MeshChoice> head;  // null without a vocabulary
+  std::string why;                         // the last mesh's problem, when there is none
+};
+ModelMesh fastest_model_mesh(const CostModel& model, const BlockTuning& tuning, std::size_t blocks,
+                             std::size_t hidden, std::size_t vocab, std::size_t tokens,
+                             const sim::SweepOptions& options,
+                             const std::function<bool(const MeshChoice&)>& allowed = nullptr);
 
 }  // namespace meshslice::tune

@@ -27,44 +27,33 @@ class TuningCache {
       : model_(model), m_(m), o_(o) {}
 
   // The fastest usable mesh of `tp` chips for micro-batches of `sequences` sequences whose
-  // rows split the sequences whole (meshslice-train keeps whole sequences on a mesh row);
-  // null, with the reason in `why`, when none.
-  std::shared_ptr<const MeshChoice> mesh(std::size_t sequences, int tp, std::string& why) {
+  // rows split the sequences whole (meshslice-train keeps whole sequences on a mesh row),
+  // counting all the blocks and the head; no mesh, with the reason in `why`, when none.
+  const ModelMesh& mesh(std::size_t sequences, int tp) {
     const auto key = std::make_pair(sequences, tp);
     auto it = chosen_.find(key);
     if (it == chosen_.end()) it = chosen_.emplace(key, choose(sequences, tp)).first;
-    why = it->second.why;
-    return it->second.mesh;
+    return it->second;
   }
 
  private:
-  struct Choice {
-    std::shared_ptr<const MeshChoice> mesh;
-    std::string why;  // when there is none
-  };
-
-  Choice choose(std::size_t sequences, int tp) const {
-    const auto gemms = sim::block_gemms(m_.llm, sequences * m_.seq_len, o_.attention);
-    const BlockTuning tuning = tune_block(model_, gemms, tp, o_.search);
-    Choice c{nullptr, concat("no mesh of ", tp,
-                             " chips fits every GEMM with whole sequences per "
-                             "mesh row")};
-    for (const MeshChoice& mesh : tuning.meshes) {
-      if (!mesh.usable()) {
-        c.why = concat(mesh.rows, "x", mesh.cols, ": ", mesh.unusable);
-        continue;
-      }
-      if (sequences % static_cast<std::size_t>(mesh.rows) != 0) continue;
-      if (!c.mesh || mesh.seconds < c.mesh->seconds)
-        c.mesh = std::make_shared<const MeshChoice>(mesh);
-    }
+  ModelMesh choose(std::size_t sequences, int tp) const {
+    const std::size_t tokens = sequences * m_.seq_len;
+    const BlockTuning tuning =
+        tune_block(model_, sim::block_gemms(m_.llm, tokens, o_.attention), tp, o_.search);
+    ModelMesh c = fastest_model_mesh(model_, tuning, m_.blocks, m_.llm.hidden, m_.vocab, tokens,
+                                     o_.search, [&](const MeshChoice& mesh) {
+                                       return sequences % static_cast<std::size_t>(mesh.rows) == 0;
+                                     });
+    if (!c.mesh && c.why.empty())
+      c.why = concat("no mesh of ", tp, " chips fits every GEMM with whole sequences per mesh row");
     return c;
   }
 
   const CostModel& model_;
   const TrainingModel& m_;
   const PlannerOptions& o_;
-  std::map<std::pair<std::size_t, int>, Choice> chosen_;
+  std::map<std::pair<std::size_t, int>, ModelMesh> chosen_;
 };
 
 }  // namespace
@@ -118,10 +107,10 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
                  concat(per_replica, " sequences per replica in ", micro, " micro-batches"));
           continue;
         }
-        std::string why;
-        const auto mesh = cache.mesh(per_replica / micro, tp, why);
+        const auto& choice = cache.mesh(per_replica / micro, tp);
+        const auto& mesh = choice.mesh;
         if (!mesh) {
-          reject(c, "mesh", why);
+          reject(c, "mesh", choice.why);
           continue;
         }
         c.rows = mesh->rows;
@@ -146,8 +135,13 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
               if (zero && dp == 1) continue;  // nothing to shard: the same as without
               c.checkpointing = checkpointing;
               c.zero = zero;
-              Candidate k{c, mesh, estimate_step(model, m, c, *mesh),
-                          estimate_memory(m, c, *mesh, model.element_bytes()), 0};
+              const MeshChoice* head = choice.head.get();
+              Candidate k{c,
+                          mesh,
+                          choice.head,
+                          estimate_step(model, m, c, *mesh, head),
+                          estimate_memory(m, c, *mesh, model.element_bytes(), head),
+                          0};
               k.flop_utilization =
                   sim::flop_utilization(step_flops(m), chips, k.step.total(), model.machine());
               if (k.memory.total() > o.memory_bytes) {

@@ -2,7 +2,8 @@
 // The joint planner (beyond the paper): on `chips` chips, every dp x pp x rows x cols with each
 // micro-batch count, schedule, checkpointing and ZeRO-1 choice, timed and sized by
 // tune/step_estimate.hpp with phases 1 and 2 per stage (each distinct micro-batch size and
-// tensor-parallel degree tuned once). Configurations that cannot run (a batch that does not
+// tensor-parallel degree tuned once; a language model's mesh is the one fastest for its blocks
+// and its head together). Configurations that cannot run (a batch that does not
 // split, more stages than blocks, a mesh no GEMM fits) or that exceed the memory per chip are
 // rejected and counted by the constraint that failed; the rest are ranked by predicted step time.
 #include <cstddef>
@@ -31,6 +32,7 @@ struct PlannerOptions {
 struct Candidate {
   TrainingConfig config;
   std::shared_ptr<const MeshChoice> mesh;  // phases 1 and 2 for the micro-batch on rows x cols
+  std::shared_ptr<const MeshChoice> head;  // the head's on the same mesh; null without a vocab
   StepEstimate step;
   MemoryEstimate memory;
   double flop_utilization = 0;

@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "gemm/block_fc_layers.hpp"
+#include "gemm/vocab_padding.hpp"
 
 namespace meshslice::tune {
 
@@ -53,11 +54,12 @@ std::string TrainingConfig::str() const {
 
 double step_flops(const TrainingModel& m) {
   const double tokens = static_cast<double>(m.global_batch * m.seq_len);
-  return 3 * 2 * tokens * block_weights(m) * static_cast<double>(m.blocks);
+  const double head = static_cast<double>(m.llm.hidden) * static_cast<double>(m.vocab);
+  return 3 * 2 * tokens * (block_weights(m) * static_cast<double>(m.blocks) + head);
 }
 
 StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
-                           const MeshChoice& mesh) {
+                           const MeshChoice& mesh, const MeshChoice* head) {
   double forward = 0, backward = 0;
   block_seconds(mesh, forward, backward);
   const double n = static_cast<double>(c.blocks_per_chunk(m));
@@ -66,6 +68,10 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
   StepEstimate e;
   e.compute = static_cast<double>(c.microbatches) * v * (t_f + t_b);
   e.bubble = (c.pp - 1) * (t_f + t_b);
+  if (head) {  // the last stage's, once per micro-batch
+    e.compute += static_cast<double>(c.microbatches) * head->seconds;
+    e.bubble += (c.pp - 1) * head->seconds;
+  }
   if (c.pp > 1) {
     const double shard =
         c.microbatch_tokens(m) * static_cast<double>(m.llm.hidden) / c.tp() * model.element_bytes();
@@ -91,9 +97,15 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
 }
 
 MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
-                               const MeshChoice& mesh, double element_bytes) {
+                               const MeshChoice& mesh, double element_bytes,
+                               const MeshChoice* head) {
   const std::size_t chunk_blocks = c.blocks_per_chunk(m);
-  const double parameters = block_parameters(m) * chunk_blocks * c.virtual_stages / c.tp();
+  double parameters = block_parameters(m) * chunk_blocks * c.virtual_stages / c.tp();
+  // Stage 0's embedding table, and with one stage the head's too.
+  const bool holds_head = m.vocab > 0 && c.pp == 1;
+  const double padded =
+      m.vocab > 0 ? static_cast<double>(mesh_padded_vocab(m.vocab, c.rows, c.cols)) : 0.0;
+  parameters += (holds_head ? 2 : 1) * padded * static_cast<double>(m.llm.hidden) / c.tp();
   MemoryEstimate e;
   e.weights = parameters * element_bytes;
   e.gradients = parameters * element_bytes;
@@ -108,6 +120,10 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   const double held = static_cast<double>(peak_activations(order));  // chunk activations at once
   e.activations = held * chunk_blocks * kept + (c.checkpointing ? full : 0);
   for (const TunedGemm& g : mesh.gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols);
+  if (holds_head && head) {  // one micro-batch's logits (their gradient in place), and the plans
+    e.activations += tokens * padded * element_bytes;
+    for (const TunedGemm& g : head->gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols);
+  }
   e.workspaces *= element_bytes;
   return e;
 }

@@ -20,6 +20,12 @@
 //           micro-batch the 17 H + heads * seq values per token meshslice-train saves (the block's
 //           input alone when checkpointed, plus one block's full set to recompute into) -- and
 //           the GEMM plans' gather and partial-output buffers (two slices each).
+// A language model (vocab > 0) adds its head, the last stage's GEMMs once per micro-batch (the
+// head's phase 2 on the stage's mesh, the vocabulary padded for it): m t_head to the compute and
+// (pp - 1) t_head to the fill and drain, which wait on the slowest stage; to the memory of the
+// chip the estimate stands for (stage 0) the embedding table (V_p x H over the mesh), and with
+// one stage also the head (untied: its own table), its gather buffers and one micro-batch's
+// logits; to the FLOPs the head's 6 T H V.
 // Attention's own work, norms and element-wise kernels are not in the time (the FC layers are
 // what the cost model knows; issue 11 adds the rest to the emulator).
 #include <cstddef>
@@ -35,6 +41,7 @@ struct TrainingModel {
   std::size_t blocks = 0;
   std::size_t seq_len = 0;
   std::size_t global_batch = 0;  // sequences per step over all replicas
+  std::size_t vocab = 0;         // a language model's vocabulary (before padding); 0: no head
 };
 
 struct TrainingConfig {
@@ -71,14 +78,16 @@ struct MemoryEstimate {
   double total() const { return weights + gradients + optimizer + activations + workspaces; }
 };
 
-// `mesh`: phases 1 and 2 for the configuration's micro-batch tokens on its rows x cols.
+// `mesh`: phases 1 and 2 for the configuration's micro-batch tokens on its rows x cols; `head`:
+// the head's (tune_lm_head) when m.vocab > 0, else null.
 StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
-                           const MeshChoice& mesh);
+                           const MeshChoice& mesh, const MeshChoice* head = nullptr);
 MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
-                               const MeshChoice& mesh, double element_bytes);
+                               const MeshChoice& mesh, double element_bytes,
+                               const MeshChoice* head = nullptr);
 
 // FC FLOPs of one training step over the whole machine (forward, backward data and weight; no
-// recomputation), for FLOP utilization.
+// recomputation; the head's on the unpadded vocabulary), for FLOP utilization.
 double step_flops(const TrainingModel& m);
 
 }  // namespace meshslice::tune

@@ -219,6 +219,60 @@ TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {
   EXPECT_GT(zero.dp_exposed, 0.0);
 }
 
+// A language model's head: on the last stage once per micro-batch, its tables in the memory.
+TEST(StepEstimate, TheHeadRunsOnTheLastStageOncePerMicroBatch) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  const TrainingModel blocks_only = gpt3_model(16, 64);
+  TrainingModel m = blocks_only;
+  m.vocab = 50257;
+  TrainingConfig c = config(1, 4, 4, 4, 8);
+  const MeshChoice mesh = stage_mesh(model, m, c);
+  const MeshChoice head = tune_lm_head(model, m.llm.hidden, m.vocab, c.microbatch_tokens(m), c.rows,
+                                       c.cols, sim::SweepOptions{});
+  ASSERT_TRUE(mesh.usable());
+  ASSERT_TRUE(head.usable());
+  EXPECT_EQ(head.gemms.front().gemm.problem.N + head.gemms.front().gemm.problem.M +
+                head.gemms.front().gemm.problem.K,
+            c.microbatch_tokens(m) + m.llm.hidden + 50272)  // 50257 padded to 32 = 8 x lcm(4, 4)
+      << "the head's GEMM is T x H by H x V_p in some dataflow";
+  const StepEstimate without = estimate_step(model, blocks_only, c, mesh);
+  const StepEstimate with = estimate_step(model, m, c, mesh, &head);
+  EXPECT_NEAR(with.compute - without.compute, 8 * head.seconds, 1e-12);
+  EXPECT_NEAR(with.bubble - without.bubble, 3 * head.seconds, 1e-12);
+  // Stage 0 holds the embedding; with one stage, the head besides, and a micro-batch's logits.
+  const double table = 50272.0 * m.llm.hidden / c.tp() * 2;
+  EXPECT_NEAR(estimate_memory(m, c, mesh, 2, &head).weights -
+                  estimate_memory(blocks_only, c, mesh, 2).weights,
+              table, 1e-3);
+  c.pp = 1;
+  const MemoryEstimate one_stage = estimate_memory(m, c, mesh, 2, &head);
+  const MemoryEstimate one_stage_blocks = estimate_memory(blocks_only, c, mesh, 2);
+  EXPECT_NEAR(one_stage.weights - one_stage_blocks.weights, 2 * table, 1e-3);
+  EXPECT_NEAR(one_stage.activations - one_stage_blocks.activations,
+              c.microbatch_tokens(m) * 50272.0 / c.tp() * 2, 1e-3);
+  EXPECT_GT(one_stage.workspaces, one_stage_blocks.workspaces);
+  EXPECT_NEAR(step_flops(m) - step_flops(blocks_only), 6.0 * 64 * 2048 * m.llm.hidden * 50257, 1e3);
+}
+
+// The planner's mesh counts the head, and every candidate carries the head it was timed with.
+TEST(JointPlanner, ALanguageModelsCandidatesCountItsHead) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  TrainingModel m = gpt3_model(8, 64);
+  m.vocab = 50257;
+  PlannerOptions o;
+  o.memory_bytes = 32.0 * (1 << 30);
+  const PlanSearch search = plan_training(model, m, 64, o);
+  ASSERT_FALSE(search.ranked.empty());
+  for (const Candidate& k : search.ranked) {
+    ASSERT_NE(k.head, nullptr);
+    EXPECT_EQ(k.head->rows, k.config.rows);
+    EXPECT_EQ(k.head->cols, k.config.cols);
+    const StepEstimate again = estimate_step(model, m, k.config, *k.mesh, k.head.get());
+    EXPECT_EQ(again.total(), k.step.total());
+    EXPECT_GT(k.step.compute, estimate_step(model, gpt3_model(8, 64), k.config, *k.mesh).compute);
+  }
+}
+
 TEST(JointPlanner, RanksWhatFitsAndCountsWhatDoesNot) {
   const CostModel model(tpuv4(), GemmRate::per_shape);
   const TrainingModel m = gpt3_model(96, 128);
