@@ -175,12 +175,16 @@ def blas_report(threads):
     return report
 
 
-def gpu_report():
-    """The GPU and the math it is held to: float32 GEMMs and convolutions without TF32 (torch's
-    matmul default is already so; cuDNN's is not), as meshslice's float GEMMs through cuBLAS."""
+def without_tf32():
+    """Float32 GEMMs and convolutions in IEEE float32, as meshslice's float GEMMs through cuBLAS
+    (torch's matmul default is already so; cuDNN's is not)."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
+
+
+def gpu_report():
+    """The GPU and the math it is held to."""
     name = torch.cuda.get_device_name()
     return {"gpu": name, "blas": f"cuBLAS (CUDA {torch.version.cuda}, {name}, float32, no TF32)",
             "cpu_capability": "gpu", "blas_threads": "-", "tf32": False}
@@ -214,6 +218,8 @@ def main():
     if args.attention == "auto":
         args.attention = "sdpa" if hasattr(F, "scaled_dot_product_attention") else "matmul"
     torch.set_num_threads(args.threads)
+    if args.device == "cuda":
+        without_tf32()
     blas = blas_report(args.threads) if args.device == "cpu" else gpu_report()
     torch.manual_seed(1)
     device = torch.device(args.device)
