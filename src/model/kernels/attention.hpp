@@ -57,29 +57,47 @@ void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>
       });
 }
 
-// RoPE on packed q or k: in each (sequence, head) pair, row i (the token's position) has its
-// dimensions d and d + dim/2 turned by the angle i * kRopeBase^(-2d/dim), computed in double so
-// that float and double runs turn by the same angles; `inverse` turns them back (the backward
-// pass's gradients).
+// RoPE's turns, computed once: table(0, i, d) and table(1, i, d) are the cosine and sine of
+// the angle i * kRopeBase^(-2d/dim) of position i and dimension d < dim/2, computed in double
+// (float and double runs turn by the same angles) and stored in T. A turn's sine and cosine
+// cost more than everything else RoPE does, and the same len x dim/2 angles serve every pair
+// and every pass.
 template <class T>
-void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Packed<T>& packed,
-                      bool inverse) {
+void fill_rope_table(const ExecSpace& space, const AttentionShape& s, const Packed<T>& table) {
+  using Policy =
+      Kokkos::MDRangePolicy<ExecSpace,
+                            Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Index = typename Policy::index_type;
+  const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
+  Kokkos::parallel_for(
+      "attention_rope_table",
+      Policy(space, {Index(0), Index(0)},
+             {static_cast<Index>(s.len), static_cast<Index>(s.dim / 2)}),
+      KOKKOS_LAMBDA(std::size_t i, std::size_t d) {
+        const double angle =
+            static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
+        table(0, i, d) = static_cast<T>(kmath::cos(angle));
+        table(1, i, d) = static_cast<T>(kmath::sin(angle));
+      });
+}
+
+// RoPE on packed q or k: in each (sequence, head) pair, row i (the token's position) has its
+// dimensions d and d + dim/2 turned by the table's angle for (i, d); `inverse` turns them back
+// (the backward pass's gradients).
+template <class T>
+void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Packed<T>& table,
+                      const Packed<T>& packed, bool inverse) {
   using Policy =
       Kokkos::MDRangePolicy<ExecSpace,
                             Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
   using Index = typename Policy::index_type;
   const std::size_t half = s.dim / 2;
-  const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
-  const double sign = inverse ? -1.0 : 1.0;
   Kokkos::parallel_for(
       inverse ? "attention_rope_inverse" : "attention_rope",
       Policy(space, {Index(0), Index(0), Index(0)},
              {static_cast<Index>(s.pairs()), static_cast<Index>(s.len), static_cast<Index>(half)}),
       KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
-        const double angle =
-            static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
-        const T c = static_cast<T>(kmath::cos(angle));
-        const T sn = static_cast<T>(sign * kmath::sin(angle));
+        const T c = table(0, i, d), sn = inverse ? -table(1, i, d) : table(1, i, d);
         const T x1 = packed(sh, i, d), x2 = packed(sh, i, d + half);
         packed(sh, i, d) = x1 * c - x2 * sn;
         packed(sh, i, d + half) = x2 * c + x1 * sn;
@@ -154,6 +172,11 @@ class LocalAttention {
         k_("attention_k", s.pairs(), s.len, s.dim),
         v_("attention_v", s.pairs(), s.len, s.dim),
         o_("attention_o", s.pairs(), s.len, s.dim) {
+    if (s.rope) {
+      rope_ = Packed<T>("attention_rope_table", 2, s.len, s.dim / 2);
+      attention_kernels::fill_rope_table(ExecSpace(), s, rope_);
+      fence(ExecSpace(), "attention_rope_table");
+    }
     if (!backward) return;
     dq_ = Packed<T>("attention_dq", s.pairs(), s.len, s.dim);
     dk_ = Packed<T>("attention_dk", s.pairs(), s.len, s.dim);
@@ -164,8 +187,9 @@ class LocalAttention {
   std::size_t bytes() const { return bytes_for(s_, elements(ds_) > 0); }
   // What the work buffers of a shard of shape s take (a data-free model's estimate too).
   static std::size_t bytes_for(const AttentionShape& s, bool backward) {
-    const std::size_t packed = s.pairs() * s.len * s.dim;
-    return ((backward ? 7 : 4) * packed + (backward ? s.saved_elements() : 0)) * sizeof(T);
+    const std::size_t packed = s.pairs() * s.len * s.dim,
+                      rope = s.rope ? s.len * (s.dim / 2) * 2 : 0;
+    return ((backward ? 7 : 4) * packed + rope + (backward ? s.saved_elements() : 0)) * sizeof(T);
   }
 
   // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; p (saved_elements() long)
@@ -207,8 +231,8 @@ class LocalAttention {
                   T(i == last ? 0 : 1), keys(dk_, sh, i));
       }
     if (s_.rope) {  // the gradients of the rotated q and k, turned back
-      attention_kernels::rotate_positions(space, s_, dq_, /*inverse=*/true);
-      attention_kernels::rotate_positions(space, s_, dk_, /*inverse=*/true);
+      attention_kernels::rotate_positions(space, s_, rope_, dq_, /*inverse=*/true);
+      attention_kernels::rotate_positions(space, s_, rope_, dk_, /*inverse=*/true);
     }
     const std::size_t width = s_.heads * s_.dim;
     attention_kernels::move_heads(space, s_, dq_, dqkv, 0, true);
@@ -244,11 +268,12 @@ class LocalAttention {
     attention_kernels::move_heads(space, s_, k_, qkv, width, false);
     attention_kernels::move_heads(space, s_, v_, qkv, 2 * width, false);
     if (!s_.rope) return;
-    attention_kernels::rotate_positions(space, s_, q_, /*inverse=*/false);
-    attention_kernels::rotate_positions(space, s_, k_, /*inverse=*/false);
+    attention_kernels::rotate_positions(space, s_, rope_, q_, /*inverse=*/false);
+    attention_kernels::rotate_positions(space, s_, rope_, k_, /*inverse=*/false);
   }
 
   AttentionShape s_;
+  Packed<T> rope_;  // with RoPE: the turns' cosines and sines, [2][len][dim/2]
   Packed<T> q_, k_, v_, o_, dq_, dk_, dv_;
   Buffer<T> ds_;
 };

@@ -19,9 +19,9 @@
 #include <limits>
 
 #include "core/fast_exp.hpp"
+#include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
-#include "model/kernels/elementwise.hpp"
 #include "model/kernels/token_ids.hpp"
 
 namespace meshslice {
@@ -35,12 +35,22 @@ void vocab_row_max(const ExecSpace& space, const Matrix<T>& logits, std::size_t 
   Kokkos::parallel_for(
       "vocab_row_max", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
       KOKKOS_LAMBDA(std::size_t t) {
-        const T* row = &logits(t, 0);  // a row's elements are contiguous (row-major)
-        T m = lowest;
-        for (std::size_t c = 0; c < valid; ++c) m = row[c] > m ? row[c] : m;
-        row_max(t, 0) = m;
+        // A row's elements are contiguous (row-major).
+        row_max(t, 0) = fold_in_lanes(valid, lowest, RowValues<T>{&logits(t, 0)}, FoldMax());
       });
 }
+
+// vocab_exp_sums' term: exp(logit - shift), left in place of the logit.
+template <class T>
+struct ExpInPlace {
+  T* row;
+  T shift;
+  KOKKOS_INLINE_FUNCTION T operator()(std::size_t c) const {
+    const T e = kmath::fast_exp(row[c] - shift);
+    row[c] = e;
+    return e;
+  }
+};
 
 // sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)) (core/fast_exp.hpp, as
 // attention's softmax), each exponential left in place of its logit; sums(t, 1) = the target's
@@ -54,15 +64,8 @@ void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t
       KOKKOS_LAMBDA(std::size_t t) {
         const std::size_t target = static_cast<std::size_t>(targets(t));
         sums(t, 1) = target >= first && target < first + valid ? logits(t, target - first) : T(0);
-        const T m = row_max(t, 0);
-        T* row = &logits(t, 0);
-        T sum = 0;
-        for (std::size_t c = 0; c < valid; ++c) {
-          const T e = kmath::fast_exp(row[c] - m);
-          row[c] = e;
-          sum += e;
-        }
-        sums(t, 0) = sum;
+        sums(t, 0) =
+            fold_in_lanes(valid, T(0), ExpInPlace<T>{&logits(t, 0), row_max(t, 0)}, FoldSum());
       });
 }
 
@@ -82,16 +85,15 @@ double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, s
         total += static_cast<double>(kmath::log(sums(t, 0)) + row_max(t, 0) - sums(t, 1));
       },
       loss);
-  for_each_element(
-      "cross_entropy_gradient", space, logits.extent(0), cols,
-      KOKKOS_LAMBDA(std::size_t t, std::size_t c) {
-        if (c >= valid) {
-          logits(t, c) = T(0);
-          return;
-        }
-        const T p = logits(t, c) / sums(t, 0);
-        const bool hit = static_cast<std::size_t>(targets(t)) == first + c;
-        logits(t, c) = s * (hit ? p - T(1) : p);
+  Kokkos::parallel_for(
+      "cross_entropy_gradient", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
+      KOKKOS_LAMBDA(std::size_t t) {
+        T* row = &logits(t, 0);
+        const T to_gradient = s / sums(t, 0);  // exp -> scale * softmax
+        for (std::size_t c = 0; c < valid; ++c) row[c] *= to_gradient;
+        for (std::size_t c = valid; c < cols; ++c) row[c] = T(0);
+        const std::size_t target = static_cast<std::size_t>(targets(t));
+        if (target >= first && target < first + valid) row[target - first] -= s;
       });
   return loss;
 }

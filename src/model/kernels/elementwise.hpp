@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/fold_in_lanes.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/model_math.hpp"
 #include "model/parameter_layout.hpp"
@@ -77,15 +78,20 @@ void add_into(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& y) {
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) { x(r, c) += y(r, c); });
 }
 
-// Sum of squares of a shard, in double.
+// Sum of squares of a shard, in double: each row in runs of kSquareRun columns (a GPU's threads
+// take the runs), each run folded in lanes (core/fold_in_lanes.hpp) so a CPU vectorizes it.
+constexpr std::size_t kSquareRun = 256;
+
 template <class T>
 double sum_squares(const ExecSpace& space, const Matrix<T>& x) {
+  const std::size_t cols = x.extent(1), runs = (cols + kSquareRun - 1) / kSquareRun;
   double sum = 0;
   Kokkos::parallel_reduce(
-      "sum_squares", element_range(space, x.extent(0), x.extent(1)),
-      KOKKOS_LAMBDA(std::size_t r, std::size_t c, double& acc) {
-        const double v = static_cast<double>(x(r, c));
-        acc += v * v;
+      "sum_squares", element_range(space, x.extent(0), runs),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t run, double& acc) {
+        const std::size_t c0 = run * kSquareRun;
+        const std::size_t n = cols - c0 < kSquareRun ? cols - c0 : kSquareRun;
+        acc += fold_in_lanes(n, 0.0, RowSquares<T, double>{&x(r, c0)}, FoldSum());
       },
       sum);
   return sum;

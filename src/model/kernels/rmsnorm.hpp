@@ -9,6 +9,7 @@
 //              (hidden axis) and dg (token axis); rmsnorm_backward_apply(dh, x, g, rinv, dot, H, dx)
 #include <cstddef>
 
+#include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/elementwise.hpp"
@@ -23,9 +24,7 @@ void row_sum_squares(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>
   Kokkos::parallel_for(
       "rmsnorm_sum_squares", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
       KOKKOS_LAMBDA(std::size_t t) {
-        T sum = 0;
-        for (std::size_t c = 0; c < cols; ++c) sum += x(t, c) * x(t, c);
-        ss(t, 0) = sum;
+        ss(t, 0) = fold_in_lanes(cols, T(0), RowSquares<T>{&x(t, 0)}, FoldSum());
       });
 }
 
