@@ -92,11 +92,12 @@ void fence_kernels(const SpaceExec<Space>& space) {
   fence(space, "meshslice::collective_kernels");
 }
 
-// Whether MPI moves a reduction's data (and so writes the host mirrors of a staged one): native
-// MPI always does; the ring only with more than one rank, a ring of one copies on the device.
-bool reduced_through_mpi(const CommOptions& options, int parts) {
-  return options.impl == CollectiveImpl::native || parts > 1;
-}
+// Whether MPI moves a reduction's data (and so writes the host mirrors of a staged one): only
+// with more than one rank. A ring of one (a 1 x N mesh's rows, dp 1) copies on the device,
+// native or not: MPI's non-blocking reduce-scatter copies its input through a temporary buffer
+// it allocates per call, and the LM head's 64 MiB of logits took 23 ms a step that way, most
+// of it faulting the fresh pages in.
+bool reduced_through_mpi(int parts) { return parts > 1; }
 
 Request make_request(const CommOpInfo& op, std::vector<CommStep> steps,
                      std::function<void()> on_complete) {
@@ -199,7 +200,7 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
     fence_kernels<Space>(space);
   }
   // Without MPI (a ring of one rank) the output must not be pulled from an unwritten mirror.
-  const bool through_mpi = reduced_through_mpi(options, parts);
+  const bool through_mpi = reduced_through_mpi(parts);
   const MpiBuffer<T, Space> mpi(blocks, staged, carve);
   if (through_mpi) mpi.push_all();
   const MpiBuffer<T, Space> result(flat(out), staged, carve);
@@ -207,16 +208,16 @@ Request reduce_scatter_carved(const AxisComm& ring, const Matrix<T, Space>& in,
   std::vector<CommStep> steps;
   Buffer<T, Space> partial, received;
   MpiBuffer<T, Space> mpi_partial, mpi_received;
-  if (native) {
+  if (!through_mpi) {
+    copy_range(flat(out), 0, blocks, 0, n, space);
+    fence_kernels<Space>(space);
+  } else if (native) {
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
                        MPI_Ireduce_scatter_block(mpi.data(), result.data(), mpi_count(n),
                                                  mpi_datatype<T>(), MPI_SUM, comm, &reqs.back());
                      },
                      {}});
-  } else if (parts == 1) {
-    copy_range(flat(out), 0, blocks, 0, n, space);
-    fence_kernels<Space>(space);
   } else {
     // The ring reads the blocks without modifying them: no working copy of the input.
     partial = carve.device(ring_partial_elements(parts, n), "reduce_scatter_partial");
@@ -305,9 +306,10 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   const bool native = options.impl == CollectiveImpl::native;
   const int parts = ring.size();
   const std::size_t n = elements(out);
-  // Native MPI reduces in place in the output; the ring reads the input where it is (in may
-  // be out) and writes only the output, so it needs no copy of it.
-  if (native || parts == 1) {
+  const bool through_mpi = reduced_through_mpi(parts);  // else no mirror to pull
+  // Native MPI reduces in place in the output, and a ring of one's sum is the copy; the ring
+  // reads the input where it is (in may be out) and writes only the output, so it needs no copy.
+  if (native || !through_mpi) {
     copy_range(flat(out), 0, flat(in), 0, n, scratch.space);
     fence_kernels<Space>(scratch.space);
   }
@@ -315,7 +317,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
   std::vector<CommStep> steps;
   Buffer<T, Space> partial, received;
   MpiBuffer<T, Space> mpi_in, mpi_partial, mpi_received;
-  if (native) {
+  if (through_mpi && native) {
     mpi.push_all();
     steps.push_back({[=, comm = ring.comm()](std::vector<MPI_Request>& reqs) {
                        reqs.emplace_back();
@@ -323,7 +325,7 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
                                       MPI_SUM, comm, &reqs.back());
                      },
                      {}});
-  } else if (parts > 1) {
+  } else if (through_mpi) {
     // Ring all-reduce = reduce-scatter then all-gather of P balanced chunks (bandwidth optimal):
     // the reduce-scatter leaves this rank's summed chunk in the output, the all-gather the rest.
     const auto chunks = balanced_chunks(parts, n);
@@ -341,7 +343,6 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
                                     mpi_in.sum(), packet_elements(options, sizeof(T)));
     append_ring_all_gather(steps, ctx, mpi.data(), chunks);
   }
-  const bool through_mpi = reduced_through_mpi(options, parts);  // else no mirror to pull
   // The host mirrors stay alive with the request: the ring's steps hold raw pointers into them.
   return make_request(ring_op(CommKind::all_reduce, ring, n, sizeof(T)), std::move(steps),
                       [=, keep = std::make_pair(in, out)] {
