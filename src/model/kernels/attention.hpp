@@ -23,6 +23,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "gemm/block_work.hpp"
+#include "model/kernels/elementwise.hpp"
 #include "model/model_config.hpp"
 
 namespace meshslice {
@@ -64,16 +65,9 @@ void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>
 // and every pass.
 template <class T>
 void fill_rope_table(const ExecSpace& space, const AttentionShape& s, const Packed<T>& table) {
-  using Policy =
-      Kokkos::MDRangePolicy<ExecSpace,
-                            Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
-  using Index = typename Policy::index_type;
   const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
-  Kokkos::parallel_for(
-      "attention_rope_table",
-      Policy(space, {Index(0), Index(0)},
-             {static_cast<Index>(s.len), static_cast<Index>(s.dim / 2)}),
-      KOKKOS_LAMBDA(std::size_t i, std::size_t d) {
+  for_each_element(
+      "attention_rope_table", space, s.len, s.dim / 2, KOKKOS_LAMBDA(std::size_t i, std::size_t d) {
         const double angle =
             static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
         table(0, i, d) = static_cast<T>(kmath::cos(angle));
