@@ -1,16 +1,17 @@
 #pragma once
 // A fold (a sum, a maximum) along a contiguous run in kFoldLanes independent partial results,
-// for the kernels that reduce long rows: a chip's logits in the vocabulary's softmax, the
-// gradients in the global norm. With one accumulator every step waits for the one before, and a
-// compiler may not reorder floating-point folds to vectorize the loop itself; with independent
-// lanes it does, and the loop runs at memory speed (the softmax's row maximum and the gradient
-// norm took 3-4x longer with one). The order of the terms is fixed, so the result is the same
+// for the kernels that reduce long rows: a chip's logits in the vocabulary's softmax, attention's
+// scores, the gradients in the global norm. With one accumulator every step waits for the one
+// before, and a compiler may not reorder floating-point folds to vectorize the loop itself; with
+// independent lanes it does, and the loop runs at memory speed (the softmax's row maximum and
+// the gradient norm took 3-4x longer with one). The order of the terms is fixed, so the result is the same
 // on every run. Terms and folds are function objects, not lambdas: nvcc compiles a lambda
 // written inside a kernel's lambda for the host only.
 //
 //     double sum = fold_in_lanes(n, 0.0, RowSquares<float, double>{row}, FoldSum());
 #include <cstddef>
 
+#include "core/fast_exp.hpp"
 #include "core/kokkos_compat.hpp"
 
 namespace meshslice {
@@ -30,7 +31,8 @@ struct FoldMax {
   }
 };
 
-// Terms: a row's values, and their squares in Acc.
+// Terms: a row's values, their squares in Acc, and exp(value - shift) left in place of each
+// value (a softmax's numerators, core/fast_exp.hpp).
 template <class T>
 struct RowValues {
   const T* row;
@@ -42,6 +44,16 @@ struct RowSquares {
   KOKKOS_INLINE_FUNCTION Acc operator()(std::size_t i) const {
     const Acc v = static_cast<Acc>(row[i]);
     return v * v;
+  }
+};
+template <class T>
+struct ExpInPlace {
+  T* row;
+  T shift;
+  KOKKOS_INLINE_FUNCTION T operator()(std::size_t i) const {
+    const T e = kmath::fast_exp(row[i] - shift);
+    row[i] = e;
+    return e;
   }
 };
 

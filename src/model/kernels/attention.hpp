@@ -19,7 +19,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "core/fast_exp.hpp"
+#include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "gemm/block_work.hpp"
@@ -122,14 +122,9 @@ void causal_softmax(const ExecSpace& space, const AttentionShape& s, const Buffe
   for_each_row(
       "attention_softmax", space, s, p,
       KOKKOS_LAMBDA(std::size_t, std::size_t i, T * row, std::size_t end) {
-        T top = row[0];
-        for (std::size_t j = 1; j <= i; ++j) top = row[j] > top ? row[j] : top;
-        T sum = 0;
-        for (std::size_t j = 0; j <= i; ++j) {
-          const T e = kmath::fast_exp(row[j] - top);
-          row[j] = e;
-          sum += e;
-        }
+        // Row i's causal entries are [0, i]: their maximum, then their exponentials' sum.
+        const T top = fold_in_lanes(i + 1, row[0], RowValues<T>{row}, FoldMax());
+        const T sum = fold_in_lanes(i + 1, T(0), ExpInPlace<T>{row, top}, FoldSum());
         const T inv = T(1) / sum;
         for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
         for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;

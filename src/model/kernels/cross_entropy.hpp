@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <limits>
 
-#include "core/fast_exp.hpp"
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
@@ -39,18 +38,6 @@ void vocab_row_max(const ExecSpace& space, const Matrix<T>& logits, std::size_t 
         row_max(t, 0) = fold_in_lanes(valid, lowest, RowValues<T>{&logits(t, 0)}, FoldMax());
       });
 }
-
-// vocab_exp_sums' term: exp(logit - shift), left in place of the logit.
-template <class T>
-struct ExpInPlace {
-  T* row;
-  T shift;
-  KOKKOS_INLINE_FUNCTION T operator()(std::size_t c) const {
-    const T e = kmath::fast_exp(row[c] - shift);
-    row[c] = e;
-    return e;
-  }
-};
 
 // sums(t, 0) = sum over this block's valid logits of exp(logit - max(t)) (core/fast_exp.hpp, as
 // attention's softmax), each exponential left in place of its logit; sums(t, 1) = the target's
