@@ -24,6 +24,7 @@ void print_plan(const Settings& s, const ModelPlan& plan) {
     print(fc_name(FcKind(k)), fc_inputs(s.model, FcKind(k)), fc_outputs(s.model, FcKind(k)),
           plan[k]);
   if (plan.lm_head) print(kLmHeadName, s.model.hidden, s.model.vocab, *plan.lm_head);
+  log_info("  attention: ", attention_kernel_name(plan.attention), " kernels");
 }
 
 void print_pipeline(const Settings& s, const StageSplit& split) {

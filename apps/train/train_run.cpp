@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/csv.hpp"
+#include "core/device_work_counter.hpp"
 #include "core/json.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/log.hpp"
@@ -142,6 +143,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
   double best_step_bubble = 0;  // of the fastest step, the least disturbed by other work
   std::size_t relayouts_before = 0;
+  DeviceWork busiest_step;  // the step that launched the most (kernels and BLAS calls)
   for (std::size_t step = resumed + 1; step <= s.steps; ++step) {
     // The batch is made before the step starts (on every stage, as a data loader would have
     // it ready), so the teacher on the last stage does not hold the pipeline up.
@@ -151,7 +153,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const auto start = Clock::now();
     const double trace_start = trace.now();
     if (emulated) emulated->begin_step(torus.comm());
+    const DeviceWork work_before = device_work();
     const auto r = trainer.step();
+    const DeviceWork work = device_work() - work_before;
+    if (work.launches_and_blas() > busiest_step.launches_and_blas()) busiest_step = work;
     MPI_Barrier(torus.comm());
     nonfinite.after(step, r, trainer);
     // The pipeline's bubble: of its span (the common start to the last stage's last message),
@@ -239,6 +244,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            100 * flops / best_seconds / (ranks * peak), "% of ", ranks, " x the local GEMM peak (",
            best_seconds / ideal_seconds, "x the ideal step, ", ideal_seconds * 1e3, " ms)");
   if (emulated) log_info(emulated->closing_line(best_seconds));
+  log_info("device work of the busiest step on this rank: ", describe(busiest_step),
+           "; most: ", busiest_names(busiest_step, 8));
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
   log_info("memory per rank: estimated ", mib(memory.total()),
@@ -278,6 +285,18 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     summary.set("pipeline", std::move(pipeline));
     summary.set("updates_skipped", nonfinite.skipped());
     summary.set("relayouts", trainer.student().relayouts().count);
+    json::Value work = json::Value::object();
+    work.set("kernel_launches", busiest_step.launches);
+    work.set("blas_calls", busiest_step.blas_calls);
+    work.set("launches_and_blas_calls", busiest_step.launches_and_blas());
+    work.set("fences",
+             device_work_counts_fences() ? json::Value(busiest_step.fences) : json::Value());
+    work.set("copies", busiest_step.copies);
+    work.set("host_device_copies", busiest_step.host_device_copies);
+    json::Value by_name = json::Value::object();
+    for (const auto& [name, count] : busiest_step.by_name) by_name.set(name, count);
+    work.set("by_name", std::move(by_name));
+    summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));
     summary.set("memory_high_water_mib", figure(rss));
     summary.set("activation_memory_mib", figure(mib(activations_max)));
@@ -293,6 +312,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
 template <class T>
 int train(AppContext& context, const Settings& s) {
   FlightRecorder::instance().start(s.flight);
+  install_device_work_counter();
   Torus torus(MPI_COMM_WORLD, s.mesh);
   // The lower bound of a stage: its share of the blocks (rounded up) on one micro-batch.
   ModelShape stage_share = s.step.micro_batch_shape(s.model);

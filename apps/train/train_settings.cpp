@@ -171,6 +171,11 @@ Teuchos::ParameterList valid_parameters() {
            "Y, X, W (stationary) with a trailing t for the transposed variant, e.g. 'ff1 Wt summa "
            "S=4'; a language model also names its head, 'lm_head Y|X ...' (X when tied)");
   plan.set("file", "", "source file: path of the plan file");
+  set_choice(plan, "attention", "auto", {"auto", "fused", "blas_blocks"},
+             "how each chip computes attention: fused (a few launches per layer: query tiles in "
+             "scratch memory, the online softmax, each row's log-sum-exp kept), blas_blocks "
+             "(BLAS GEMMs per sequence, head and causal row block, the probabilities kept); auto: "
+             "the backend's faster (scripts/bench-train.sh measures both)");
   return valid;
 }
 
@@ -409,16 +414,26 @@ Settings settings_from(const AppContext& context) {
                               static_cast<int>(positive("plan.block"))};
   s.plan_layers = get_strings(d, "plan.layers");
   s.plan_file = get_param<std::string>(d, "plan.file");
+  const std::string attention = get_param<std::string>(d, "plan.attention");
+  s.attention = default_attention_kernel();
+  if (attention != "auto") parse_attention_kernel(attention, s.attention);
   require(s.plan_source != "file" || !s.plan_file.empty(),
           "plan.source = file needs plan.file, the path of the plan file");
   return s;
 }
 
 ModelPlan model_plan(const Settings& s) {
-  if (s.plan_source == "default") return default_model_plan(s.model, s.default_choice);
+  ModelPlan plan;
+  if (s.plan_source == "default") {
+    plan = default_model_plan(s.model, s.default_choice);
+    plan.attention = s.attention;
+    return plan;
+  }
   try {
     // The deck's entries, or the plan file's (deck_with_plan).
-    return parse_model_plan(s.plan_layers, s.model);
+    plan = parse_model_plan(s.plan_layers, s.model);
+    plan.attention = s.attention;
+    return plan;
   } catch (const UserError& e) {
     if (s.plan_source != "file") throw;
     throw UserError(concat("plan file ", s.plan_file, ": ", e.what()));

@@ -11,6 +11,21 @@ void add(LocalWork& to, const LocalWork& work) {
 
 }  // namespace
 
+const char* attention_kernel_name(AttentionKernel kernel) {
+  return kernel == AttentionKernel::fused ? "fused" : "blas_blocks";
+}
+
+bool parse_attention_kernel(const std::string& name, AttentionKernel& kernel) {
+  for (AttentionKernel k : {AttentionKernel::fused, AttentionKernel::blas_blocks})
+    if (name == attention_kernel_name(k)) {
+      kernel = k;
+      return true;
+    }
+  return false;
+}
+
+AttentionKernel default_attention_kernel() { return AttentionKernel::fused; }
+
 BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
                             double ffn) {
   using namespace kernel_work;

@@ -13,14 +13,26 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 
 #include "exec/caller_work.hpp"
 
 namespace meshslice {
 
+// How a chip computes its attention: fused kernels that keep each row's log-sum-exp
+// (model/kernels/fused_attention.hpp), or BLAS GEMMs on causal row blocks that keep the
+// probabilities (model/kernels/attention.hpp). Both give the same results to rounding.
+enum class AttentionKernel { fused, blas_blocks };
+const char* attention_kernel_name(AttentionKernel kernel);  // "fused", "blas_blocks"
+// The kernel named `name`; false if there is none of that name.
+bool parse_attention_kernel(const std::string& name, AttentionKernel& kernel);
+// The default of this build's backend: what scripts/bench-train.sh measured faster.
+AttentionKernel default_attention_kernel();
+
 struct AttentionShape {
   std::size_t seqs = 0, len = 0, heads = 0, dim = 0;
   bool rope = false;  // rotary position embeddings on q and k (model/kernels/attention.hpp)
+  AttentionKernel kernel = AttentionKernel::blas_blocks;
   std::size_t pairs() const { return seqs * heads; }  // (sequence, head) pairs
 
   // Rows per causal block: eight blocks (56% of the dense work) of at least 32 rows, so each
@@ -36,10 +48,15 @@ struct AttentionShape {
     const std::size_t last = blocks() - 1;
     return block_offset(block_rows(), last) + (len - last * block_rows()) * len;
   }
-  std::size_t saved_elements() const { return pairs() * pair_elements(); }
+  // What the backward pass needs kept: the fused kernels' log-sum-exp of every query row, or
+  // the blocks' probabilities.
+  std::size_t saved_elements() const {
+    return kernel == AttentionKernel::fused ? pairs() * len : pairs() * pair_elements();
+  }
 
   // What LocalAttention's passes cost (exec/caller_work.hpp): their block GEMMs, and the
-  // elements their packing, softmax and unpacking kernels read and write.
+  // elements their packing, softmax and unpacking kernels read and write. The emulated chip
+  // (a TPU) is timed on the BLAS blocks' work whichever kernel the real chip runs.
   LocalWork forward_work() const {
     LocalWork w;
     for (std::size_t i = 0; i < blocks(); ++i) {

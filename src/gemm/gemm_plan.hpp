@@ -78,6 +78,12 @@ class GemmPlan {
       return ex.placeholder(r.rows, r.cols);
     };
     execute(shape('A'), shape('B'), shape('C'), Scale{});
+    // On one chip every algorithm is its local GEMM (execute()): the configuration was checked
+    // above as on any mesh, and the plan keeps no buffers.
+    if (ex.mesh_rows() == 1 && ex.mesh_cols() == 1) {
+      one_chip_ = true;
+      workspace_.rehearse();
+    }
   }
 
   // C = alpha op(A) op(B) + beta C on the caller's shards (shapes as shard_region() says).
@@ -94,10 +100,16 @@ class GemmPlan {
   std::size_t workspace_bytes() const { return workspace_.bytes(); }  // held between runs
 
  private:
-  // Runs the algorithm with the workspace attached.
+  // Runs the algorithm with the workspace attached. On one chip every algorithm is its local
+  // GEMM: the shards are the whole matrices and there is nothing to gather, scatter or overlap,
+  // so nothing is sliced, packed or copied (one BLAS call instead of S, with their packing
+  // kernels and copies: a GPU pays each launch in latency).
   void execute(const Mat& a, const Mat& b, const Mat& c, const Scale& k) {
     const AttachedWorkspace<Exec> attached(ex_, workspace_);
     const ProfilingRegion region(region_);
+    if (one_chip_)
+      return ex_.gemm(k.alpha, a, problem_.flow == Dataflow::RS, b, problem_.flow == Dataflow::LS,
+                      k.beta, c);
     switch (algorithm_) {
       case Algorithm::meshslice:
       case Algorithm::collective: return meshslice_gemm(ex_, problem_, a, b, c, options_, k);
@@ -116,6 +128,7 @@ class GemmPlan {
   GemmOptions options_;
   std::string region_;  // the Kokkos profiling region of every run
   typename Exec::Workspace workspace_;
+  bool one_chip_ = false;  // a 1 x 1 mesh: run() is the local GEMM
 };
 
 }  // namespace meshslice

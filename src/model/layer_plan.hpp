@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gemm/block_fc_layers.hpp"
+#include "gemm/block_work.hpp"
 #include "gemm/fc_dataflow.hpp"
 #include "model/fc_layer.hpp"
 #include "model/model_config.hpp"
@@ -53,6 +54,7 @@ struct FcPlan {
 struct ModelPlan {
   std::array<FcPlan, kFcKinds> blocks{};
   std::optional<FcPlan> lm_head;  // a language model's (model.vocab > 0), none otherwise
+  AttentionKernel attention = default_attention_kernel();  // how each chip computes attention
 
   FcPlan& operator[](int k) { return blocks[static_cast<std::size_t>(k)]; }
   const FcPlan& operator[](int k) const { return blocks[static_cast<std::size_t>(k)]; }

@@ -3,7 +3,7 @@
 // named and laid out like what it updates of each parameter (the shard, or with ZeRO-1 this
 // replica's row of it), so a checkpoint writes "blocks.3.ff1.weight.exp_avg" beside the weight
 // it belongs to. The element-wise formulas are model/model_math.hpp's, which the serial
-// reference uses too.
+// reference uses too; a step updates every parameter in one launch (kernels/multi_tensor.hpp).
 //
 //     Optimizer<float> opt(OptimizerKind::adamw);
 //     for (const Parameter<float>& p : set) opt.add(state tensors shaped like p.updated());
@@ -14,7 +14,7 @@
 
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
-#include "model/kernels/elementwise.hpp"
+#include "model/kernels/multi_tensor.hpp"
 #include "model/model_math.hpp"
 #include "model/parameter_set.hpp"
 
@@ -52,20 +52,31 @@ class Optimizer {
                      " step on the state of ", optimizer_name(kind_));
     MESHSLICE_ASSERT(set.size() == states_.size(), "Optimizer: ", set.size(),
                      " parameters, state for ", states_.size());
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      const Parameter<T>& p = set[i];
-      const UpdateScalars u = update_scalars(settings, t, clip, p.decays);
-      if (kind_ == OptimizerKind::sgd)
-        sgd_step(space, u, p.updated(), p.update_gradient(), state(i, 0));
-      else
-        adamw_step(space, u, p.updated(), p.update_gradient(), state(i, 0), state(i, 1));
+    if (chunked_for_ != &set) {  // the first step: the table of every tensor's chunks
+      std::vector<MultiTensorEntry<T>> tensors;
+      for (std::size_t i = 0; i < set.size(); ++i)
+        tensors.push_back({set[i].updated(), set[i].update_gradient(), states_[i], set[i].decays});
+      chunks_ = MultiTensorChunks<T>(tensors);
+      chunked_for_ = &set;
     }
+    const UpdateScalars without_decay = update_scalars(settings, t, clip, false),
+                        with_decay = update_scalars(settings, t, clip, true);
+    if (kind_ == OptimizerKind::sgd)
+      multi_tensor_for_each("sgd_update", space, chunks_,
+                            SgdElement<T>{{without_decay, with_decay}});
+    else
+      multi_tensor_for_each("adamw_update", space, chunks_,
+                            AdamwElement<T>{{without_decay, with_decay}});
   }
 
  private:
   OptimizerKind kind_;
   std::vector<std::vector<Matrix<T>>> states_;
   std::size_t bytes_ = 0;
+  // Every parameter's update in one launch (kernels/multi_tensor.hpp), for the set it was made
+  // for (a set's tensors keep their memory for its life).
+  mutable MultiTensorChunks<T> chunks_;
+  mutable const ParameterSet<T>* chunked_for_ = nullptr;
 };
 
 }  // namespace meshslice

@@ -23,6 +23,7 @@
 #include "exec/caller_work.hpp"
 #include "model/gradient_sync.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/kernels/multi_tensor.hpp"
 #include "model/model_math.hpp"
 #include "model/optimizer.hpp"
 #include "model/parameter_set.hpp"
@@ -48,6 +49,7 @@ class ParameterUpdate {
       update_elements_ += elements(p.updated());
       sharded_ = sharded_ || p.sharded();
     }
+    plan_gradient_norm();
   }
 
   std::size_t workspace_bytes() const { return sync_.workspace_bytes(); }
@@ -121,6 +123,28 @@ class ParameterUpdate {
     return out;
   }
 
+  // The parts of the gradients whose squares gradient_squares() sums, in its fixed order (see
+  // there), and the table of those this rank counts: one launch sums them all.
+  void plan_gradient_norm() {
+    const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
+    std::vector<MultiTensorEntry<T>> counted;
+    for (const Parameter<T>& p : params_) {
+      if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
+      const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const bool counts = !sharded_ || (p.sharded() ? r : 0) == replica;
+        counted_parts_.push_back(counts);
+        if (!counts) continue;
+        MultiTensorEntry<T> part;
+        part.value = p.sharded() ? p.grad_row : row_of(p.grad, rows, r);
+        counted.push_back(part);
+      }
+    }
+    norm_chunks_ = MultiTensorChunks<T>(counted);
+    chunk_sums_ = Kokkos::View<double*, MemSpace>("gradient_norm_chunk_sums", norm_chunks_.size());
+    host_chunk_sums_ = Kokkos::create_mirror_view(chunk_sums_);
+  }
+
   // The global gradient norm's square. Per gradient, its dp rows when its elements divide over
   // dp, else the whole: partial sums of squares in a fixed order, whether ZeRO-1 holds the rows
   // or not, so the norm is bit-identical either way. With ZeRO-1 each replica adds its own row
@@ -128,19 +152,13 @@ class ParameterUpdate {
   // (one non-zero term each: exact) completes them. The weight shards are disjoint over the
   // tensor-parallel chips; the gains are copied on every mesh row, so only row 0 counts them.
   double gradient_squares() {
-    std::vector<double> partials;
-    const std::size_t replica = static_cast<std::size_t>(ex_.coord(Axis::dp));
     const ExecSpace space = ex_.compute_space();
+    std::vector<double> partials(counted_parts_.size(), 0.0);
     ex_.compute("gradient_norm", LocalWork::streaming(static_cast<double>(update_elements_)), [&] {
-      for (const Parameter<T>& p : params_) {
-        if (p.row_copies && ex_.coord(Axis::row) != 0) continue;
-        const std::size_t rows = elements(p.grad) % dp_ == 0 ? dp_ : 1;
-        for (std::size_t r = 0; r < rows; ++r) {
-          const bool counted = !sharded_ || (p.sharded() ? r : 0) == replica;
-          const Matrix<T> part = p.sharded() ? p.grad_row : row_of(p.grad, rows, r);
-          partials.push_back(counted ? sum_squares(space, part) : 0.0);
-        }
-      }
+      const std::vector<double> sums =
+          multi_tensor_sum_squares(space, norm_chunks_, chunk_sums_, host_chunk_sums_);
+      for (std::size_t i = 0, k = 0; i < partials.size(); ++i)
+        if (counted_parts_[i]) partials[i] = sums.at(k++);
     });
     const Torus& torus = ex_.torus();
     if (sharded_)
@@ -168,8 +186,12 @@ class ParameterUpdate {
   const Optimizer<T>& optimizer_;
   std::vector<std::size_t> order_;
   std::size_t dp_;
-  std::size_t update_elements_ = 0;  // what the optimizer updates on this rank
-  bool sharded_ = false;             // ZeRO-1 shards at least one parameter
+  std::size_t update_elements_ = 0;   // what the optimizer updates on this rank
+  bool sharded_ = false;              // ZeRO-1 shards at least one parameter
+  std::vector<bool> counted_parts_;   // gradient_squares()'s parts, whether this rank counts each
+  MultiTensorChunks<T> norm_chunks_;  // those it counts
+  Kokkos::View<double*, MemSpace> chunk_sums_;
+  typename Kokkos::View<double*, MemSpace>::HostMirror host_chunk_sums_;
   GradientSync<Exec> sync_;
 };
 

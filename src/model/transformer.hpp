@@ -195,7 +195,7 @@ class Transformer {
   // reads.
   struct Saved {
     Mat x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
-    Buffer<T> p;  // attention's probabilities (kernels/attention.hpp)
+    Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
   };
   struct Block {
     std::size_t index = 0;  // in the model (the seeding's block number)

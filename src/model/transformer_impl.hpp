@@ -76,8 +76,12 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       in_t_[k] =
           activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t", memory_.work);
   }
-  attention_ = {shape.sequences / ex.mesh_rows(), shape.seq_len, shape.heads / ex.mesh_cols(),
-                shape.head_dim(), shape.rope};
+  attention_ = {shape.sequences / ex.mesh_rows(),
+                shape.seq_len,
+                shape.heads / ex.mesh_cols(),
+                shape.head_dim(),
+                shape.rope,
+                plan.attention};
   if constexpr (Exec::holds_data)
     local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
   attention_work_ = {attention_.forward_work(), attention_.backward_work()};
@@ -318,8 +322,8 @@ typename Transformer<Exec>::Saved Transformer<Exec>::saved_set(bool with_input, 
   s.rinv1 = alloc(local_tokens(), 1, "rinv", use);
   s.qkv_in = qkv_in_h ? h_ : activation(pq.input(), H, "qkv_in", use);
   s.qkv = activation(Layout::standard, 3 * H, "qkv", use);
-  s.p = model_vector<Exec>("attention_p", attention_.saved_elements());
-  use += elements(s.p) * sizeof(T);
+  s.attention = model_vector<Exec>("attention_saved", attention_.saved_elements());
+  use += elements(s.attention) * sizeof(T);
   s.a = activation(Layout::standard, H, "attention", use);
   s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in", use);
   s.x_mid = activation(Layout::standard, H, "x_mid", use);
@@ -554,7 +558,7 @@ void Transformer<Exec>::layer_forward(BlockLayer layer, const Block& b, const Sa
       return forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
     case BlockLayer::attention:
       return ex_.compute("attention", attention_work_[0],
-                         [&] { local_attention_->forward(space_, s.qkv, s.p, s.a); });
+                         [&] { local_attention_->forward(space_, s.qkv, s.attention, s.a); });
     case BlockLayer::attn_out:
       in_layout(s.a, fc_plan(FcKind::attn_out).input(), H, s.ao_in);
       return forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
@@ -654,7 +658,7 @@ void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const S
       return fc_backward_in_standard(FcKind::attn_out, b, s.ao_in, g_mid_, g_a_, accumulate, sync);
     case BlockLayer::attention:
       return ex_.compute("attention_backward", attention_work_[1], [&] {
-        local_attention_->backward(space_, s.qkv, s.a, g_a_, s.p, g_qkv_);
+        local_attention_->backward(space_, s.qkv, s.a, g_a_, s.attention, g_qkv_);
       });
     case BlockLayer::qkv:
       return fc_backward_in_standard(FcKind::qkv, b, s.qkv_in, g_qkv_, g_h_, accumulate, sync);

@@ -74,8 +74,9 @@ std::vector<Case> cases() {
                         fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))},
                        std::nullopt};
   c.push_back({"transposed_variants_sgd", transposed, OptimizerKind::sgd});
-  // Sequences long enough for attention's causal row blocks (kernels/attention.hpp): three
-  // blocks of 32 query rows, the last one partial.
+  // Sequences long enough for several attention tiles: the BLAS-block kernel's three blocks of
+  // 32 query rows (kernels/attention.hpp), the fused kernel's two tiles of 64, the last ones
+  // partial.
   ModelShape long_sequences = s;
   long_sequences.seq_len = 72;
   c.push_back({"causal_blocks_adamw", default_model_plan(long_sequences, ms(2)),
@@ -86,6 +87,13 @@ std::vector<Case> cases() {
   c.push_back({"rope_adamw", default_model_plan(rope, ms(2)), OptimizerKind::adamw, rope});
   rope.seq_len = 72;
   c.push_back({"rope_causal_blocks_sgd", transposed, OptimizerKind::sgd, rope});
+  // The default attention kernel is the fused one (two query tiles at 72 tokens, the last
+  // partial); the BLAS-block kernel beside it, with and without RoPE.
+  ModelPlan blas_blocks = default_model_plan(long_sequences, ms(2));
+  blas_blocks.attention = AttentionKernel::blas_blocks;
+  c.push_back({"blas_block_attention_adamw", blas_blocks, OptimizerKind::adamw, long_sequences});
+  transposed.attention = AttentionKernel::blas_blocks;
+  c.push_back({"blas_block_attention_rope_sgd", transposed, OptimizerKind::sgd, rope});
   return c;
 }
 

@@ -2,19 +2,24 @@
 // Causal multi-head self-attention on one chip's shard, with no communication: the standard
 // layout keeps whole sequences on the chips that split tokens and whole heads on the chips that
 // split hidden, and the QKV projection's columns are ordered so that a chip's block of the
-// projection is [q | k | v] of the same heads (model/parameter_layout.hpp). With RoPE, q and k
-// are turned by their positions once packed; their gradients are turned back before unpacking.
+// projection is [q | k | v] of the same heads (model/parameter_layout.hpp). LocalAttention runs
+// it through the kernels its shape names (AttentionShape::kernel): the fused kernels
+// (model/kernels/fused_attention.hpp, the default: a few launches per layer, each row's
+// log-sum-exp kept) or the BLAS blocks below.
 //
 // Shapes on a chip with `seqs` whole sequences of `len` tokens and `heads` heads of `dim`:
 //   qkv  (seqs*len) x (3*heads*dim), head h's q at columns [h dim, (h+1) dim) of the first third
 //   a    (seqs*len) x (heads*dim)
-//   p    the softmax probabilities, kept for the backward pass: per (sequence, head) pair, the
-//        causal row blocks below (saved_elements() in all)
-// Causal rows: query row block I (rows [I b, I b + b)) only sees keys [0, end_I), end_I =
-// min(len, (I + 1) b), so each pair's q k^T, p v and backward products are local BLAS GEMMs on
-// row block I against the first end_I keys, about half the dense work. Block I of p is stored
-// as a contiguous rows_I x end_I matrix (zeros right of the diagonal), so every GEMM operand is
-// a plain row range. The step's FLOP figures still use the dense count.
+//   p    the BLAS blocks' softmax probabilities, kept for the backward pass: per (sequence, head)
+//        pair, the causal row blocks below (saved_elements() in all)
+// The BLAS blocks: q, k and v are packed per pair (with RoPE, q and k turned by their positions
+// once packed; their gradients turned back before unpacking). Query row block I (rows
+// [I b, I b + b)) only sees keys [0, end_I), end_I = min(len, (I + 1) b), so each pair's q k^T,
+// p v and backward products are local BLAS GEMMs on row block I against the first end_I keys,
+// about half the dense work. Block I of p is stored as a contiguous rows_I x end_I matrix (zeros
+// right of the diagonal), so every GEMM operand is a plain row range. A GEMM per pair, block and
+// product: thousands of BLAS calls a step, which a CPU absorbs and a GPU pays in launches. The
+// step's FLOP figures still use the dense count.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -24,12 +29,11 @@
 #include "core/kokkos_types.hpp"
 #include "gemm/block_work.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/kernels/fused_attention.hpp"
+#include "model/kernels/rope_table.hpp"
 #include "model/model_config.hpp"
 
 namespace meshslice {
-
-template <class T>
-using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;  // [pair][row][col]
 
 // The kernels, as free functions: nvcc refuses an extended (KOKKOS_LAMBDA) lambda inside a
 // private or protected member function (the rule in core/kokkos_types.hpp).
@@ -55,23 +59,6 @@ void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>
           shard_value = packed(sh, i, d);
         else
           packed(sh, i, d) = shard_value;
-      });
-}
-
-// RoPE's turns, computed once: table(0, i, d) and table(1, i, d) are the cosine and sine of
-// the angle i * kRopeBase^(-2d/dim) of position i and dimension d < dim/2, computed in double
-// (float and double runs turn by the same angles) and stored in T. A turn's sine and cosine
-// cost more than everything else RoPE does, and the same len x dim/2 angles serve every pair
-// and every pass.
-template <class T>
-void fill_rope_table(const ExecSpace& space, const AttentionShape& s, const Packed<T>& table) {
-  const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
-  for_each_element(
-      "attention_rope_table", space, s.len, s.dim / 2, KOKKOS_LAMBDA(std::size_t i, std::size_t d) {
-        const double angle =
-            static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
-        table(0, i, d) = static_cast<T>(kmath::cos(angle));
-        table(1, i, d) = static_cast<T>(kmath::sin(angle));
       });
 }
 
@@ -151,21 +138,26 @@ void softmax_backward(const ExecSpace& space, const AttentionShape& s, const Buf
 
 }  // namespace attention_kernels
 
+// A chip's attention through the kernel its shape names (AttentionShape::kernel): the fused
+// kernels, or the BLAS blocks above.
 template <class T>
 class LocalAttention {
  public:
-  // Work buffers for one chip's shard (shared by every block: the saved state is p).
-  explicit LocalAttention(const AttentionShape& s, bool backward)
-      : s_(s),
-        q_("attention_q", s.pairs(), s.len, s.dim),
-        k_("attention_k", s.pairs(), s.len, s.dim),
-        v_("attention_v", s.pairs(), s.len, s.dim),
-        o_("attention_o", s.pairs(), s.len, s.dim) {
+  // Work buffers for one chip's shard (shared by every block: the saved state is the caller's).
+  // `pair_teams` forces the fused backward pass's shape (fused_attention_geometry; -1: the
+  // backend's).
+  explicit LocalAttention(const AttentionShape& s, bool backward, int pair_teams = -1)
+      : s_(s), fused_(fused_attention_geometry<T>(s, pair_teams)) {
     if (s.rope) {
       rope_ = Packed<T>("attention_rope_table", 2, s.len, s.dim / 2);
       attention_kernels::fill_rope_table(ExecSpace(), s, rope_);
       fence(ExecSpace(), "attention_rope_table");
     }
+    if (s.kernel == AttentionKernel::fused) return;
+    q_ = Packed<T>("attention_q", s.pairs(), s.len, s.dim);
+    k_ = Packed<T>("attention_k", s.pairs(), s.len, s.dim);
+    v_ = Packed<T>("attention_v", s.pairs(), s.len, s.dim);
+    o_ = Packed<T>("attention_o", s.pairs(), s.len, s.dim);
     if (!backward) return;
     dq_ = Packed<T>("attention_dq", s.pairs(), s.len, s.dim);
     dk_ = Packed<T>("attention_dk", s.pairs(), s.len, s.dim);
@@ -174,17 +166,24 @@ class LocalAttention {
   }
 
   std::size_t bytes() const { return bytes_for(s_, elements(ds_) > 0); }
-  // What the work buffers of a shard of shape s take (a data-free model's estimate too).
+  // What the work buffers of a shard of shape s take (a data-free model's estimate too); the
+  // fused kernels' scratch is per team and not counted.
   static std::size_t bytes_for(const AttentionShape& s, bool backward) {
     const std::size_t packed = s.pairs() * s.len * s.dim,
                       rope = s.rope ? s.len * (s.dim / 2) * 2 : 0;
+    if (s.kernel == AttentionKernel::fused) return rope * sizeof(T);
     return ((backward ? 7 : 4) * packed + rope + (backward ? s.saved_elements() : 0)) * sizeof(T);
   }
 
-  // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; p (saved_elements() long)
-  // keeps the probabilities.
-  void forward(const ExecSpace& space, const Matrix<T>& qkv, const Buffer<T>& p,
+  // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; `saved` (saved_elements()
+  // long) keeps what the backward pass needs.
+  void forward(const ExecSpace& space, const Matrix<T>& qkv, const Buffer<T>& saved,
                const Matrix<T>& a) {
+    if (s_.kernel == AttentionKernel::fused) {
+      fused_attention_kernels::forward(space, fused_, s_.pairs(), rope_, qkv, saved, a);
+      return;
+    }
+    const Buffer<T>& p = saved;
     pack_qkv(space, qkv);
     for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
       for (std::size_t i = 0; i < s_.blocks(); ++i)
@@ -197,9 +196,14 @@ class LocalAttention {
     attention_kernels::move_heads(space, s_, o_, a, 0, /*unpack=*/true);
   }
 
-  // dqkv from da, given the forward's qkv, p and a.
+  // dqkv from da, given the forward's qkv, saved state and a.
   void backward(const ExecSpace& space, const Matrix<T>& qkv, const Matrix<T>& a,
-                const Matrix<T>& da, const Buffer<T>& p, const Matrix<T>& dqkv) {
+                const Matrix<T>& da, const Buffer<T>& saved, const Matrix<T>& dqkv) {
+    if (s_.kernel == AttentionKernel::fused) {
+      fused_attention_kernels::backward(space, fused_, s_.pairs(), rope_, qkv, a, da, saved, dqkv);
+      return;
+    }
+    const Buffer<T>& p = saved;
     pack_qkv(space, qkv);
     attention_kernels::move_heads(space, s_, o_, da, 0, /*unpack=*/false);  // o_ holds da, packed
     // Key rows [0, end_i) gather from every query block at or below them: the last block (all
@@ -262,6 +266,7 @@ class LocalAttention {
   }
 
   AttentionShape s_;
+  FusedAttentionGeometry<T> fused_;
   Packed<T> rope_;  // with RoPE: the turns' cosines and sines, [2][len][dim/2]
   Packed<T> q_, k_, v_, o_, dq_, dk_, dv_;
   Buffer<T> ds_;

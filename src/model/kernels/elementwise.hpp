@@ -114,22 +114,4 @@ double squared_error(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>
   return sum;
 }
 
-template <class T>
-void sgd_step(const ExecSpace& space, const UpdateScalars& u, const Matrix<T>& w,
-              const Matrix<T>& grad, const Matrix<T>& velocity) {
-  for_each_element(
-      "sgd_update", space, w.extent(0), w.extent(1), KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-        sgd_update(u, w(r, c), grad(r, c), velocity(r, c));
-      });
-}
-
-template <class T>
-void adamw_step(const ExecSpace& space, const UpdateScalars& u, const Matrix<T>& w,
-                const Matrix<T>& grad, const Matrix<T>& m, const Matrix<T>& v) {
-  for_each_element(
-      "adamw_update", space, w.extent(0), w.extent(1), KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-        adamw_update(u, w(r, c), grad(r, c), m(r, c), v(r, c));
-      });
-}
-
 }  // namespace meshslice

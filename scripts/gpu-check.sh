@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The GPU check in one call, within about 8 minutes, on a GPU machine that has CUDA, MPI and a
+# PyTorch but nothing of meshslice's: it runs a CUDA build made elsewhere and copied here.
+#
+#   scripts/gpu-check.sh pack BUILD_DIR [PREFIX...]   on the build machine: BUILD_DIR's binaries
+#                                                     and tests, and the install PREFIXes (Kokkos,
+#                                                     KokkosKernels, Teuchos), into .device/
+#   scripts/gpu-check.sh run                          on the GPU machine, in the repository root
+#
+# Build first with -DMESHSLICE_NATIVE=OFF (the GPU machine's CPU is another):
+#   BUILD_DIR=build-cuda CMAKE_ARGS=-DMESHSLICE_NATIVE=OFF scripts/check-kokkos.sh PREFIX cuda ...
+# `run` restores the prefixes and the build at the paths they were made at, then, each step under
+# its own time limit, prints:
+#   1. the GPU and the fast subset of the suite (unit tests, one-rank and two-rank model, GEMM and
+#      attention tests, the launch budget);
+#   2. scripts/bench-train.sh DEVICE=cuda for bench-h1024 and bench-h4096 on 1 rank and on 2
+#      ranks sharing the GPU: step time against the ideal at the cuBLAS rate measured in the same
+#      run, tokens/s against PyTorch in float32 without TF32 on the same GPU, the device work per
+#      step;
+#   3. meshslice-bench at 8192 x 8192 x 2048 on 1x2: MeshSlice against Collective and the share
+#      of communication hidden (hidden_comm_fraction).
+# Every figure is a ratio from this one run. Environment: BUDGET_S (seconds for all, default
+# 470), TORCH_PYTHON (default the python3 on PATH).
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pack=$repo/.device
+
+case "${1:-}" in
+  pack)
+    build=$(cd "${2:?usage: $0 pack BUILD_DIR [PREFIX...]}" && pwd)
+    shift 2
+    mkdir -p "$pack"
+    echo "$build" >"$pack/build-path"
+    # The binaries, the test files ctest reads and the prefixes, at their absolute paths.
+    tar -C / -cJf "$pack/build.tar.xz" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles/*.dir' \
+      "${build#/}" "${@#/}"
+    du -sh "$pack"
+    exit 0 ;;
+  run) ;;
+  *) echo "usage: $0 pack BUILD_DIR [PREFIX...] | run" >&2; exit 2 ;;
+esac
+
+[ -f "$pack/build.tar.xz" ] || { echo "gpu-check: no $pack/build.tar.xz (run '$0 pack' first)" >&2; exit 2; }
+start=$SECONDS
+budget=${BUDGET_S:-470}
+left() { echo $((budget - (SECONDS - start))); }
+step() {  # step NAME SHARE COMMAND...: runs COMMAND within SHARE of the seconds left
+  local name=$1 share=$2
+  shift 2
+  local limit=$(($(left) * share / 100))
+  echo "== gpu-check: $name (at most ${limit} s)"
+  timeout --signal=TERM --kill-after=10 "$limit" "$@"
+  echo "== gpu-check: $name: exit $? after $((SECONDS - start)) s in all"
+}
+
+tar -C / -xJf "$pack/build.tar.xz"
+build=$(cat "$pack/build-path")
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+# The build names its sources by the path it was configured at.
+if [ "$source_dir" != "$repo" ] && [ ! -e "$source_dir" ]; then
+  mkdir -p "$(dirname "$source_dir")"
+  ln -s "$repo" "$source_dir"
+fi
+# KokkosKernels' CMake names cuBLAS under /usr/local/cuda/lib.
+[ -e /usr/local/cuda/lib ] || ln -s targets/x86_64-linux/lib /usr/local/cuda/lib 2>/dev/null
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+step "fast suite" 30 bash -c "cd '$build' && ctest --output-on-failure -j 4 --timeout 120 \
+  -R '^(unit|attention|transformer_1_1_1_1|transformer_1_1_1_2|language_model_1_1_1_1|gemm_1_1_1_2|fc_layer_1_1_1_2|train_step_launch_budget)'"
+step "training benchmark" 75 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
+  STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
+step "GEMM benchmark" 95 bash -c "source '$repo/scripts/mpi-env.sh' && mpiexec -np 2 \
+  \$MESHSLICE_MPIEXEC_FLAGS '$build/bin/meshslice-bench' '$repo/inputs/bench/gemm-gpu.yaml' \
+  --set gemm.M=[8192] --set gemm.N=[8192] --set gemm.K=[2048] --set gemm.slices=[1,2,4] \
+  --out /tmp/gpu-check-gemm"
+echo "== gpu-check: done in $((SECONDS - start)) s"

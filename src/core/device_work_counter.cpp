@@ -1,0 +1,144 @@
+#include "core/device_work_counter.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "core/errors.hpp"
+
+namespace meshslice {
+namespace {
+
+namespace tools = Kokkos::Tools::Experimental;
+using SpaceHandle = Kokkos::Tools::SpaceHandle;
+
+// The counts, and whatever a loaded tools library had installed before us (called after us).
+DeviceWork counted;
+tools::EventSet earlier{};
+bool installed = false;
+// For each open profiling region: whether it is a BLAS call's (nested BLAS regions and the
+// kernels inside one are the one call).
+std::vector<bool> regions;
+int open_blas_calls = 0;
+
+bool is_blas_call(const char* region) { return std::strncmp(region, "KokkosBlas::gemm", 16) == 0; }
+
+// Host memory by the name Kokkos gives its space ("Host", "CudaHostPinned", "HIPHostPinned", ...).
+bool is_host_space(const SpaceHandle& space) {
+  return std::strcmp(space.name, "Host") == 0 || std::strstr(space.name, "HostPinned") != nullptr;
+}
+
+void count_launch(const char* name) {
+  if (open_blas_calls > 0) return;
+  ++counted.launches;
+  ++counted.by_name[name];
+}
+
+void begin_for(const char* name, std::uint32_t device, std::uint64_t* id) {
+  count_launch(name);
+  if (earlier.begin_parallel_for) earlier.begin_parallel_for(name, device, id);
+}
+void begin_reduce(const char* name, std::uint32_t device, std::uint64_t* id) {
+  count_launch(name);
+  if (earlier.begin_parallel_reduce) earlier.begin_parallel_reduce(name, device, id);
+}
+void begin_scan(const char* name, std::uint32_t device, std::uint64_t* id) {
+  count_launch(name);
+  if (earlier.begin_parallel_scan) earlier.begin_parallel_scan(name, device, id);
+}
+void push_region(const char* name) {
+  const bool blas = is_blas_call(name);
+  if (blas && open_blas_calls++ == 0) {
+    ++counted.blas_calls;
+    ++counted.by_name[name];
+  }
+  regions.push_back(blas);
+  if (earlier.push_region) earlier.push_region(name);
+}
+void pop_region() {
+  if (!regions.empty()) {
+    if (regions.back()) --open_blas_calls;
+    regions.pop_back();
+  }
+  if (earlier.pop_region) earlier.pop_region();
+}
+void begin_fence(const char* name, std::uint32_t device, std::uint64_t* id) {
+  ++counted.fences;
+  if (earlier.begin_fence) earlier.begin_fence(name, device, id);
+}
+void begin_deep_copy(SpaceHandle dst_space, const char* dst_name, const void* dst,
+                     SpaceHandle src_space, const char* src_name, const void* src,
+                     std::uint64_t bytes) {
+  ++counted.copies;
+  if (is_host_space(dst_space) != is_host_space(src_space)) ++counted.host_device_copies;
+  if (earlier.begin_deep_copy)
+    earlier.begin_deep_copy(dst_space, dst_name, dst, src_space, src_name, src, bytes);
+}
+
+}  // namespace
+
+DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
+  DeviceWork d;
+  d.launches = launches - before.launches;
+  d.blas_calls = blas_calls - before.blas_calls;
+  d.fences = fences - before.fences;
+  d.copies = copies - before.copies;
+  d.host_device_copies = host_device_copies - before.host_device_copies;
+  for (const auto& [name, count] : by_name) {
+    const auto earlier_count = before.by_name.find(name);
+    const std::uint64_t since =
+        count - (earlier_count == before.by_name.end() ? 0 : earlier_count->second);
+    if (since > 0) d.by_name[name] = since;
+  }
+  return d;
+}
+
+DeviceWork& DeviceWork::operator+=(const DeviceWork& more) {
+  launches += more.launches;
+  blas_calls += more.blas_calls;
+  fences += more.fences;
+  copies += more.copies;
+  host_device_copies += more.host_device_copies;
+  for (const auto& [name, count] : more.by_name) by_name[name] += count;
+  return *this;
+}
+
+void install_device_work_counter() {
+  if (installed) return;
+  installed = true;
+  earlier = tools::get_callbacks();
+  tools::set_begin_parallel_for_callback(begin_for);
+  tools::set_begin_parallel_reduce_callback(begin_reduce);
+  tools::set_begin_parallel_scan_callback(begin_scan);
+  tools::set_push_region_callback(push_region);
+  tools::set_pop_region_callback(pop_region);
+  tools::set_begin_fence_callback(begin_fence);
+  tools::set_begin_deep_copy_callback(begin_deep_copy);
+}
+
+bool device_work_counts_fences() { return KOKKOS_VERSION >= 30500; }
+
+DeviceWork device_work() { return counted; }
+
+std::string describe(const DeviceWork& work) {
+  return concat(work.launches, " kernel launches, ", work.blas_calls, " BLAS calls, ",
+                device_work_counts_fences() ? concat(work.fences) : std::string("(uncounted)"),
+                " fences, ", work.copies, " copies (", work.host_device_copies, " host-device)");
+}
+
+std::string busiest_names(const DeviceWork& work, std::size_t count) {
+  std::vector<std::pair<std::uint64_t, std::string>> names;
+  for (const auto& [name, n] : work.by_name) names.emplace_back(n, name);
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < count; ++i)
+    text += concat(i > 0 ? ", " : "", names[i].second, " ", names[i].first);
+  return text;
+}
+
+}  // namespace meshslice

@@ -1,0 +1,43 @@
+#pragma once
+// What a stretch of the program asked of its device, counted through Kokkos tools callbacks the
+// app installs itself (no tools library needed): kernel launches (parallel_for, _reduce and
+// _scan), BLAS calls (KokkosBlas::gemm, seen as the profiling region KokkosKernels opens around
+// every call; kernels launched inside one count as the call), fences, and deep copies, of which
+// those between host and device memory. On a GPU each launch and fence costs microseconds of
+// latency whatever the kernel's size, so a training step's counts are a budget (tests hold it).
+// A tools library loaded through KOKKOS_TOOLS_LIBS keeps working: its callbacks are called
+// after ours.
+//
+//     install_device_work_counter();          // once, after Kokkos::initialize
+//     const DeviceWork before = device_work();
+//     ...                                      // the step
+//     const DeviceWork step = device_work() - before;
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace meshslice {
+
+struct DeviceWork {
+  std::uint64_t launches = 0, blas_calls = 0, fences = 0, copies = 0, host_device_copies = 0;
+  // Launches and BLAS calls by kernel name (a BLAS call by its region's, "KokkosBlas::gemm[...]").
+  std::map<std::string, std::uint64_t> by_name;
+  // Kernel launches and BLAS calls: what the issue of work costs in latency.
+  std::uint64_t launches_and_blas() const { return launches + blas_calls; }
+  DeviceWork operator-(const DeviceWork& before) const;
+  DeviceWork& operator+=(const DeviceWork& more);
+};
+
+// Installs the callbacks (again: nothing). Fences are counted where Kokkos reports them to
+// tools (from Kokkos 3.5; Debian's 3.4 does not).
+void install_device_work_counter();
+// Whether Kokkos reports fences to tools in this build.
+bool device_work_counts_fences();
+// The counts since install_device_work_counter() on this process.
+DeviceWork device_work();
+// "12 kernel launches, 3 BLAS calls, 4 fences, 2 copies (0 host-device)".
+std::string describe(const DeviceWork& work);
+// The `count` names with the most launches and calls: "attention_fused_forward 4, ...".
+std::string busiest_names(const DeviceWork& work, std::size_t count);
+
+}  // namespace meshslice

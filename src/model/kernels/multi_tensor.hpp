@@ -1,0 +1,160 @@
+#pragma once
+// Element-wise updates of many tensors in one launch (as PyTorch's fused, multi-tensor AdamW):
+// a table of chunks, each a run of at most kChunkElements contiguous elements of one tensor with
+// its gradient and optimizer state, made once on the host and copied to the device; a team per
+// chunk walks its elements. A step of the optimizer is then one launch however many parameters
+// the model has, instead of one per parameter (each a few microseconds of a GPU's latency).
+//
+//     MultiTensorChunks<float> chunks(tensors);         // once: the table, on the device
+//     multi_tensor_for_each("adamw_update", space, chunks, AdamwElement<float>{...});
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "core/fold_in_lanes.hpp"
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+#include "model/model_math.hpp"
+
+namespace meshslice {
+
+// One tensor to update: its values, gradient and up to two state tensors of the same shape, all
+// contiguous; `decays` chooses between the step's two sets of scalars (weight decay or none).
+// A tensor only read (a sum of squares) has no gradient or state.
+template <class T>
+struct MultiTensorEntry {
+  Matrix<T> value, grad;
+  std::vector<Matrix<T>> state;
+  bool decays = false;
+};
+
+// A run of one tensor's elements, by pointer (the table lives in device memory).
+template <class T>
+struct TensorChunk {
+  T* value = nullptr;
+  const T* grad = nullptr;
+  T* state[2] = {nullptr, nullptr};
+  std::uint32_t count = 0;
+  std::uint32_t decays = 0;
+};
+
+constexpr std::size_t kChunkElements = 4096;
+
+template <class T>
+class MultiTensorChunks {
+ public:
+  MultiTensorChunks() = default;
+  explicit MultiTensorChunks(const std::vector<MultiTensorEntry<T>>& tensors) {
+    std::vector<TensorChunk<T>> chunks;
+    for (const MultiTensorEntry<T>& e : tensors) {
+      const bool grad = e.grad.data() != nullptr;
+      MESHSLICE_ASSERT(e.value.span_is_contiguous() && e.state.size() <= 2 &&
+                           (!grad ||
+                            (e.grad.span_is_contiguous() && elements(e.grad) == elements(e.value))),
+                       "MultiTensorChunks: a tensor, gradient or state that is not contiguous, "
+                       "of another size, or more than two state tensors");
+      const std::size_t n = elements(e.value);
+      first_chunk_.push_back(chunks.size());
+      for (std::size_t first = 0; first < n; first += kChunkElements) {
+        TensorChunk<T> c;
+        c.value = e.value.data() + first;
+        c.grad = grad ? e.grad.data() + first : nullptr;
+        for (std::size_t s = 0; s < e.state.size(); ++s) {
+          MESHSLICE_ASSERT(e.state[s].span_is_contiguous() && elements(e.state[s]) == n,
+                           "MultiTensorChunks: a state tensor that is not contiguous or of "
+                           "another size");
+          c.state[s] = e.state[s].data() + first;
+        }
+        c.count =
+            static_cast<std::uint32_t>(n - first < kChunkElements ? n - first : kChunkElements);
+        c.decays = e.decays ? 1 : 0;
+        chunks.push_back(c);
+      }
+    }
+    first_chunk_.push_back(chunks.size());
+    table_ = Kokkos::View<TensorChunk<T>*, MemSpace>("multi_tensor_chunks", chunks.size());
+    const auto host = Kokkos::create_mirror_view(table_);
+    for (std::size_t i = 0; i < chunks.size(); ++i) host(i) = chunks[i];
+    Kokkos::deep_copy(table_, host);
+  }
+  const Kokkos::View<TensorChunk<T>*, MemSpace>& table() const { return table_; }
+  std::size_t size() const { return table_.extent(0); }
+  std::size_t tensors() const { return first_chunk_.empty() ? 0 : first_chunk_.size() - 1; }
+  // Tensor i's chunks are [first_chunk(i), first_chunk(i + 1)).
+  std::size_t first_chunk(std::size_t tensor) const { return first_chunk_.at(tensor); }
+
+ private:
+  Kokkos::View<TensorChunk<T>*, MemSpace> table_;
+  std::vector<std::size_t> first_chunk_;
+};
+
+// element(chunk, i) for every element i of every chunk: one launch.
+template <class T, class Element>
+void multi_tensor_for_each(const char* name, const ExecSpace& space,
+                           const MultiTensorChunks<T>& chunks, const Element& element) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  const Kokkos::View<TensorChunk<T>*, MemSpace> table = chunks.table();
+  Kokkos::parallel_for(
+      name, Policy(space, static_cast<int>(chunks.size()), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const TensorChunk<T> c = table(team.league_rank());
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c.count),
+                             [&](std::uint32_t i) { element(c, i); });
+      });
+}
+
+// Each tensor's sum of squares of its values, in double, in one launch and one copy: each chunk's
+// sum (runs of its elements folded in lanes, core/fold_in_lanes.hpp, so a CPU vectorizes them)
+// into `chunk_sums`, then each tensor's chunks added in order on the host. The order of the terms
+// is fixed, so the sums are the same on every run.
+template <class T>
+std::vector<double> multi_tensor_sum_squares(
+    const ExecSpace& space, const MultiTensorChunks<T>& chunks,
+    const Kokkos::View<double*, MemSpace>& chunk_sums,
+    const typename Kokkos::View<double*, MemSpace>::HostMirror& host_sums) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  constexpr std::uint32_t kRun = 256;
+  const Kokkos::View<TensorChunk<T>*, MemSpace> table = chunks.table();
+  Kokkos::parallel_for(
+      "multi_tensor_sum_squares", Policy(space, static_cast<int>(chunks.size()), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const TensorChunk<T> c = table(team.league_rank());
+        double sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, (c.count + kRun - 1) / kRun),
+            [&](std::uint32_t run, double& acc) {
+              const std::uint32_t first = run * kRun;
+              const std::uint32_t n = c.count - first < kRun ? c.count - first : kRun;
+              acc += fold_in_lanes(n, 0.0, RowSquares<T, double>{c.value + first}, FoldSum());
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_sums(team.league_rank()) = sum; });
+      });
+  Kokkos::deep_copy(space, host_sums, chunk_sums);
+  fence(space, "multi_tensor_sum_squares");
+  std::vector<double> sums(chunks.tensors(), 0.0);
+  for (std::size_t i = 0; i < sums.size(); ++i)
+    for (std::size_t k = chunks.first_chunk(i); k < chunks.first_chunk(i + 1); ++k)
+      sums[i] += host_sums(k);
+  return sums;
+}
+
+// The optimizers' element updates (model_math.hpp's formulas), with the step's scalars for
+// tensors without and with weight decay.
+template <class T>
+struct SgdElement {
+  UpdateScalars scalars[2];
+  KOKKOS_INLINE_FUNCTION void operator()(const TensorChunk<T>& c, std::uint32_t i) const {
+    sgd_update(scalars[c.decays], c.value[i], c.grad[i], c.state[0][i]);
+  }
+};
+template <class T>
+struct AdamwElement {
+  UpdateScalars scalars[2];
+  KOKKOS_INLINE_FUNCTION void operator()(const TensorChunk<T>& c, std::uint32_t i) const {
+    adamw_update(scalars[c.decays], c.value[i], c.grad[i], c.state[0][i], c.state[1][i]);
+  }
+};
+
+}  // namespace meshslice

@@ -1,0 +1,39 @@
+#pragma once
+// RoPE's turns, computed once per run for both attention kernels (model/kernels/attention.hpp,
+// model/kernels/fused_attention.hpp).
+#include <cmath>
+#include <cstddef>
+
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+#include "gemm/block_work.hpp"
+#include "model/kernels/elementwise.hpp"
+#include "model/model_config.hpp"
+
+namespace meshslice {
+
+template <class T>
+using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;  // [pair][row][col]
+
+namespace attention_kernels {
+
+// RoPE's turns, computed once: table(0, i, d) and table(1, i, d) are the cosine and sine of
+// the angle i * kRopeBase^(-2d/dim) of position i and dimension d < dim/2, computed in double
+// (float and double runs turn by the same angles) and stored in T. A turn's sine and cosine
+// cost more than everything else RoPE does, and the same len x dim/2 angles serve every pair
+// and every pass.
+template <class T>
+void fill_rope_table(const ExecSpace& space, const AttentionShape& s, const Packed<T>& table) {
+  const double log_base = std::log(kRopeBase), dim = static_cast<double>(s.dim);
+  for_each_element(
+      "attention_rope_table", space, s.len, s.dim / 2, KOKKOS_LAMBDA(std::size_t i, std::size_t d) {
+        const double angle =
+            static_cast<double>(i) * kmath::exp(-2.0 * static_cast<double>(d) / dim * log_base);
+        table(0, i, d) = static_cast<T>(kmath::cos(angle));
+        table(1, i, d) = static_cast<T>(kmath::sin(angle));
+      });
+}
+
+}  // namespace attention_kernels
+
+}  // namespace meshslice

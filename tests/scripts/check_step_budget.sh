@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# check_step_budget.sh OUT BUDGET PER_BLOCK COMMAND...: what a training step launches is a budget
+# (core/device_work_counter.hpp). COMMAND is meshslice-train on one rank with the bench-h1024 deck;
+#   1. its busiest step's kernel launches + BLAS calls (summary.json) are at most BUDGET;
+#   2. on a small model of the same structure they do not change with 4x the heads or 4x the
+#      sequences (attention is not launched per head, sequence or row block), and each block
+#      adds at most PER_BLOCK (2 blocks against 4).
+source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
+out=$1
+budget=$2
+per_block=$3
+shift 3
+rm -rf "$out"
+mkdir -p "$out"
+run() {
+  local name=$1
+  shift
+  "$@" --set train.steps=2 --set train.log_every=1000 --set checkpoint.at_end=false \
+    --out "$out/$name" >"$out/$name.log" 2>&1 || { cat "$out/$name.log"; fail "the $name run failed"; }
+}
+small=(--set model.hidden=64 --set model.seq_len=64)
+run deck "$@"
+run small "$@" "${small[@]}"
+run heads "$@" "${small[@]}" --set model.heads=32
+run sequences "$@" "${small[@]}" --set model.sequences=16
+run blocks "$@" "${small[@]}" --set model.blocks=4
+python3 - "$out" "$budget" "$per_block" <<'PY' || exit 1
+import json, sys
+out, budget, per_block = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def work(name):
+    return json.load(open(f"{out}/{name}/summary.json"))["device_work_per_step"]
+def total(name):
+    return work(name)["launches_and_blas_calls"]
+deck = work("deck")
+print(f"bench-h1024, one rank: {deck['kernel_launches']} kernel launches + {deck['blas_calls']} "
+      f"BLAS calls = {deck['launches_and_blas_calls']} per step (budget {budget}); "
+      f"fences {deck['fences']}, copies {deck['copies']} ({deck['host_device_copies']} host-device)")
+failed = []
+if total("deck") > budget:
+    top = sorted(deck["by_name"].items(), key=lambda kv: -kv[1])[:8]
+    failed.append(f"{total('deck')} launches + BLAS calls per step, over the budget of {budget}; "
+                  f"most: {top}")
+for name, what in (("heads", "4x the heads"), ("sequences", "4x the sequences")):
+    print(f"small model: {total('small')}; with {what}: {total(name)}")
+    if total(name) != total("small"):
+        failed.append(f"{what} changed the step's launches + BLAS calls from "
+                      f"{total('small')} to {total(name)}")
+added = (total("blocks") - total("small")) / 2
+print(f"per block: {added:g} (at most {per_block})")
+if added > per_block:
+    failed.append(f"each block adds {added:g} launches + BLAS calls, more than {per_block}")
+for f in failed:
+    print(f"FAIL: {f}")
+if failed:
+    sys.exit(1)
+print("PASS")
+PY
