@@ -24,7 +24,8 @@
 # (default out/bench-train), STEPS (default 6: the first of each run is not timed), DECKS
 # (default "teacher lm"), RANKS (default 2), DEVICE (cpu, or cuda for a CUDA build: the PyTorch
 # peers run on the GPU, TORCH_PYTHON defaults to the python3 on PATH), TORCH_PYTHON,
-# TORCH2_PYTHON (empty: skip that peer).
+# TORCH2_PYTHON (empty: skip that peer), TRAIN_ARGS (more meshslice-train arguments, e.g.
+# "--set plan.attention=blas_blocks").
 set -euo pipefail
 
 # shellcheck source=scripts/bench-setup.sh
@@ -77,7 +78,7 @@ for name in $decks; do
     echo "== $name: meshslice-train, $ranks rank(s), $deck"
     # shellcheck disable=SC2086  # the flags are words
     mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-train" "$deck" \
-      --set train.steps="$steps" --set checkpoint.at_end=false "${settings[@]}" \
+      --set train.steps="$steps" --set checkpoint.at_end=false "${settings[@]}" ${TRAIN_ARGS:-} \
       --out "$dir/meshslice-$ranks" | grep -E "local GEMM peak|^.*step [0-9]+/|best step"
   done
   for i in "${!peers[@]}"; do
@@ -126,6 +127,11 @@ for name in decks:
               f"{r['ideal_step_seconds']:.4f} s ({ranks} x {r['local_gemm_peak_gflops']:.1f} "
               f"GFLOP/s): {r['step_over_ideal']:.2f}x the ideal"
               f"{target(ranks, name, 0, '<=')}")
+        work = s.get("device_work_per_step")
+        if work:
+            print(f"   per step on rank 0: {work['kernel_launches']} kernel launches, "
+                  f"{work['blas_calls']} BLAS calls, {work['copies']} copies "
+                  f"({work['host_device_copies']} host-device)")
         for python, best in best_of.items():
             ratio = s["tokens_per_second"] / best["tokens_per_second"]
             r["peers"].append({"torch": best["torch"], "python": python, "best": best,
