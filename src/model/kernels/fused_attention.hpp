@@ -220,6 +220,74 @@ KOKKOS_INLINE_FUNCTION void load_row_statistics(const Member& team,
   });
 }
 
+// A backward team's scratch: the query tile's q and do, the key tile's k^T and v^T (dim x tile,
+// each within a tile x padded share), p and ds, the query rows' log-sum-exps and D, then the
+// tiles a kernel of its own keeps (the gradients it sums, k row-major): 2 or 4 of them, as
+// scratch_elements() counts.
+template <class T>
+struct BackwardTiles {
+  T *q, *dout, *kt, *vt, *p, *ds, *lse, *row_dots;
+  T* own[4];
+  KOKKOS_INLINE_FUNCTION BackwardTiles(T* base, std::size_t tile, std::size_t padded) {
+    const std::size_t share = tile * padded;
+    q = base;
+    dout = q + share;
+    kt = dout + share;
+    vt = kt + share;
+    p = vt + share;
+    ds = p + tile * tile;
+    lse = ds + tile * tile;
+    row_dots = lse + tile;
+    for (int i = 0; i < 4; ++i) own[i] = row_dots + tile + i * share;
+  }
+};
+
+// What a backward team needs of a query tile: q (turned and scaled), do, and its rows'
+// log-sum-exps and D = rowsum(do * o).
+template <class T>
+KOKKOS_INLINE_FUNCTION void load_query_tile(const Member& team, const FusedAttentionGeometry<T>& g,
+                                            const Packed<T>& table, const Matrix<T>& qkv,
+                                            const Matrix<T>& a, const Matrix<T>& da,
+                                            const Buffer<T>& lse, std::size_t sh, std::size_t first,
+                                            std::size_t count, T* q, T* dout, T* tile_lse,
+                                            T* row_dots) {
+  load_tile(team, g, table, qkv, 0, g.rope, sh, first, count, g.scale, false, q);
+  load_tile(team, g, table, da, 0, false, sh, first, count, T(1), false, dout);
+  load_row_statistics(team, g, lse, a, da, sh, first, count, tile_lse, row_dots);
+}
+
+// For a query tile (q, do and its statistics loaded) and a key tile (k^T, v^T): the
+// probabilities p = exp(q k^T - lse) and the scores' gradient ds = p * (do v^T - D).
+template <class T>
+KOKKOS_INLINE_FUNCTION void probabilities_and_score_gradient(
+    const Member& team, const FusedAttentionGeometry<T>& g, const T* q, const T* dout, const T* kt,
+    const T* vt, const T* tile_lse, const T* row_dots, std::size_t q_first, std::size_t q_count,
+    std::size_t k_first, std::size_t k_count, T* p, T* ds) {
+  const int tile = int(g.tile), padded = int(g.padded);
+  attention_tiles::team_tile_product(team, tile, tile, int(g.dim), q, padded, 1, kt, tile, p, tile,
+                                     false);
+  attention_tiles::team_tile_product(team, tile, tile, int(g.dim), dout, padded, 1, vt, tile, ds,
+                                     tile, false);
+  team.team_barrier();
+  recompute_probabilities(team, g, p, tile_lse, q_first, q_count, k_first, k_count);
+  team.team_barrier();
+  score_gradient(team, g, p, row_dots, ds);
+  team.team_barrier();
+}
+
+// dv += p^T do and dk += ds^T q (A's rows are the tiles' columns).
+template <class T>
+KOKKOS_INLINE_FUNCTION void add_key_gradients(const Member& team,
+                                              const FusedAttentionGeometry<T>& g, const T* p,
+                                              const T* ds, const T* dout, const T* q, T* dv,
+                                              T* dk) {
+  const int tile = int(g.tile), padded = int(g.padded);
+  attention_tiles::team_tile_product(team, tile, padded, tile, p, 1, tile, dout, padded, dv, padded,
+                                     true);
+  attention_tiles::team_tile_product(team, tile, padded, tile, ds, 1, tile, q, padded, dk, padded,
+                                     true);
+}
+
 // a and lse from qkv: a team per (pair, query tile).
 template <class T>
 void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
@@ -300,17 +368,11 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
         const std::size_t sh = team.league_rank() / g.tiles;
         const std::size_t k_first = (team.league_rank() % g.tiles) * tile;
         const std::size_t k_count = tile_rows(k_first, tile, g.len);
-        ScratchBuffer<T> buffer(team.team_scratch(0), scratch);
-        T* const q = buffer.data();
-        T* const dout = q + tile * padded;
-        T* const dk = dout + tile * padded;
-        T* const dv = dk + tile * padded;
-        T* const kt = dv + tile * padded;  // dim x tile, within a tile x padded share
-        T* const vt = kt + tile * padded;
-        T* const p = vt + tile * padded;
-        T* const ds = p + tile * tile;
-        T* const tile_lse = ds + tile * tile;
-        T* const row_dots = tile_lse + tile;
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
+                                 padded);
+        T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
+        T *const p = w.p, *const ds = w.ds, *const tile_lse = w.lse, *const row_dots = w.row_dots;
+        T *const dk = w.own[0], *const dv = w.own[1];
         load_tile(team, g, table, qkv, g.width, g.rope, sh, k_first, k_count, T(1), true, kt);
         load_tile(team, g, table, qkv, 2 * g.width, false, sh, k_first, k_count, T(1), true, vt);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile * padded), [&](std::size_t e) {
@@ -320,24 +382,12 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
         for (std::size_t q_first = k_first; q_first < g.len; q_first += tile) {
           const std::size_t q_count = tile_rows(q_first, tile, g.len);
           team.team_barrier();  // the previous tile's products have read q and do
-          load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, q);
-          load_tile(team, g, table, da, 0, false, sh, q_first, q_count, T(1), false, dout);
-          load_row_statistics(team, g, lse, a, da, sh, q_first, q_count, tile_lse, row_dots);
+          load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, q, dout, tile_lse,
+                          row_dots);
           team.team_barrier();
-          attention_tiles::team_tile_product(team, int(tile), int(tile), int(g.dim), q, int(padded),
-                                             1, kt, int(tile), p, int(tile), false);
-          attention_tiles::team_tile_product(team, int(tile), int(tile), int(g.dim), dout,
-                                             int(padded), 1, vt, int(tile), ds, int(tile), false);
-          team.team_barrier();
-          recompute_probabilities(team, g, p, tile_lse, q_first, q_count, k_first, k_count);
-          team.team_barrier();
-          score_gradient(team, g, p, row_dots, ds);
-          team.team_barrier();
-          // dv += p^T do and dk += ds^T q: A's rows are the tiles' columns.
-          attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile), p, 1,
-                                             int(tile), dout, int(padded), dv, int(padded), true);
-          attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile), ds, 1,
-                                             int(tile), q, int(padded), dk, int(padded), true);
+          probabilities_and_score_gradient(team, g, q, dout, kt, vt, tile_lse, row_dots, q_first,
+                                           q_count, k_first, k_count, p, ds);
+          add_key_gradients(team, g, p, ds, dout, q, dv, dk);
         }
         team.team_barrier();
         store_tile(team, g, table, dk, g.rope, T(1), sh, k_first, k_count, dqkv, g.width);
@@ -358,20 +408,13 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
         const std::size_t sh = team.league_rank() / g.tiles;
         const std::size_t q_first = (team.league_rank() % g.tiles) * tile;
         const std::size_t q_count = tile_rows(q_first, tile, g.len);
-        ScratchBuffer<T> buffer(team.team_scratch(0), scratch);
-        T* const q = buffer.data();
-        T* const dout = q + tile * padded;
-        T* const dq = dout + tile * padded;
-        T* const k = dq + tile * padded;
-        T* const kt = k + tile * padded;  // dim x tile, within a tile x padded share
-        T* const vt = kt + tile * padded;
-        T* const p = vt + tile * padded;
-        T* const ds = p + tile * tile;
-        T* const tile_lse = ds + tile * tile;
-        T* const row_dots = tile_lse + tile;
-        load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, q);
-        load_tile(team, g, table, da, 0, false, sh, q_first, q_count, T(1), false, dout);
-        load_row_statistics(team, g, lse, a, da, sh, q_first, q_count, tile_lse, row_dots);
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
+                                 padded);
+        T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
+        T *const p = w.p, *const ds = w.ds, *const tile_lse = w.lse, *const row_dots = w.row_dots;
+        T *const dq = w.own[0], *const k = w.own[1];
+        load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, q, dout, tile_lse,
+                        row_dots);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile * padded),
                              [&](std::size_t e) { dq[e] = 0; });
         for (std::size_t k_first = 0; k_first <= q_first; k_first += tile) {
@@ -381,15 +424,8 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
           load_tile(team, g, table, qkv, g.width, g.rope, sh, k_first, k_count, T(1), true, kt);
           load_tile(team, g, table, qkv, 2 * g.width, false, sh, k_first, k_count, T(1), true, vt);
           team.team_barrier();
-          attention_tiles::team_tile_product(team, int(tile), int(tile), int(g.dim), q, int(padded),
-                                             1, kt, int(tile), p, int(tile), false);
-          attention_tiles::team_tile_product(team, int(tile), int(tile), int(g.dim), dout,
-                                             int(padded), 1, vt, int(tile), ds, int(tile), false);
-          team.team_barrier();
-          recompute_probabilities(team, g, p, tile_lse, q_first, q_count, k_first, k_count);
-          team.team_barrier();
-          score_gradient(team, g, p, row_dots, ds);
-          team.team_barrier();
+          probabilities_and_score_gradient(team, g, q, dout, kt, vt, tile_lse, row_dots, q_first,
+                                           q_count, k_first, k_count, p, ds);
           attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile), ds, int(tile),
                                              1, k, int(padded), dq, int(padded), true);
         }
@@ -410,19 +446,11 @@ void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, 
       "attention_fused_backward", team_policy<T>(space, pairs, scratch),
       KOKKOS_LAMBDA(const Member& team) {
         const std::size_t sh = team.league_rank();
-        ScratchBuffer<T> buffer(team.team_scratch(0), scratch);
-        T* const q = buffer.data();
-        T* const dout = q + tile * padded;
-        T* const dq = dout + tile * padded;
-        T* const dk = dq + tile * padded;
-        T* const dv = dk + tile * padded;
-        T* const k = dv + tile * padded;
-        T* const kt = k + tile * padded;  // dim x tile, within a tile x padded share
-        T* const vt = kt + tile * padded;
-        T* const p = vt + tile * padded;
-        T* const ds = p + tile * tile;
-        T* const tile_lse = ds + tile * tile;
-        T* const row_dots = tile_lse + tile;
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
+                                 padded);
+        T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
+        T *const p = w.p, *const ds = w.ds, *const tile_lse = w.lse, *const row_dots = w.row_dots;
+        T *const dq = w.own[0], *const k = w.own[1], *const dk = w.own[2], *const dv = w.own[3];
         for (std::size_t k_first = 0; k_first < g.len; k_first += tile) {
           const std::size_t k_count = tile_rows(k_first, tile, g.len);
           team.team_barrier();  // the previous key tile's dk and dv are stored
@@ -436,26 +464,15 @@ void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, 
           for (std::size_t q_first = k_first; q_first < g.len; q_first += tile) {
             const std::size_t q_count = tile_rows(q_first, tile, g.len);
             team.team_barrier();  // the previous query tile's products are done, its dq stored
-            load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, q);
-            load_tile(team, g, table, da, 0, false, sh, q_first, q_count, T(1), false, dout);
+            load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, q, dout,
+                            tile_lse, row_dots);
             // dq's sum so far (the first key tile starts it).
             load_tile(team, g, table, dqkv, 0, false, sh, q_first, k_first == 0 ? 0 : q_count, T(1),
                       false, dq);
-            load_row_statistics(team, g, lse, a, da, sh, q_first, q_count, tile_lse, row_dots);
             team.team_barrier();
-            attention_tiles::team_tile_product(team, int(tile), int(tile), int(g.dim), q,
-                                               int(padded), 1, kt, int(tile), p, int(tile), false);
-            attention_tiles::team_tile_product(team, int(tile), int(tile), int(g.dim), dout,
-                                               int(padded), 1, vt, int(tile), ds, int(tile), false);
-            team.team_barrier();
-            recompute_probabilities(team, g, p, tile_lse, q_first, q_count, k_first, k_count);
-            team.team_barrier();
-            score_gradient(team, g, p, row_dots, ds);
-            team.team_barrier();
-            attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile), p, 1,
-                                               int(tile), dout, int(padded), dv, int(padded), true);
-            attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile), ds, 1,
-                                               int(tile), q, int(padded), dk, int(padded), true);
+            probabilities_and_score_gradient(team, g, q, dout, kt, vt, tile_lse, row_dots, q_first,
+                                             q_count, k_first, k_count, p, ds);
+            add_key_gradients(team, g, p, ds, dout, q, dv, dk);
             attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile), ds,
                                                int(tile), 1, k, int(padded), dq, int(padded), true);
             team.team_barrier();
