@@ -245,7 +245,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            best_seconds / ideal_seconds, "x the ideal step, ", ideal_seconds * 1e3, " ms)");
   if (emulated) log_info(emulated->closing_line(best_seconds));
   log_info("device work of the busiest step on this rank: ", describe(busiest_step),
-           "; most: ", busiest_names(busiest_step, 8));
+           "; most: ", busiest_names(busiest_step.by_name, 8),
+           device_work_counts_fences()
+               ? concat("; fences most: ", busiest_names(busiest_step.fences_by_name, 5))
+               : std::string());
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
   log_info("memory per rank: estimated ", mib(memory.total()),
@@ -296,6 +299,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     json::Value by_name = json::Value::object();
     for (const auto& [name, count] : busiest_step.by_name) by_name.set(name, count);
     work.set("by_name", std::move(by_name));
+    json::Value fences_by_name = json::Value::object();
+    for (const auto& [name, count] : busiest_step.fences_by_name) fences_by_name.set(name, count);
+    work.set("fences_by_name", std::move(fences_by_name));
     summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));
     summary.set("memory_high_water_mib", figure(rss));

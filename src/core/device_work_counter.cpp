@@ -67,6 +67,7 @@ void pop_region() {
 }
 void begin_fence(const char* name, std::uint32_t device, std::uint64_t* id) {
   ++counted.fences;
+  ++counted.fences_by_name[name];
   if (earlier.begin_fence) earlier.begin_fence(name, device, id);
 }
 void begin_deep_copy(SpaceHandle dst_space, const char* dst_name, const void* dst,
@@ -78,6 +79,19 @@ void begin_deep_copy(SpaceHandle dst_space, const char* dst_name, const void* ds
     earlier.begin_deep_copy(dst_space, dst_name, dst, src_space, src_name, src, bytes);
 }
 
+// The counts of `now` less those of `before`, the names that grew.
+std::map<std::string, std::uint64_t> counts_since(
+    const std::map<std::string, std::uint64_t>& now,
+    const std::map<std::string, std::uint64_t>& before) {
+  std::map<std::string, std::uint64_t> since;
+  for (const auto& [name, count] : now) {
+    const auto earlier_count = before.find(name);
+    const std::uint64_t grew = count - (earlier_count == before.end() ? 0 : earlier_count->second);
+    if (grew > 0) since[name] = grew;
+  }
+  return since;
+}
+
 }  // namespace
 
 DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
@@ -87,12 +101,8 @@ DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
   d.fences = fences - before.fences;
   d.copies = copies - before.copies;
   d.host_device_copies = host_device_copies - before.host_device_copies;
-  for (const auto& [name, count] : by_name) {
-    const auto earlier_count = before.by_name.find(name);
-    const std::uint64_t since =
-        count - (earlier_count == before.by_name.end() ? 0 : earlier_count->second);
-    if (since > 0) d.by_name[name] = since;
-  }
+  d.by_name = counts_since(by_name, before.by_name);
+  d.fences_by_name = counts_since(fences_by_name, before.fences_by_name);
   return d;
 }
 
@@ -103,6 +113,7 @@ DeviceWork& DeviceWork::operator+=(const DeviceWork& more) {
   copies += more.copies;
   host_device_copies += more.host_device_copies;
   for (const auto& [name, count] : more.by_name) by_name[name] += count;
+  for (const auto& [name, count] : more.fences_by_name) fences_by_name[name] += count;
   return *this;
 }
 
@@ -129,9 +140,9 @@ std::string describe(const DeviceWork& work) {
                 " fences, ", work.copies, " copies (", work.host_device_copies, " host-device)");
 }
 
-std::string busiest_names(const DeviceWork& work, std::size_t count) {
+std::string busiest_names(const std::map<std::string, std::uint64_t>& counts, std::size_t count) {
   std::vector<std::pair<std::uint64_t, std::string>> names;
-  for (const auto& [name, n] : work.by_name) names.emplace_back(n, name);
+  for (const auto& [name, n] : counts) names.emplace_back(n, name);
   std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });

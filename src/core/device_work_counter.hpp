@@ -22,6 +22,7 @@ struct DeviceWork {
   std::uint64_t launches = 0, blas_calls = 0, fences = 0, copies = 0, host_device_copies = 0;
   // Launches and BLAS calls by kernel name (a BLAS call by its region's, "KokkosBlas::gemm[...]").
   std::map<std::string, std::uint64_t> by_name;
+  std::map<std::string, std::uint64_t> fences_by_name;  // the fences by their labels
   // Kernel launches and BLAS calls: what the issue of work costs in latency.
   std::uint64_t launches_and_blas() const { return launches + blas_calls; }
   DeviceWork operator-(const DeviceWork& before) const;
@@ -37,7 +38,8 @@ bool device_work_counts_fences();
 DeviceWork device_work();
 // "12 kernel launches, 3 BLAS calls, 4 fences, 2 copies (0 host-device)".
 std::string describe(const DeviceWork& work);
-// The `count` names with the most launches and calls: "attention_fused_forward 4, ...".
-std::string busiest_names(const DeviceWork& work, std::size_t count);
+// The `count` names with the most launches and calls (or of `counts`, a by_name map):
+// "attention_fused_forward 4, ...".
+std::string busiest_names(const std::map<std::string, std::uint64_t>& counts, std::size_t count);
 
 }  // namespace meshslice
