@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/agreement.hpp"
 #include "core/cli.hpp"
 #include "core/deck.hpp"
+#include "core/device_work_counter.hpp"
 #include "core/errors.hpp"
 #include "core/flight_recorder.hpp"
 #include "core/json.hpp"
@@ -267,6 +269,14 @@ int run_app(int argc, char** argv, const AppSpec& spec,
     }
     int kokkos_argc = static_cast<int>(kokkos_argv.size());
     kokkos_argv.push_back(nullptr);
+    // Counting what the device runs (core/device_work_counter.hpp) is set up before Kokkos
+    // starts unless a tools library is named: a library loaded later would replace some of
+    // the callbacks and keep others.
+    bool tools_library = std::getenv("KOKKOS_TOOLS_LIBS") || std::getenv("KOKKOS_PROFILE_LIBRARY");
+    for (int i = 1; i < kokkos_argc; ++i)
+      tools_library =
+          tools_library || std::string(kokkos_argv[i]).rfind("--kokkos-tools-lib", 0) == 0;
+    if (!tools_library) install_device_work_counter();
     Kokkos::initialize(kokkos_argc, kokkos_argv.data());
   }
   set_log_prefix(spec.name);

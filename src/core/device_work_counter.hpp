@@ -8,7 +8,7 @@
 // A tools library loaded through KOKKOS_TOOLS_LIBS keeps working: its callbacks are called
 // after ours.
 //
-//     install_device_work_counter();          // once, after Kokkos::initialize
+//     install_device_work_counter();          // before Kokkos::initialize and after it
 //     const DeviceWork before = device_work();
 //     ...                                      // the step
 //     const DeviceWork step = device_work() - before;
@@ -29,8 +29,11 @@ struct DeviceWork {
   DeviceWork& operator+=(const DeviceWork& more);
 };
 
-// Installs the callbacks (again: nothing). Fences are counted where Kokkos reports them to
-// tools (from Kokkos 3.5; Debian's 3.4 does not).
+// Installs the callbacks (again: nothing, unless a tools library loaded since replaced them).
+// Best before Kokkos::initialize when no tools library is named (KOKKOS_TOOLS_LIBS, ...): the
+// counter then tells Kokkos it needs no global fences, which Kokkos otherwise puts around every
+// kernel of a run with a tool; after it, the callbacks chain to the library's. Fences are counted
+// where Kokkos reports them to tools (from Kokkos 3.5; Debian's 3.4 does not).
 void install_device_work_counter();
 // Whether Kokkos reports fences to tools in this build.
 bool device_work_counts_fences();
