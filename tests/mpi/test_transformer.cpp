@@ -75,8 +75,8 @@ std::vector<Case> cases() {
                        std::nullopt};
   c.push_back({"transposed_variants_sgd", transposed, OptimizerKind::sgd});
   // Sequences long enough for several attention tiles: the BLAS-block kernel's three blocks of
-  // 32 query rows (kernels/attention.hpp), the fused kernel's two tiles of 64, the last ones
-  // partial.
+  // 32 query rows (kernels/attention.hpp), the fused kernel's two tiles of 64 (fused_attention.hpp),
+  // the last ones partial.
   ModelShape long_sequences = s;
   long_sequences.seq_len = 72;
   c.push_back({"causal_blocks_adamw", default_model_plan(long_sequences, ms(2)),
@@ -87,13 +87,16 @@ std::vector<Case> cases() {
   c.push_back({"rope_adamw", default_model_plan(rope, ms(2)), OptimizerKind::adamw, rope});
   rope.seq_len = 72;
   c.push_back({"rope_causal_blocks_sgd", transposed, OptimizerKind::sgd, rope});
-  // The default attention kernel is the fused one (two query tiles at 72 tokens, the last
-  // partial); the BLAS-block kernel beside it, with and without RoPE.
-  ModelPlan blas_blocks = default_model_plan(long_sequences, ms(2));
-  blas_blocks.attention = AttentionKernel::blas_blocks;
-  c.push_back({"blas_block_attention_adamw", blas_blocks, OptimizerKind::adamw, long_sequences});
-  transposed.attention = AttentionKernel::blas_blocks;
-  c.push_back({"blas_block_attention_rope_sgd", transposed, OptimizerKind::sgd, rope});
+  // The attention kernel other than this backend's default (fused on a GPU, the BLAS blocks on
+  // a CPU: gemm/block_work.cpp), with and without RoPE: both kernels run on every backend.
+  const AttentionKernel other = default_attention_kernel() == AttentionKernel::fused
+                                    ? AttentionKernel::blas_blocks
+                                    : AttentionKernel::fused;
+  ModelPlan other_kernel = default_model_plan(long_sequences, ms(2));
+  other_kernel.attention = other;
+  c.push_back({"other_attention_kernel_adamw", other_kernel, OptimizerKind::adamw, long_sequences});
+  transposed.attention = other;
+  c.push_back({"other_attention_kernel_rope_sgd", transposed, OptimizerKind::sgd, rope});
   return c;
 }
 
