@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -77,6 +78,13 @@ std::string lm_figures(const Settings& s, double loss) {
   if (!s.lm) return "";
   return concat(" (", loss / std::log(2.0), s.data.byte_level ? " bits/byte" : " bits/token",
                 ", ppl ", std::exp(loss), ")");
+}
+
+// A count per name as a JSON object (summary.json's device work by kernel or fence).
+json::Value counts_json(const std::map<std::string, std::uint64_t>& counts) {
+  json::Value object = json::Value::object();
+  for (const auto& [name, count] : counts) object.set(name, count);
+  return object;
 }
 
 double high_water_mib() {
@@ -296,12 +304,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
              device_work_counts_fences() ? json::Value(busiest_step.fences) : json::Value());
     work.set("copies", busiest_step.copies);
     work.set("host_device_copies", busiest_step.host_device_copies);
-    json::Value by_name = json::Value::object();
-    for (const auto& [name, count] : busiest_step.by_name) by_name.set(name, count);
-    work.set("by_name", std::move(by_name));
-    json::Value fences_by_name = json::Value::object();
-    for (const auto& [name, count] : busiest_step.fences_by_name) fences_by_name.set(name, count);
-    work.set("fences_by_name", std::move(fences_by_name));
+    work.set("by_name", counts_json(busiest_step.by_name));
+    work.set("fences_by_name", counts_json(busiest_step.fences_by_name));
     summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));
     summary.set("memory_high_water_mib", figure(rss));

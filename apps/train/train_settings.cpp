@@ -422,22 +422,26 @@ Settings settings_from(const AppContext& context) {
   return s;
 }
 
-ModelPlan model_plan(const Settings& s) {
-  ModelPlan plan;
-  if (s.plan_source == "default") {
-    plan = default_model_plan(s.model, s.default_choice);
-    plan.attention = s.attention;
-    return plan;
-  }
+namespace {
+
+// The FC layers' plans: the default rule's, the deck's entries or the plan file's.
+ModelPlan layer_plans(const Settings& s) {
+  if (s.plan_source == "default") return default_model_plan(s.model, s.default_choice);
   try {
     // The deck's entries, or the plan file's (deck_with_plan).
-    plan = parse_model_plan(s.plan_layers, s.model);
-    plan.attention = s.attention;
-    return plan;
+    return parse_model_plan(s.plan_layers, s.model);
   } catch (const UserError& e) {
     if (s.plan_source != "file") throw;
     throw UserError(concat("plan file ", s.plan_file, ": ", e.what()));
   }
+}
+
+}  // namespace
+
+ModelPlan model_plan(const Settings& s) {
+  ModelPlan plan = layer_plans(s);
+  plan.attention = s.attention;
+  return plan;
 }
 
 }  // namespace meshslice::train

@@ -71,7 +71,7 @@ struct Settings {
   // "layers" (the explicit entries) or "file" (a YAML file whose `layers` key holds them).
   std::string plan_source;
   GemmChoice default_choice;
-  AttentionKernel attention = AttentionKernel::fused;  // plan.attention, auto resolved
+  AttentionKernel attention = default_attention_kernel();  // plan.attention, auto resolved
   std::vector<std::string> plan_layers;  // "layers": the deck's; "file": the plan file's
   std::string plan_file;
   std::string plan_applied;  // the deck keys the plan file set ("mesh.rows = 8, ..."), if any

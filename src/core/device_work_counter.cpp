@@ -110,17 +110,6 @@ DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
   return d;
 }
 
-DeviceWork& DeviceWork::operator+=(const DeviceWork& more) {
-  launches += more.launches;
-  blas_calls += more.blas_calls;
-  fences += more.fences;
-  copies += more.copies;
-  host_device_copies += more.host_device_copies;
-  for (const auto& [name, count] : more.by_name) by_name[name] += count;
-  for (const auto& [name, count] : more.fences_by_name) fences_by_name[name] += count;
-  return *this;
-}
-
 void install_device_work_counter() {
   tools::EventSet events = tools::get_callbacks();
   if (installed && events.begin_parallel_for == begin_for) return;

@@ -26,7 +26,6 @@ struct DeviceWork {
   // Kernel launches and BLAS calls: what the issue of work costs in latency.
   std::uint64_t launches_and_blas() const { return launches + blas_calls; }
   DeviceWork operator-(const DeviceWork& before) const;
-  DeviceWork& operator+=(const DeviceWork& more);
 };
 
 // Installs the callbacks (again: nothing, unless a tools library loaded since replaced them).
@@ -41,7 +40,7 @@ bool device_work_counts_fences();
 DeviceWork device_work();
 // "12 kernel launches, 3 BLAS calls, 4 fences, 2 copies (0 host-device)".
 std::string describe(const DeviceWork& work);
-// The `count` names with the most launches and calls (or of `counts`, a by_name map):
+// The `count` names with the most counts in a by-name map (by_name, fences_by_name):
 // "attention_fused_forward 4, ...".
 std::string busiest_names(const std::map<std::string, std::uint64_t>& counts, std::size_t count);
 

@@ -172,6 +172,18 @@ KOKKOS_INLINE_FUNCTION std::size_t tile_rows(std::size_t first, std::size_t tile
   return first + tile <= len ? tile : len - first;
 }
 
+// The (sequence, head) pair and the tile of it a team of a launch per tile takes (league rank =
+// pair x tiles + tile): the tile's first row and its rows.
+struct PairTile {
+  std::size_t pair, first, count;
+};
+template <class T>
+KOKKOS_INLINE_FUNCTION PairTile pair_tile(const Member& team, const FusedAttentionGeometry<T>& g) {
+  const std::size_t rank = static_cast<std::size_t>(team.league_rank());
+  const std::size_t first = (rank % g.tiles) * g.tile;
+  return {rank / g.tiles, first, tile_rows(first, g.tile, g.len)};
+}
+
 // p = exp(s - lse) over each row's causal keys, 0 elsewhere (the backward pass's recomputed
 // probabilities, in place of the scores).
 template <class T>
@@ -298,9 +310,8 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
   Kokkos::parallel_for(
       "attention_fused_forward", team_policy<T>(space, pairs * g.tiles, scratch),
       KOKKOS_LAMBDA(const Member& team) {
-        const std::size_t sh = team.league_rank() / g.tiles;
-        const std::size_t q_first = (team.league_rank() % g.tiles) * tile;
-        const std::size_t q_count = tile_rows(q_first, tile, g.len);
+        const PairTile t = pair_tile(team, g);
+        const std::size_t sh = t.pair, q_first = t.first, q_count = t.count;
         ScratchBuffer<T> buffer(team.team_scratch(0), scratch);
         T* const q = buffer.data();
         T* const v = q + tile * padded;
@@ -365,9 +376,8 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
   Kokkos::parallel_for(
       "attention_fused_key_gradients", team_policy<T>(space, pairs * g.tiles, scratch),
       KOKKOS_LAMBDA(const Member& team) {
-        const std::size_t sh = team.league_rank() / g.tiles;
-        const std::size_t k_first = (team.league_rank() % g.tiles) * tile;
-        const std::size_t k_count = tile_rows(k_first, tile, g.len);
+        const PairTile t = pair_tile(team, g);
+        const std::size_t sh = t.pair, k_first = t.first, k_count = t.count;
         const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
                                  padded);
         T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
@@ -405,9 +415,8 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
   Kokkos::parallel_for(
       "attention_fused_query_gradients", team_policy<T>(space, pairs * g.tiles, scratch),
       KOKKOS_LAMBDA(const Member& team) {
-        const std::size_t sh = team.league_rank() / g.tiles;
-        const std::size_t q_first = (team.league_rank() % g.tiles) * tile;
-        const std::size_t q_count = tile_rows(q_first, tile, g.len);
+        const PairTile t = pair_tile(team, g);
+        const std::size_t sh = t.pair, q_first = t.first, q_count = t.count;
         const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
                                  padded);
         T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
