@@ -17,10 +17,15 @@
 #      ranks sharing the GPU: step time against the ideal at the cuBLAS rate measured in the same
 #      run, tokens/s against PyTorch in float32 without TF32 on the same GPU, the device work per
 #      step;
-#   3. meshslice-bench at 8192 x 8192 x 2048 on 1x2: MeshSlice against Collective and the share
+#   3. where the time of a bench-h1024 step goes: each kernel's, BLAS call's and fence's time by
+#      name with CUDA_LAUNCH_BLOCKING=1 (launches wait for their kernels, so a launch's host time
+#      is its kernel's);
+#   4. the laptop language-model deck (inputs/train/laptop-lm.yaml, 2 ranks, 300 steps) on the
+#      GPU, to set beside the same command on 2 CPU cores;
+#   5. meshslice-bench at 8192 x 8192 x 2048 on 1x2: MeshSlice against Collective and the share
 #      of communication hidden (hidden_comm_fraction).
-# Every figure is a ratio from this one run. Environment: BUDGET_S (seconds for all, default
-# 470), TORCH_PYTHON (default the python3 on PATH).
+# Every figure is a ratio from this one run (the laptop deck's CPU time excepted). Environment:
+# BUDGET_S (seconds for all, default 470), TORCH_PYTHON (default the python3 on PATH).
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,13 +71,22 @@ fi
 [ -e /usr/local/cuda/lib ] || ln -s targets/x86_64-linux/lib /usr/local/cuda/lib 2>/dev/null
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-step "fast suite" 30 bash -c "cd '$build' && ctest --output-on-failure -j 4 --timeout 120 \
-  -R '^(unit|attention|transformer_1_1_1_1|transformer_1_1_1_2|language_model_1_1_1_1|gemm_1_1_1_2|fc_layer_1_1_1_2|train_step_launch_budget)'"
-step "training benchmark" 75 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
+source "$repo/scripts/mpi-env.sh"
+train="$build/bin/meshslice-train"
+step "fast suite" 25 bash -c "cd '$build' && ctest --output-on-failure -j 6 --timeout 100 -R \
+  '^(unit|gemm_1_1_1_1|gemm_1_1_2_2|gemm_plan_1_1_2_3|fc_layer_1_1_2_2|collectives_1_1_2_2|transformer_1_1_1_1|transformer_1_1_1_2|transformer_1_1_2_1|transformer_2_1_1_2|language_model_1_1_1_1|language_model_1_1_1_2|vocab_parallel_1_1_2_2|pipeline_1_2_1_2|train_step_launch_budget)\$'"
+step "training benchmark" 55 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
   STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
-step "GEMM benchmark" 95 bash -c "source '$repo/scripts/mpi-env.sh' && mpiexec -np 2 \
-  \$MESHSLICE_MPIEXEC_FLAGS '$build/bin/meshslice-bench' '$repo/inputs/bench/gemm-gpu.yaml' \
-  --set gemm.M=[8192] --set gemm.N=[8192] --set gemm.K=[2048] --set gemm.slices=[1,2,4] \
-  --out /tmp/gpu-check-gemm"
+step "kernel times" 25 bash -c "CUDA_LAUNCH_BLOCKING=1 mpiexec -np 1 $MESHSLICE_MPIEXEC_FLAGS \
+  '$train' '$repo/inputs/train/bench-h1024.yaml' --set train.steps=3 --set checkpoint.at_end=false \
+  --out /tmp/gpu-check-times | grep -E 'best step|device work'"
+lm=/tmp/gpu-check-lm
+step "laptop language model" 40 bash -c "'$build/bin/meshslice-data' /usr/share/common-licenses \
+  --out $lm/data/licenses >/dev/null && mpiexec -np 2 $MESHSLICE_MPIEXEC_FLAGS '$train' \
+  '$repo/inputs/train/laptop-lm.yaml' --set data.prefix=$lm/data/licenses --set train.steps=300 \
+  --set train.sample_every=0 --set checkpoint.at_end=false --out $lm/run | \
+  grep -E 'step (1|250|300)/|best step|device work'"
+step "GEMM benchmark" 95 bash -c "mpiexec -np 2 \$MESHSLICE_MPIEXEC_FLAGS \
+  '$build/bin/meshslice-bench' '$repo/inputs/bench/gemm-gpu.yaml' --set gemm.M=[8192] \
+  --set gemm.N=[8192] --set gemm.K=[2048] --set gemm.slices=[1,2,4] --out /tmp/gpu-check-gemm"
 echo "== gpu-check: done in $((SECONDS - start)) s"

@@ -81,7 +81,8 @@ std::string lm_figures(const Settings& s, double loss) {
 }
 
 // A count per name as a JSON object (summary.json's device work by kernel or fence).
-json::Value counts_json(const std::map<std::string, std::uint64_t>& counts) {
+template <class Number>
+json::Value counts_json(const std::map<std::string, Number>& counts) {
   json::Value object = json::Value::object();
   for (const auto& [name, count] : counts) object.set(name, count);
   return object;
@@ -256,7 +257,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            "; most: ", busiest_names(busiest_step.by_name, 8),
            device_work_counts_fences()
                ? concat("; fences most: ", busiest_names(busiest_step.fences_by_name, 5))
-               : std::string());
+               : std::string(),
+           "; host time most (the kernels' own where they block): ",
+           busiest_names(busiest_step.seconds_by_name, 6));
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
   log_info("memory per rank: estimated ", mib(memory.total()),
@@ -306,6 +309,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     work.set("host_device_copies", busiest_step.host_device_copies);
     work.set("by_name", counts_json(busiest_step.by_name));
     work.set("fences_by_name", counts_json(busiest_step.fences_by_name));
+    work.set("seconds_by_name", counts_json(busiest_step.seconds_by_name));
     summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));
     summary.set("memory_high_water_mib", figure(rss));

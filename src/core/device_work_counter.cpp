@@ -3,6 +3,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -23,6 +25,25 @@ bool installed = false;
 // kernels inside one are the one call).
 std::vector<bool> regions;
 int open_blas_calls = 0;
+// The kernels, BLAS calls and fences begun and not yet ended, innermost last (their begins and
+// ends nest): the name their time adds to, empty for a kernel inside a BLAS call.
+struct Open {
+  std::string name;
+  std::chrono::steady_clock::time_point start;
+};
+std::vector<Open> open_work;
+
+void begin_timing(std::string name) {
+  open_work.push_back({std::move(name), std::chrono::steady_clock::now()});
+}
+void end_timing() {
+  if (open_work.empty()) return;  // begun before the counter was installed
+  const Open& work = open_work.back();
+  if (!work.name.empty())
+    counted.seconds_by_name[work.name] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - work.start).count();
+  open_work.pop_back();
+}
 
 bool is_blas_call(const char* region) { return std::strncmp(region, "KokkosBlas::gemm", 16) == 0; }
 
@@ -32,9 +53,10 @@ bool is_host_space(const SpaceHandle& space) {
 }
 
 void count_launch(const char* name) {
-  if (open_blas_calls > 0) return;
+  if (open_blas_calls > 0) return begin_timing({});
   ++counted.launches;
   ++counted.by_name[name];
+  begin_timing(name);
 }
 
 void begin_for(const char* name, std::uint32_t device, std::uint64_t* id) {
@@ -49,18 +71,31 @@ void begin_scan(const char* name, std::uint32_t device, std::uint64_t* id) {
   count_launch(name);
   if (earlier.begin_parallel_scan) earlier.begin_parallel_scan(name, device, id);
 }
+void end_for(std::uint64_t id) {
+  end_timing();
+  if (earlier.end_parallel_for) earlier.end_parallel_for(id);
+}
+void end_reduce(std::uint64_t id) {
+  end_timing();
+  if (earlier.end_parallel_reduce) earlier.end_parallel_reduce(id);
+}
+void end_scan(std::uint64_t id) {
+  end_timing();
+  if (earlier.end_parallel_scan) earlier.end_parallel_scan(id);
+}
 void push_region(const char* name) {
   const bool blas = is_blas_call(name);
   if (blas && open_blas_calls++ == 0) {
     ++counted.blas_calls;
     ++counted.by_name[name];
+    begin_timing(name);
   }
   regions.push_back(blas);
   if (earlier.push_region) earlier.push_region(name);
 }
 void pop_region() {
   if (!regions.empty()) {
-    if (regions.back()) --open_blas_calls;
+    if (regions.back() && --open_blas_calls == 0) end_timing();
     regions.pop_back();
   }
   if (earlier.pop_region) earlier.pop_region();
@@ -68,7 +103,12 @@ void pop_region() {
 void begin_fence(const char* name, std::uint32_t device, std::uint64_t* id) {
   ++counted.fences;
   ++counted.fences_by_name[name];
+  begin_timing(concat("fence ", name));
   if (earlier.begin_fence) earlier.begin_fence(name, device, id);
+}
+void end_fence(std::uint64_t id) {
+  end_timing();
+  if (earlier.end_fence) earlier.end_fence(id);
 }
 void begin_deep_copy(SpaceHandle dst_space, const char* dst_name, const void* dst,
                      SpaceHandle src_space, const char* src_name, const void* src,
@@ -79,17 +119,32 @@ void begin_deep_copy(SpaceHandle dst_space, const char* dst_name, const void* ds
     earlier.begin_deep_copy(dst_space, dst_name, dst, src_space, src_name, src, bytes);
 }
 
-// The counts of `now` less those of `before`, the names that grew.
-std::map<std::string, std::uint64_t> counts_since(
-    const std::map<std::string, std::uint64_t>& now,
-    const std::map<std::string, std::uint64_t>& before) {
-  std::map<std::string, std::uint64_t> since;
+// The counts (or seconds) of `now` less those of `before`, the names that grew.
+template <class Number>
+std::map<std::string, Number> counts_since(const std::map<std::string, Number>& now,
+                                           const std::map<std::string, Number>& before) {
+  std::map<std::string, Number> since;
   for (const auto& [name, count] : now) {
     const auto earlier_count = before.find(name);
-    const std::uint64_t grew = count - (earlier_count == before.end() ? 0 : earlier_count->second);
+    const Number grew = count - (earlier_count == before.end() ? 0 : earlier_count->second);
     if (grew > 0) since[name] = grew;
   }
   return since;
+}
+
+// The `count` largest entries of a by-name map, each written by `write`.
+template <class Number, class Write>
+std::string largest(const std::map<std::string, Number>& numbers, std::size_t count,
+                    Write write) {
+  std::vector<std::pair<Number, std::string>> names;
+  for (const auto& [name, n] : numbers) names.emplace_back(n, name);
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < count; ++i)
+    text += concat(i > 0 ? ", " : "", names[i].second, " ", write(names[i].first));
+  return text;
 }
 
 void needs_no_global_fences(std::uint32_t, Kokkos_Tools_ToolSettings* settings) {
@@ -107,6 +162,7 @@ DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
   d.host_device_copies = host_device_copies - before.host_device_copies;
   d.by_name = counts_since(by_name, before.by_name);
   d.fences_by_name = counts_since(fences_by_name, before.fences_by_name);
+  d.seconds_by_name = counts_since(seconds_by_name, before.seconds_by_name);
   return d;
 }
 
@@ -118,9 +174,13 @@ void install_device_work_counter() {
   events.begin_parallel_for = begin_for;
   events.begin_parallel_reduce = begin_reduce;
   events.begin_parallel_scan = begin_scan;
+  events.end_parallel_for = end_for;
+  events.end_parallel_reduce = end_reduce;
+  events.end_parallel_scan = end_scan;
   events.push_region = push_region;
   events.pop_region = pop_region;
   events.begin_fence = begin_fence;
+  events.end_fence = end_fence;
   events.begin_deep_copy = begin_deep_copy;
   // Asked by Kokkos::initialize only (so only when installed before it): counting needs no
   // fence around every kernel, which Kokkos inserts for a tool that does not say so (612 of a
@@ -140,15 +200,11 @@ std::string describe(const DeviceWork& work) {
 }
 
 std::string busiest_names(const std::map<std::string, std::uint64_t>& counts, std::size_t count) {
-  std::vector<std::pair<std::uint64_t, std::string>> names;
-  for (const auto& [name, n] : counts) names.emplace_back(n, name);
-  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  std::string text;
-  for (std::size_t i = 0; i < names.size() && i < count; ++i)
-    text += concat(i > 0 ? ", " : "", names[i].second, " ", names[i].first);
-  return text;
+  return largest(counts, count, [](std::uint64_t n) { return concat(n); });
+}
+
+std::string busiest_names(const std::map<std::string, double>& seconds, std::size_t count) {
+  return largest(seconds, count, [](double s) { return concat(std::round(s * 1e4) / 10, " ms"); });
 }
 
 }  // namespace meshslice

@@ -5,8 +5,10 @@
 // every call; kernels launched inside one count as the call), fences, and deep copies, of which
 // those between host and device memory. On a GPU each launch and fence costs microseconds of
 // latency whatever the kernel's size, so a training step's counts are a budget (tests hold it).
-// A tools library loaded through KOKKOS_TOOLS_LIBS keeps working: its callbacks are called
-// after ours.
+// Each is also timed, from its begin to its end on the host: on a CPU (and on a GPU with
+// CUDA_LAUNCH_BLOCKING=1) that is the kernel's run, otherwise only its issue, and a fence's is how
+// long the host waited there. A tools library loaded through KOKKOS_TOOLS_LIBS keeps working: its
+// callbacks are called after ours.
 //
 //     install_device_work_counter();          // before Kokkos::initialize and after it
 //     const DeviceWork before = device_work();
@@ -23,6 +25,9 @@ struct DeviceWork {
   // Launches and BLAS calls by kernel name (a BLAS call by its region's, "KokkosBlas::gemm[...]").
   std::map<std::string, std::uint64_t> by_name;
   std::map<std::string, std::uint64_t> fences_by_name;  // the fences by their labels
+  // Seconds from begin to end on the host, by the names of by_name, and the fences' by "fence "
+  // and their label.
+  std::map<std::string, double> seconds_by_name;
   // Kernel launches and BLAS calls: what the issue of work costs in latency.
   std::uint64_t launches_and_blas() const { return launches + blas_calls; }
   DeviceWork operator-(const DeviceWork& before) const;
@@ -43,5 +48,7 @@ std::string describe(const DeviceWork& work);
 // The `count` names with the most counts in a by-name map (by_name, fences_by_name):
 // "attention_fused_forward 4, ...".
 std::string busiest_names(const std::map<std::string, std::uint64_t>& counts, std::size_t count);
+// The same for seconds_by_name, in milliseconds: "KokkosBlas::gemm[...] 41.2 ms, ...".
+std::string busiest_names(const std::map<std::string, double>& seconds, std::size_t count);
 
 }  // namespace meshslice
