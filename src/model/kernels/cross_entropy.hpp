@@ -21,6 +21,7 @@
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "model/kernels/rows.hpp"
 #include "model/kernels/token_ids.hpp"
 
 namespace meshslice {
@@ -31,11 +32,12 @@ template <class T>
 void vocab_row_max(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
                    const Matrix<T>& row_max) {
   const T lowest = std::numeric_limits<T>::lowest();
-  Kokkos::parallel_for(
-      "vocab_row_max", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
-      KOKKOS_LAMBDA(std::size_t t) {
+  for_each_row(
+      "vocab_row_max", space, logits.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
         // A row's elements are contiguous (row-major).
-        row_max(t, 0) = fold_in_lanes(valid, lowest, RowValues<T>{&logits(t, 0)}, FoldMax());
+        const T max = row_fold(row, valid, lowest, RowValues<T>{&logits(t, 0)}, FoldMax());
+        row_single(row, [&]() { row_max(t, 0) = max; });
       });
 }
 
@@ -46,13 +48,20 @@ template <class T>
 void vocab_exp_sums(const ExecSpace& space, const Matrix<T>& logits, std::size_t valid,
                     std::size_t first, const TokenIds& targets, const Matrix<T>& row_max,
                     const Matrix<T>& sums) {
-  Kokkos::parallel_for(
-      "vocab_exp_sums", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
-      KOKKOS_LAMBDA(std::size_t t) {
+  for_each_row(
+      "vocab_exp_sums", space, logits.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
         const std::size_t target = static_cast<std::size_t>(targets(t));
-        sums(t, 1) = target >= first && target < first + valid ? logits(t, target - first) : T(0);
-        sums(t, 0) =
-            fold_in_lanes(valid, T(0), ExpInPlace<T>{&logits(t, 0), row_max(t, 0)}, FoldSum());
+        // Read before the fold overwrites the logits with their exponentials.
+        const T target_logit =
+            target >= first && target < first + valid ? logits(t, target - first) : T(0);
+        row.team_barrier();
+        const T sum =
+            row_fold(row, valid, T(0), ExpInPlace<T>{&logits(t, 0), row_max(t, 0)}, FoldSum());
+        row_single(row, [&]() {
+          sums(t, 1) = target_logit;
+          sums(t, 0) = sum;
+        });
       });
 }
 
@@ -72,15 +81,18 @@ double cross_entropy_gradient(const ExecSpace& space, const Matrix<T>& logits, s
         total += static_cast<double>(kmath::log(sums(t, 0)) + row_max(t, 0) - sums(t, 1));
       },
       loss);
-  Kokkos::parallel_for(
-      "cross_entropy_gradient", Kokkos::RangePolicy<ExecSpace>(space, 0, logits.extent(0)),
-      KOKKOS_LAMBDA(std::size_t t) {
-        T* row = &logits(t, 0);
+  for_each_row(
+      "cross_entropy_gradient", space, logits.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
+        T* values = &logits(t, 0);
         const T to_gradient = s / sums(t, 0);  // exp -> scale * softmax
-        for (std::size_t c = 0; c < valid; ++c) row[c] *= to_gradient;
-        for (std::size_t c = valid; c < cols; ++c) row[c] = T(0);
+        row_for(row, valid, [&](std::size_t c) { values[c] *= to_gradient; });
+        row_for(row, cols - valid, [&](std::size_t c) { values[valid + c] = T(0); });
+        // The target's element after the team's writes to the row.
+        row.team_barrier();
         const std::size_t target = static_cast<std::size_t>(targets(t));
-        if (target >= first && target < first + valid) row[target - first] -= s;
+        if (target >= first && target < first + valid)
+          row_single(row, [&]() { values[target - first] -= s; });
       });
   return loss;
 }

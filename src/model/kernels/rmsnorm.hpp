@@ -13,18 +13,29 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/kernels/rows.hpp"
 #include "model/model_config.hpp"
 
 namespace meshslice {
+
+// The terms of the backward pass's per-token dot product: g(c) dh(t, c) x(t, c).
+template <class T>
+struct GainDotTerms {
+  const T* g;
+  const T* dh;
+  const T* x;
+  KOKKOS_INLINE_FUNCTION T operator()(std::size_t c) const { return g[c] * dh[c] * x[c]; }
+};
 
 // ss(t, 0) = sum over this shard's columns of x(t, c)^2.
 template <class T>
 void row_sum_squares(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& ss) {
   const std::size_t cols = x.extent(1);
-  Kokkos::parallel_for(
-      "rmsnorm_sum_squares", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
-      KOKKOS_LAMBDA(std::size_t t) {
-        ss(t, 0) = fold_in_lanes(cols, T(0), RowSquares<T>{&x(t, 0)}, FoldSum());
+  for_each_row(
+      "rmsnorm_sum_squares", space, x.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
+        const T sum = row_fold(row, cols, T(0), RowSquares<T>{&x(t, 0)}, FoldSum());
+        row_single(row, [&]() { ss(t, 0) = sum; });
       });
 }
 
@@ -35,12 +46,12 @@ void rmsnorm_apply(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& 
                    const Matrix<T>& h) {
   const std::size_t cols = x.extent(1);
   const T inv_hidden = T(1) / static_cast<T>(hidden), eps = static_cast<T>(kRmsNormEpsilon);
-  Kokkos::parallel_for(
-      "rmsnorm_apply", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
-      KOKKOS_LAMBDA(std::size_t t) {
+  for_each_row(
+      "rmsnorm_apply", space, x.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
         const T r = T(1) / kmath::sqrt(ss(t, 0) * inv_hidden + eps);
-        rinv(t, 0) = r;
-        for (std::size_t c = 0; c < cols; ++c) h(t, c) = x(t, c) * r * g(0, c);
+        row_single(row, [&]() { rinv(t, 0) = r; });
+        row_for(row, cols, [&](std::size_t c) { h(t, c) = x(t, c) * r * g(0, c); });
       });
 }
 
@@ -60,12 +71,12 @@ void rmsnorm_backward_partials(const ExecSpace& space, const Matrix<T>& dh, cons
                                const Matrix<T>& g, const Matrix<T>& rinv, const Matrix<T>& dot,
                                const Matrix<T>& dg, const Matrix<T>& tiles) {
   const std::size_t rows = x.extent(0), cols = x.extent(1);
-  Kokkos::parallel_for(
-      "rmsnorm_backward_dot", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),
-      KOKKOS_LAMBDA(std::size_t t) {
-        T sum = 0;
-        for (std::size_t c = 0; c < cols; ++c) sum += g(0, c) * dh(t, c) * x(t, c);
-        dot(t, 0) = sum;
+  for_each_row(
+      "rmsnorm_backward_dot", space, rows, KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
+        const T sum =
+            row_fold(row, cols, T(0), GainDotTerms<T>{&g(0, 0), &dh(t, 0), &x(t, 0)}, FoldSum());
+        row_single(row, [&]() { dot(t, 0) = sum; });
       });
   const std::size_t count = gain_tiles(rows);
   Kokkos::parallel_for(
@@ -95,11 +106,12 @@ void rmsnorm_backward_apply(const ExecSpace& space, const Matrix<T>& dh, const M
                             std::size_t hidden, const Matrix<T>& dx) {
   const std::size_t cols = x.extent(1);
   const T inv_hidden = T(1) / static_cast<T>(hidden);
-  Kokkos::parallel_for(
-      "rmsnorm_backward_apply", Kokkos::RangePolicy<ExecSpace>(space, 0, x.extent(0)),
-      KOKKOS_LAMBDA(std::size_t t) {
+  for_each_row(
+      "rmsnorm_backward_apply", space, x.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+        const std::size_t t = row.league_rank();
         const T r = rinv(t, 0), k = r * r * r * dot(t, 0) * inv_hidden;
-        for (std::size_t c = 0; c < cols; ++c) dx(t, c) += r * g(0, c) * dh(t, c) - x(t, c) * k;
+        row_for(row, cols,
+                [&](std::size_t c) { dx(t, c) += r * g(0, c) * dh(t, c) - x(t, c) * k; });
       });
 }
 
