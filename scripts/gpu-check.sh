@@ -70,6 +70,11 @@ fi
 # KokkosKernels' CMake names cuBLAS under /usr/local/cuda/lib.
 [ -e /usr/local/cuda/lib ] || ln -s targets/x86_64-linux/lib /usr/local/cuda/lib 2>/dev/null
 
+# The CUDA runtime and cuBLAS from the toolkit where the loader does not know them.
+if ldd "$build/bin/meshslice-train" | grep -q "libcu.*not found"; then
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+ldd "$build/bin/meshslice-train" | grep "not found"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source "$repo/scripts/mpi-env.sh"
 train="$build/bin/meshslice-train"
