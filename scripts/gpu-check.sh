@@ -40,6 +40,10 @@ case "${1:-}" in
     # The binaries, the test files ctest reads and the prefixes, at their absolute paths.
     tar -C / -cJf "$pack/build.tar.xz" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles/*.dir' \
       "${build#/}" "${@#/}"
+    # ScaLAPACK (meshslice-bench's peer), which a GPU machine rarely has: looked for last there.
+    rm -rf "$pack/lib" && mkdir -p "$pack/lib"
+    ldd "$build"/bin/* 2>/dev/null | awk '/libscalapack/ {print $3}' | sort -u |
+      xargs -r cp -L -t "$pack/lib"
     du -sh "$pack"
     exit 0 ;;
   run) ;;
@@ -74,7 +78,8 @@ fi
 if ldd "$build/bin/meshslice-train" | grep -q "libcu.*not found"; then
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-ldd "$build/bin/meshslice-train" | grep "not found"
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$pack/lib
+ldd "$build/bin/meshslice-train" "$build/bin/meshslice-bench" | grep "not found"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source "$repo/scripts/mpi-env.sh"
 train="$build/bin/meshslice-train"
