@@ -55,14 +55,18 @@ struct FusedAttentionGeometry {
 };
 
 // The tile for a shard: 64 rows (fewer for shorter sequences), halved on a GPU until the
-// backward pass's scratch fits its shared memory. The backward pass takes a team per pair on a
-// host backend with at least as many pairs as threads (`pair_teams`: forces either shape).
+// backward pass's scratch fits a team's shared memory (Kokkos offers a team about 40 KiB of it:
+// CUDA's 48 KiB per block without opting in, less its own share) or the tile is one micro-tile
+// wide; a scratch that still does not fit goes to global memory (fused_attention_kernels::
+// scratch_level). The backward pass takes a team per pair on a host backend with at least as
+// many pairs as threads (`pair_teams`: forces either shape).
 template <class T>
 FusedAttentionGeometry<T> fused_attention_geometry(const AttentionShape& s, int pair_teams = -1) {
   using attention_tiles::round_up;
   constexpr std::size_t columns = attention_tiles::micro_cols<T>();
   constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-  constexpr std::size_t kDeviceScratchBytes = 160 * 1024;
+  const std::size_t team_shared_bytes =
+      static_cast<std::size_t>(Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0));
   FusedAttentionGeometry<T> g;
   g.len = s.len;
   g.heads = s.heads;
@@ -75,7 +79,7 @@ FusedAttentionGeometry<T> fused_attention_geometry(const AttentionShape& s, int 
   g.tile = std::min<std::size_t>(64, round_up(s.len, columns));
   while (!host && g.tile > columns &&
          FusedAttentionGeometry<T>::scratch_elements(g.tile, g.padded, g.pair_teams) * sizeof(T) >
-             kDeviceScratchBytes)
+             team_shared_bytes)
     g.tile /= 2;
   g.tiles = (s.len + g.tile - 1) / g.tile;
   g.rope = s.rope;
@@ -91,10 +95,23 @@ using Member = TeamPolicy::member_type;
 template <class T>
 using ScratchBuffer = Kokkos::View<T*, ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
+// The scratch level a team's `elements` take: 0 (a GPU's shared memory) where they fit, else 1
+// (global memory, slower; a tile of head dimension 128 in float needs 51 KiB in the backward
+// pass). A CPU's is memory either way.
+template <class T>
+int scratch_level(std::size_t elements) {
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+  return host || ScratchBuffer<T>::shmem_size(elements) <=
+                     static_cast<std::size_t>(TeamPolicy::scratch_size_max(0))
+             ? 0
+             : 1;
+}
+
 template <class T>
 TeamPolicy team_policy(const ExecSpace& space, std::size_t league, std::size_t elements) {
   TeamPolicy policy(space, static_cast<int>(league), Kokkos::AUTO);
-  return policy.set_scratch_size(0, Kokkos::PerTeam(ScratchBuffer<T>::shmem_size(elements)));
+  return policy.set_scratch_size(scratch_level<T>(elements),
+                                 Kokkos::PerTeam(ScratchBuffer<T>::shmem_size(elements)));
 }
 
 // Rows [first, first + count) of pair sh in src's columns from `col0` + head x dim, into a tile
@@ -307,12 +324,13 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
              const Matrix<T>& a) {
   const std::size_t tile = g.tile, padded = g.padded;
   const std::size_t scratch = 3 * tile * padded + g.dim * tile + tile * tile + 2 * tile;
+  const int level = scratch_level<T>(scratch);
   Kokkos::parallel_for(
       "attention_fused_forward", team_policy<T>(space, pairs * g.tiles, scratch),
       KOKKOS_LAMBDA(const Member& team) {
         const PairTile t = pair_tile(team, g);
         const std::size_t sh = t.pair, q_first = t.first, q_count = t.count;
-        ScratchBuffer<T> buffer(team.team_scratch(0), scratch);
+        ScratchBuffer<T> buffer(team.team_scratch(level), scratch);
         T* const q = buffer.data();
         T* const v = q + tile * padded;
         T* const o = v + tile * padded;
@@ -373,12 +391,13 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
                    const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
   const std::size_t tile = g.tile, padded = g.padded;
   const std::size_t scratch = FusedAttentionGeometry<T>::scratch_elements(tile, padded, false);
+  const int level = scratch_level<T>(scratch);
   Kokkos::parallel_for(
       "attention_fused_key_gradients", team_policy<T>(space, pairs * g.tiles, scratch),
       KOKKOS_LAMBDA(const Member& team) {
         const PairTile t = pair_tile(team, g);
         const std::size_t sh = t.pair, k_first = t.first, k_count = t.count;
-        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), tile,
                                  padded);
         T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
         T *const p = w.p, *const ds = w.ds, *const tile_lse = w.lse, *const row_dots = w.row_dots;
@@ -412,12 +431,13 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
                      const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
   const std::size_t tile = g.tile, padded = g.padded;
   const std::size_t scratch = FusedAttentionGeometry<T>::scratch_elements(tile, padded, false);
+  const int level = scratch_level<T>(scratch);
   Kokkos::parallel_for(
       "attention_fused_query_gradients", team_policy<T>(space, pairs * g.tiles, scratch),
       KOKKOS_LAMBDA(const Member& team) {
         const PairTile t = pair_tile(team, g);
         const std::size_t sh = t.pair, q_first = t.first, q_count = t.count;
-        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), tile,
                                  padded);
         T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
         T *const p = w.p, *const ds = w.ds, *const tile_lse = w.lse, *const row_dots = w.row_dots;
@@ -451,11 +471,12 @@ void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, 
                     const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
   const std::size_t tile = g.tile, padded = g.padded;
   const std::size_t scratch = FusedAttentionGeometry<T>::scratch_elements(tile, padded, true);
+  const int level = scratch_level<T>(scratch);
   Kokkos::parallel_for(
       "attention_fused_backward", team_policy<T>(space, pairs, scratch),
       KOKKOS_LAMBDA(const Member& team) {
         const std::size_t sh = team.league_rank();
-        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(0), scratch).data(), tile,
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), tile,
                                  padded);
         T *const q = w.q, *const dout = w.dout, *const kt = w.kt, *const vt = w.vt;
         T *const p = w.p, *const ds = w.ds, *const tile_lse = w.lse, *const row_dots = w.row_dots;
