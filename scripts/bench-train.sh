@@ -132,9 +132,10 @@ for name in decks:
             print(f"   per step on rank 0: {work['kernel_launches']} kernel launches, "
                   f"{work['blas_calls']} BLAS calls, {work['copies']} copies "
                   f"({work['host_device_copies']} host-device)")
-            seconds = sorted(work.get("seconds_by_name", {}).items(), key=lambda kv: -kv[1])
+            seconds = sorted(work.get("best_step_seconds_by_name", {}).items(),
+                             key=lambda kv: -kv[1])
             if seconds:
-                print("   host time most (the kernels' own where they block): " +
+                print("   host time of the best step most (the kernels' own where they block): " +
                       ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in seconds[:6]))
         for python, best in best_of.items():
             ratio = s["tokens_per_second"] / best["tokens_per_second"]
