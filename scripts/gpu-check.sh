@@ -6,6 +6,7 @@
 #                                                     and tests, and the install PREFIXes (Kokkos,
 #                                                     KokkosKernels, Teuchos), into .device/
 #   scripts/gpu-check.sh run                          on the GPU machine, in the repository root
+#   scripts/gpu-check.sh profile                      there: step 3 alone, for more decks
 #
 # Build first with -DMESHSLICE_NATIVE=OFF (the GPU machine's CPU is another):
 #   BUILD_DIR=build-cuda CMAKE_ARGS=-DMESHSLICE_NATIVE=OFF scripts/check-kokkos.sh PREFIX cuda ...
@@ -17,9 +18,10 @@
 #      ranks sharing the GPU: step time against the ideal at the cuBLAS rate measured in the same
 #      run, tokens/s against PyTorch in float32 without TF32 on the same GPU, the device work per
 #      step;
-#   3. where the time of a bench-h1024 step goes: each kernel's, BLAS call's and fence's time by
-#      name with CUDA_LAUNCH_BLOCKING=1 (launches wait for their kernels, so a launch's host time
-#      is its kernel's);
+#   3. where the time of a bench-h1024 step goes: each kernel's, BLAS call's and fence's time in
+#      the best step, by name, with CUDA_LAUNCH_BLOCKING=1 (launches wait for their kernels, so a
+#      launch's host time is its kernel's; `profile` adds bench-h1024 on 2 ranks, bench-h4096 and
+#      the laptop language-model deck);
 #   4. the laptop language-model deck (inputs/train/laptop-lm.yaml, 2 ranks, 300 steps) on the
 #      GPU, to set beside the same command on 2 CPU cores;
 #   5. meshslice-bench at 8192 x 8192 x 2048 on 1x2: MeshSlice against Collective and the share
@@ -46,8 +48,8 @@ case "${1:-}" in
       xargs -r cp -L -t "$pack/lib"
     du -sh "$pack"
     exit 0 ;;
-  run) ;;
-  *) echo "usage: $0 pack BUILD_DIR [PREFIX...] | run" >&2; exit 2 ;;
+  run | profile) ;;
+  *) echo "usage: $0 pack BUILD_DIR [PREFIX...] | run | profile" >&2; exit 2 ;;
 esac
 
 [ -f "$pack/build.tar.xz" ] || { echo "gpu-check: no $pack/build.tar.xz (run '$0 pack' first)" >&2; exit 2; }
@@ -83,16 +85,46 @@ ldd "$build/bin/meshslice-train" "$build/bin/meshslice-bench" | grep "not found"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source "$repo/scripts/mpi-env.sh"
 train="$build/bin/meshslice-train"
+lm=/tmp/gpu-check-lm
+lm_data() { "$build/bin/meshslice-data" /usr/share/common-licenses --out $lm/data/licenses >/dev/null; }
+# kernel_times NAME RANKS DECK [ARGS...]: the deck's best step with every launch waiting for its
+# kernel, its 12 largest times by name.
+kernel_times() {
+  local name=$1 ranks=$2 deck=$3
+  shift 3
+  echo "-- $name, $ranks rank(s), CUDA_LAUNCH_BLOCKING=1"
+  CUDA_LAUNCH_BLOCKING=1 mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$train" "$repo/$deck" \
+    --set checkpoint.at_end=false --set train.sample_every=0 "$@" --out "/tmp/gpu-check-times/$name" |
+    grep -E "best step"
+  python3 - "/tmp/gpu-check-times/$name/summary.json" <<'PY'
+import json, sys
+work = json.load(open(sys.argv[1]))["device_work_per_step"]
+times = sorted(work["best_step_seconds_by_name"].items(), key=lambda kv: -kv[1])
+print(f"   busiest step: {work['kernel_launches']} launches, {work['blas_calls']} BLAS calls, "
+      f"{work['fences']} fences, {work['host_device_copies']} host-device copies")
+for name, seconds in times[:12]:
+    print(f"   {seconds * 1e3:9.2f} ms  {name}")
+PY
+}
+export -f kernel_times lm_data
+export train repo build lm MESHSLICE_MPIEXEC_FLAGS
+if [ "${1:-}" = profile ]; then
+  step "kernel times" 100 bash -c "lm_data && \
+    kernel_times h1024-1 1 inputs/train/bench-h1024.yaml --set train.steps=3 && \
+    kernel_times h1024-2 2 inputs/train/bench-h1024.yaml --set train.steps=3 && \
+    kernel_times lm-2 2 inputs/train/laptop-lm.yaml --set data.prefix=$lm/data/licenses \
+      --set train.steps=20 --set train.eval_every=0 && \
+    kernel_times h4096-1 1 inputs/train/bench-h4096.yaml --set train.steps=3"
+  echo "== gpu-check: done in $((SECONDS - start)) s"
+  exit 0
+fi
 step "fast suite" 25 bash -c "cd '$build' && ctest --output-on-failure -j 8 --timeout 100 -R \
   '^(unit|train_step_launch_budget|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2)\$'"
 step "training benchmark" 55 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
   STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
-step "kernel times" 25 bash -c "CUDA_LAUNCH_BLOCKING=1 mpiexec -np 1 $MESHSLICE_MPIEXEC_FLAGS \
-  '$train' '$repo/inputs/train/bench-h1024.yaml' --set train.steps=3 --set checkpoint.at_end=false \
-  --out /tmp/gpu-check-times | grep -E 'best step|device work'"
-lm=/tmp/gpu-check-lm
-step "laptop language model" 40 bash -c "'$build/bin/meshslice-data' /usr/share/common-licenses \
-  --out $lm/data/licenses >/dev/null && mpiexec -np 2 $MESHSLICE_MPIEXEC_FLAGS '$train' \
+step "kernel times" 25 bash -c "kernel_times h1024-1 1 inputs/train/bench-h1024.yaml \
+  --set train.steps=3"
+step "laptop language model" 40 bash -c "lm_data && mpiexec -np 2 $MESHSLICE_MPIEXEC_FLAGS '$train' \
   '$repo/inputs/train/laptop-lm.yaml' --set data.prefix=$lm/data/licenses --set train.steps=300 \
   --set train.sample_every=0 --set checkpoint.at_end=false --out $lm/run | \
   grep -E 'step (1|250|300)/|best step|device work'"
