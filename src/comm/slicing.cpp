@@ -40,7 +40,10 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
   const int index = spec.index;
   const int block = spec.block;
   using Exec = typename Space::execution_space;
-  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>;
+  // Rows outer, columns inner on every backend (a GPU's default is the reverse: neighbouring
+  // threads then read elements a row apart instead of neighbouring ones).
+  using Policy =
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
   const char* label = kToSub ? "meshslice::slice"
                       : kAdd ? "meshslice::unslice_add"
                              : "meshslice::unslice";

@@ -130,7 +130,10 @@ template <class T>
 void RealExecutor<T>::scale(const Mat& x, double factor) {
   traced("scale", TraceLane::local, 0, 0, [&] {
     const T f = static_cast<T>(factor);
-    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+    // Columns innermost on every backend (a GPU's default iterates rows fastest).
+    using Policy =
+        Kokkos::MDRangePolicy<ExecSpace,
+                              Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
     Kokkos::parallel_for(
         "meshslice::scale", Policy(compute_, {0, 0}, {x.extent(0), x.extent(1)}),
         KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) { x(i, j) *= f; });
