@@ -3,8 +3,9 @@
 # PyTorch but nothing of meshslice's: it runs a CUDA build made elsewhere and copied here.
 #
 #   scripts/gpu-check.sh pack BUILD_DIR [PREFIX...]   on the build machine: BUILD_DIR's binaries
-#                                                     and tests, and the install PREFIXes (Kokkos,
-#                                                     KokkosKernels, Teuchos), into .device/
+#                                                     and tests, the install PREFIXes (Kokkos,
+#                                                     KokkosKernels, Teuchos) and ScaLAPACK's
+#                                                     library into .device/ (about 22 MB)
 #   scripts/gpu-check.sh run                          on the GPU machine, in the repository root
 #   scripts/gpu-check.sh profile                      there: step 3 alone, for more decks
 #
@@ -12,8 +13,9 @@
 #   BUILD_DIR=build-cuda CMAKE_ARGS=-DMESHSLICE_NATIVE=OFF scripts/check-kokkos.sh PREFIX cuda ...
 # `run` restores the prefixes and the build at the paths they were made at, then, each step under
 # its own time limit, prints:
-#   1. the GPU and the fast subset of the suite (unit tests, one-rank and two-rank model, GEMM and
-#      attention tests, the launch budget);
+#   1. the GPU and a fast subset of the suite (the unit tests with the attention kernels', the
+#      one-rank transformer and language-model tests, a 2x1 transformer, the vocabulary, one GEMM,
+#      FC-layer and collectives test, the launch budget: about a minute on an H200);
 #   2. scripts/bench-train.sh DEVICE=cuda for bench-h1024 and bench-h4096 on 1 rank and on 2
 #      ranks sharing the GPU: step time against the ideal at the cuBLAS rate measured in the same
 #      run, tokens/s against PyTorch in float32 without TF32 on the same GPU, the device work per
