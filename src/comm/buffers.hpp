@@ -87,8 +87,9 @@ void move_col_blocks(const Matrix<T, Space>& m, int parts, const Buffer<T, Space
   const std::int64_t rows = m.extent(0);
   const std::int64_t width = m.extent(1) / parts;
   // j innermost on every backend (a GPU's default iterates the first index fastest).
-  using Policy = Kokkos::MDRangePolicy<SpaceExec<Space>,
-                                       Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+  using Policy =
+      Kokkos::MDRangePolicy<SpaceExec<Space>,
+                            Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
   Kokkos::parallel_for(
       kPack ? "meshslice::pack_col_blocks" : "meshslice::unpack_col_blocks",
       Policy(space, {0, 0, 0}, {std::int64_t(parts), rows, width}),

@@ -134,8 +134,7 @@ std::map<std::string, Number> counts_since(const std::map<std::string, Number>& 
 
 // The `count` largest entries of a by-name map, each written by `write`.
 template <class Number, class Write>
-std::string largest(const std::map<std::string, Number>& numbers, std::size_t count,
-                    Write write) {
+std::string largest(const std::map<std::string, Number>& numbers, std::size_t count, Write write) {
   std::vector<std::pair<Number, std::string>> names;
   for (const auto& [name, n] : numbers) names.emplace_back(n, name);
   std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) {

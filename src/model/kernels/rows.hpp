@@ -30,9 +30,8 @@ constexpr bool kRowPerThread = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::Hos
 // f(row) for each of `rows` rows, row.league_rank() being the row's index.
 template <class F>
 void for_each_row(const char* name, const ExecSpace& space, std::size_t rows, const F& f) {
-  const RowPolicy policy = kRowPerThread
-                               ? RowPolicy(space, static_cast<int>(rows), 1)
-                               : RowPolicy(space, static_cast<int>(rows), Kokkos::AUTO);
+  const RowPolicy policy = kRowPerThread ? RowPolicy(space, static_cast<int>(rows), 1)
+                                         : RowPolicy(space, static_cast<int>(rows), Kokkos::AUTO);
   Kokkos::parallel_for(name, policy, f);
 }
 
@@ -51,16 +50,15 @@ struct TeamReducer<FoldMax, Acc> {
 // fold over term(0) .. term(n - 1) from init, the result in every thread of the row's team.
 // Each term is taken once (a term may write in place, as ExpInPlace does).
 template <class Acc, class Term, class Fold>
-KOKKOS_INLINE_FUNCTION Acc row_fold(const RowMember& row, std::size_t n, Acc init,
-                                    const Term& term, const Fold& fold) {
+KOKKOS_INLINE_FUNCTION Acc row_fold(const RowMember& row, std::size_t n, Acc init, const Term& term,
+                                    const Fold& fold) {
   if constexpr (kRowPerThread) {
     (void)row;
     return fold_in_lanes(n, init, term, fold);
   } else {
     Acc result = init;
     Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(row, n),
-        [&](std::size_t i, Acc& acc) { acc = fold(acc, term(i)); },
+        Kokkos::TeamThreadRange(row, n), [&](std::size_t i, Acc& acc) { acc = fold(acc, term(i)); },
         typename TeamReducer<Fold, Acc>::type(result));
     return fold(init, result);
   }
