@@ -14,7 +14,6 @@
 //       row_single(row, [&]() { ss(t, 0) = sum; });
 //     });
 #include <cstddef>
-#include <type_traits>
 
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_types.hpp"
