@@ -3,8 +3,10 @@
 // on all of them — the resolved deck (after --set), the build (--version's facts) and every input
 // file the deck names — and one all-gather compares the fingerprints. Ranks that disagree would
 // otherwise train different models, or wait for each other forever in a collective one of them
-// never starts; here every rank throws the same UserError naming each part that differs and the
-// ranks that differ from rank 0.
+// never starts; here every rank throws the same UserError naming each part that differs, the
+// ranks that differ from rank 0 and, for the deck and the build, the keys that differ with their
+// values on rank 0 and on the first rank that differs ("optimizer.lr: 0.003 on rank 0, 0.001 on
+// rank 1"), so nobody has to diff per-rank decks by hand.
 //
 //     require_agreement(MPI_COMM_WORLD, inputs_to_agree_on(ctx.deck));
 #include <Teuchos_ParameterList.hpp>
@@ -19,6 +21,9 @@ namespace meshslice {
 struct AgreementPart {
   std::string name;         // "the resolved deck (after --set)", "plan.file = plan.yaml", ...
   std::uint64_t print = 0;  // its fingerprint
+  // "key: value" lines (the deck's dotted keys, --version's facts) to name what differs; empty
+  // for a file, whose name says it all.
+  std::string facts;
 };
 
 // The parts every rank of an app must agree on: the resolved deck, the build, and the content of

@@ -3,7 +3,8 @@
 # (core/agreement.hpp). A launcher that gives one rank of two a different --set, a working
 # directory where the same file name holds another plan, or another build of the app (a copy of
 # TRAIN whose embedded git revision differs) must end the job before it starts: exit 2 on every
-# rank within 30 s and one message naming the part that differs and the rank.
+# rank within 30 s and one message naming the part that differs and the rank, and for the deck
+# and the build, the key that differs with its value on both ranks.
 source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1 train=$2 deck=$3 mpiexec=$4
 shift 4
@@ -24,7 +25,7 @@ expect() {  # expect NAME PATTERN -- per-rank arguments (MPMD, one rank each)...
   echo "PASS: $name (exit $status after $((SECONDS - start)) s)"
 }
 common=(--set train.steps=2 --set train.eval_every=0)
-expect different_set "resolved deck .after --set.: rank.s. 1 differ from rank 0" -- \
+expect different_set "resolved deck .after --set.: rank.s. 1 differ from rank 0 in optimizer.lr: [0-9.e-]+ on rank 0, 0.01 on rank 1[^;]" -- \
   -np 1 "$train" "$deck" "${common[@]}" --out run : \
   -np 1 "$train" "$deck" "${common[@]}" --set optimizer.lr=0.01 --out run
 printf 'layers:\n  - qkv Y meshslice S=2\n  - attn_out Y meshslice S=2\n  - ff1 Y meshslice S=2\n  - ff2 X meshslice S=2\n' >a/plan.yaml
@@ -64,6 +65,6 @@ with open("other-build", "w") as f:
     f.write(f'#!/bin/sh\nLD_LIBRARY_PATH="{os.path.abspath("other-lib")}:$LD_LIBRARY_PATH" exec {train} "$@"\n')
 os.chmod("other-build", 0o755)
 PY
-expect different_build "the build .--version.: rank.s. 1 differ from rank 0" -- \
+expect different_build "the build .--version.: rank.s. 1 differ from rank 0 in git_revision: [0-9a-f]+.* on rank 0, [0-9a-f]+.* on rank 1" -- \
   -np 1 "$train" "$deck" "${common[@]}" --out run : \
   -np 1 ./other-build "$deck" "${common[@]}" --out run
