@@ -1,11 +1,10 @@
 #include "sim_plots.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/gnuplot.hpp"
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 
@@ -190,7 +189,7 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
     figures.push_back(f);
   }
 
-  const bool gnuplot = std::system("command -v gnuplot > /dev/null 2>&1") == 0;
+  const bool gnuplot = gnuplot_installed();
   std::vector<std::string> pngs;
   for (const Figure& f : figures) {
     std::vector<std::string> titles, panels;
@@ -205,14 +204,7 @@ std::vector<std::string> write_plots(const SimResults& results, const SimSetting
                       script(png, f.title + " (" + machine.name + ")",
                              static_cast<int>(s.models.size()), f.settings, titles, panels));
     if (!gnuplot) continue;
-    const std::string command =
-        "cd '" + out_dir + "' && gnuplot '" + f.stem + ".gp' > '" + f.stem + ".log' 2>&1";
-    if (std::system(command.c_str()) == 0) {
-      pngs.push_back(out_dir + "/" + png);
-      std::remove((out_dir + "/" + f.stem + ".log").c_str());  // gnuplot's silence
-    } else {
-      log_info("gnuplot failed on ", f.stem, ".gp; see ", out_dir, "/", f.stem, ".log");
-    }
+    if (run_gnuplot(out_dir, f.stem + ".gp")) pngs.push_back(out_dir + "/" + png);
   }
   if (!gnuplot)
     log_info("gnuplot not found: wrote the plot scripts (", out_dir,
