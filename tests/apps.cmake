@@ -162,6 +162,13 @@ meshslice_app_test(checkpoints_resume 4
   $<TARGET_FILE:meshslice-train> ${PROJECT_SOURCE_DIR}/inputs/train/laptop.yaml
   ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${MESHSLICE_MPIEXEC_FLAGS})
 
+# TensorBoard event files, the loss plot and the time left, through a resume
+# (tests/scripts/check_tensorboard_run.sh; the TensorBoard reader's check skips without it).
+meshslice_app_test(train_tensorboard_and_plot 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_tensorboard_run.sh ${CMAKE_CURRENT_BINARY_DIR}/tensorboard
+  ${MPI2} -- ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/laptop.yaml)
+set_tests_properties(train_tensorboard_and_plot PROPERTIES SKIP_RETURN_CODE 77)
+
 # meshslice-data: a folder of texts (with a copy, an empty file, links) becomes an indexed
 # dataset that a Python reader of Megatron's format reads back as the files' bytes.
 set(DATA_APP $<TARGET_FILE:meshslice-data>)
@@ -194,3 +201,11 @@ set_tests_properties(train_lm_1x2 train_lm_tied_2x1 tune_laptop_lm_plan_trains P
 meshslice_app_test(data_help 1 ${DATA_APP} --help)
 set_tests_properties(data_help PROPERTIES PASS_REGULAR_EXPRESSION
   "usage: meshslice-data .--out PREFIX. .--held-out FRACTION. .--seed N. FILE_OR_DIR.*MMIDIDX")
+
+# The deck reference pages docs/decks/<app>.md are generated from each app's --help
+# (scripts/deck-reference.sh): a page that differs from what its app prints fails, with the diff
+# and the command that regenerates the pages.
+meshslice_app_test(deck_reference_pages 1
+  ${PROJECT_SOURCE_DIR}/scripts/deck-reference.sh --check $<TARGET_FILE_DIR:meshslice-train>
+  ${PROJECT_SOURCE_DIR}/docs/decks)
+set_tests_properties(deck_reference_pages PROPERTIES TIMEOUT 60)

@@ -115,11 +115,14 @@ bool TrainCheckpoints::after_step(std::size_t step, double lr, const ParameterSe
   const bool last = step == settings_.steps;
   const bool due = (c.every > 0 && step % c.every == 0) || (last && c.at_end);
   stopped_ = signal != 0 && !last;
+  last_save_seconds_ = 0;
   if (due || stopped_) {
     const auto start = std::chrono::steady_clock::now();
     const std::string path =
         save_checkpoint(c.dir, c.keep, torus_, params, optimizer, facts(step, lr));
     log_info("checkpoint ", path, " saved ", timing(start, tensor_bytes(path)));
+    last_save_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   if (stopped_)
     log_info("stopped by signal ", signal, " after step ", step, " of ", settings_.steps,

@@ -37,6 +37,8 @@ class TrainCheckpoints {
   bool after_step(std::size_t step, double lr, const ParameterSet<T>& params,
                   const Optimizer<T>& optimizer);
 
+  // The seconds the save in the last after_step took; 0 when it saved nothing.
+  double last_save_seconds() const { return last_save_seconds_; }
   // 0, or kExitResumable after a stop.
   int exit_status() const { return stopped_ ? kExitResumable : 0; }
   // The rows of the previous OUT/train.csv up to the resumed step (a resumed run keeps them).
@@ -49,6 +51,7 @@ class TrainCheckpoints {
   const Torus& torus_;
   std::string deck_, out_dir_;
   bool stopped_ = false;
+  double last_save_seconds_ = 0;
   std::vector<std::string> earlier_rows_;
 };
 

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/csv.hpp"
+#include "core/deck.hpp"
 #include "core/device_work_counter.hpp"
 #include "core/json.hpp"
 #include "core/kokkos_compat.hpp"
@@ -23,9 +23,11 @@
 #include "model/counter_random.hpp"
 #include "model/trainer.hpp"
 #include "nonfinite_guard.hpp"
+#include "run_clock.hpp"
 #include "train_checkpoints.hpp"
 #include "train_emulate_only.hpp"
 #include "train_emulated.hpp"
+#include "train_records.hpp"
 #include "train_report.hpp"
 #include "train_settings.hpp"
 
@@ -61,16 +63,18 @@ std::unique_ptr<data::TokenSamples> token_samples(const Settings& s) {
   return samples;
 }
 
-// task lm with train.sample_every: the model's continuation of the prompt, logged.
+// task lm with train.sample_every: the model's continuation of the prompt, logged and returned.
 template <class Trainer>
-void print_sample(const Settings& s, Trainer& trainer, std::size_t step) {
+std::string print_sample(const Settings& s, Trainer& trainer, std::size_t step) {
   std::vector<int> prompt = data::byte_tokens(s.sample_prompt);
   prompt.pop_back();  // no end of document
   TokenSampling sampling = s.sampling;
   sampling.seed = mix64(sampling.seed ^ mix64(step));  // other draws at each step
   const std::vector<int> made = trainer.generate(prompt, s.sample_tokens, sampling);
-  log_info("sample at step ", step, ": \"", data::printable_bytes(prompt), "\" -> \"",
-           data::printable_bytes(made), "\"");
+  const std::string sample =
+      concat("\"", data::printable_bytes(prompt), "\" -> \"", data::printable_bytes(made), "\"");
+  log_info("sample at step ", step, ": ", sample);
+  return sample;
 }
 
 // A language model's loss (nats per token) as bits per byte (or token) and perplexity.
@@ -78,6 +82,11 @@ std::string lm_figures(const Settings& s, double loss) {
   if (!s.lm) return "";
   return concat(" (", loss / std::log(2.0), s.data.byte_level ? " bits/byte" : " bits/token",
                 ", ppl ", std::exp(loss), ")");
+}
+
+// A language model's loss in bits per byte (or token), the TensorBoard tag it goes under.
+std::string bits_tag(const Settings& s, const char* prefix) {
+  return concat(prefix, s.data.byte_level ? "bits_per_byte" : "bits_per_token");
 }
 
 // A count per name as a JSON object (summary.json's device work by kernel or fence).
@@ -100,6 +109,7 @@ template <class Exec>
 int train_on(AppContext& context, const Settings& s, Exec& ex,
              RealExecutor<typename Exec::Scalar>& data_ex, Trace& trace, EmulatedSteps* emulated) {
   using T = typename Exec::Scalar;
+  RunClock clock(s);  // start-up counts from here
   const Torus& torus = ex.torus();
   Trace kept;
   const ModelPlan plan = model_plan(s);
@@ -132,23 +142,25 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   }
 
   const bool writer = context.rank == 0;
-  std::unique_ptr<CsvWriter> csv;
+  std::unique_ptr<TrainRecords> records;
   if (writer)
-    csv = std::make_unique<CsvWriter>(
-        context.out_dir + "/train.csv",
-        std::vector<std::string>{"step", "loss", "eval_loss", "grad_norm", "lr", "seconds",
-                                 "data_seconds", "tokens_per_s", "gemm_gflops", "peak_fraction",
-                                 "exposed_comm_fraction", "relayouts", "bubble_fraction",
-                                 "emulated_seconds", "emulated_exposed_comm_fraction",
-                                 "emulated_flop_utilization", "update_skipped"});
-  if (csv)
-    for (const std::string& row : checkpoints.earlier_rows()) csv->line(row);
+    records = std::make_unique<TrainRecords>(
+        s, context.out_dir, resumed, checkpoints.earlier_rows(), deck_yaml_text(context.deck));
   const double flops = step_flops(s.model, s.mesh.dp, s.lm ? trainer.student().vocab().padded : 0);
   const double tokens = static_cast<double>(s.model.tokens() * s.mesh.dp);
+  const auto first_eval_start = Clock::now();
   double first_loss = 0, last_loss = 0, first_eval = trainer.eval_loss(s.eval_batches),
          last_eval = 0;
+  clock.add(RunClock::Phase::evaluation, seconds_since(first_eval_start));
   log_info("step ", resumed, ": eval loss ", first_eval, lm_figures(s, first_eval));
-  if (s.sample_every > 0) print_sample(s, trainer, resumed);
+  // A resumed run's events at its step are the saved run's, kept.
+  const bool record_start = records && resumed == 0;
+  if (record_start && s.lm) records->scalar(bits_tag(s, "eval_"), 0, first_eval / std::log(2.0));
+  if (s.sample_every > 0) {
+    const std::string sample = print_sample(s, trainer, resumed);
+    if (record_start) records->text("sample", 0, sample);
+  }
+  clock.begin_steps();
   double total_seconds = 0, best_seconds = 1e30, total_exposed = 0, total_bubble = 0;
   double best_step_bubble = 0;  // of the fastest step, the least disturbed by other work
   std::size_t relayouts_before = 0;
@@ -157,6 +169,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   for (std::size_t step = resumed + 1; step <= s.steps; ++step) {
     // The batch is made before the step starts (on every stage, as a data loader would have
     // it ready), so the teacher on the last stage does not hold the pipeline up.
+    const auto iteration_start = Clock::now();
     trainer.prepare_step();
     MPI_Barrier(torus.comm());
     trace.clear();
@@ -200,9 +213,14 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     last_loss = r.loss;
     const std::size_t relayouts = trainer.student().relayouts().count - relayouts_before;
     relayouts_before = trainer.student().relayouts().count;
+    clock.add(RunClock::Phase::training, seconds_since(iteration_start));
     const bool eval = step == s.steps || (s.eval_every > 0 && step % s.eval_every == 0);
+    const auto eval_start = Clock::now();
     const double eval_loss = eval ? trainer.eval_loss(s.eval_batches) : 0;
-    if (eval) last_eval = eval_loss;
+    if (eval) {
+      last_eval = eval_loss;
+      clock.add(RunClock::Phase::evaluation, seconds_since(eval_start));
+    }
     const double gflops = flops / seconds / 1e9, fraction = flops / seconds / (ranks * peak);
     if (step == resumed + 1 || step == s.steps || step % s.log_every == 0 || eval)
       log_info("step ", step, "/", s.steps, "  loss ", r.loss, lm_figures(s, r.loss),
@@ -214,18 +232,37 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                s.mesh.pp > 1 ? concat("  bubble ", static_cast<int>(std::lround(100 * bubble)), "%")
                              : std::string(),
                "  |g| ", r.grad_norm, "  lr ", r.lr, r.nonfinite ? "  (update skipped)" : "",
-               emulated ? emulated->progress(emulated_step) : std::string());
-    // The emulated columns are empty without hardware mode.
-    const auto if_emulated = [&](double v) { return emulated ? concat(v) : std::string(); };
-    if (csv)
-      csv->row(step, r.loss, eval ? concat(eval_loss) : std::string(), r.grad_norm, r.lr, seconds,
-               r.data_seconds, tokens / seconds, gflops, fraction, exposed, relayouts, bubble,
-               if_emulated(emulated_step.seconds), if_emulated(emulated_step.exposed_fraction),
-               if_emulated(emulated_step.flop_utilization), r.nonfinite ? 1 : 0);
-    if (s.sample_every > 0 && (step % s.sample_every == 0 || step == s.steps))
-      print_sample(s, trainer, step);
-    if (checkpoints.after_step(step, r.lr, params, optimizer_state)) {
-      if (csv) csv->finish();
+               emulated ? emulated->progress(emulated_step) : std::string(),
+               step < s.steps ? concat("  time left ", format_duration(clock.seconds_left(step)))
+                              : std::string());
+    const auto records_start = Clock::now();
+    if (records) {
+      // The emulated columns are empty without hardware mode.
+      const auto if_emulated = [&](double v) { return emulated ? std::optional(v) : std::nullopt; };
+      records->row(step,
+                   {r.loss, eval ? std::optional(eval_loss) : std::nullopt, r.grad_norm, r.lr,
+                    seconds, r.data_seconds, tokens / seconds, gflops, fraction, exposed,
+                    static_cast<double>(relayouts), bubble, if_emulated(emulated_step.seconds),
+                    if_emulated(emulated_step.exposed_fraction),
+                    if_emulated(emulated_step.flop_utilization), r.nonfinite ? 1.0 : 0.0});
+      if (s.lm) records->scalar(bits_tag(s, ""), step, r.loss / std::log(2.0));
+      if (s.lm && eval) records->scalar(bits_tag(s, "eval_"), step, eval_loss / std::log(2.0));
+      records->scalar("memory_high_water_mib", step, high_water_mib());
+      if (eval) records->evaluated();
+    }
+    clock.add(RunClock::Phase::records, seconds_since(records_start));
+    if (s.sample_every > 0 && (step % s.sample_every == 0 || step == s.steps)) {
+      const auto sample_start = Clock::now();
+      const std::string sample = print_sample(s, trainer, step);
+      clock.add(RunClock::Phase::evaluation, seconds_since(sample_start), /*another=*/!eval);
+      if (records) records->text("sample", step, sample);
+    }
+    const bool stop = checkpoints.after_step(step, r.lr, params, optimizer_state);
+    if (checkpoints.last_save_seconds() > 0)
+      clock.add(RunClock::Phase::checkpoints, checkpoints.last_save_seconds());
+    if (stop) {
+      if (records) records->finish();
+      log_info(clock.summary());
       return checkpoints.exit_status();
     }
   }
@@ -268,7 +305,14 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            " MiB of model buffers; measured "
            "high-water mark ",
            rss, " MiB (process, of which ", rss_before, " MiB before the model was built)");
-  if (csv) csv->finish();
+  if (records) {
+    const auto records_start = Clock::now();
+    records->finish();
+    clock.add(RunClock::Phase::records, seconds_since(records_start), false);
+    const std::string where = records->where();
+    if (!where.empty()) log_info(where);
+  }
+  log_info(clock.summary());
   if (writer) {
     const auto figure = [](double x) { return json::Value::number_or_null(x); };
     const double steps_timed = static_cast<double>(std::max<std::size_t>(1, steps_run));

@@ -122,6 +122,13 @@ Teuchos::ParameterList valid_parameters() {
   train.set("eval_every", 250, "evaluation loss every N steps (and after the last); 0 = last only");
   train.set("eval_batches", 2, "held-out batches per evaluation");
   train.set("log_every", 100, "a progress line every N steps (and the first and last)");
+  train.set("tensorboard", true,
+            "write TensorBoard event files in OUT/tensorboard/ (every column of train.csv, the "
+            "samples and the resolved deck; a resumed run continues them): tensorboard "
+            "--logdir OUT/tensorboard");
+  train.set("plot", true,
+            "draw OUT/train.png (train and held-out loss and the learning rate against the "
+            "step) with gnuplot at each evaluation and at the end; nothing without gnuplot");
   set_choice(train, "precision", "float", {"float", "double"}, "scalar type of every tensor");
   set_choice(train, "on_nonfinite", "stop", {"stop", "skip"},
              "a step whose loss or gradient norm is NaN or infinite: stop (end the run naming the "
@@ -367,6 +374,8 @@ Settings settings_from(const AppContext& context) {
   s.eval_every = non_negative("train.eval_every");
   s.eval_batches = positive("train.eval_batches");
   s.log_every = positive("train.log_every");
+  s.tensorboard = get_param<bool>(d, "train.tensorboard");
+  s.plot = get_param<bool>(d, "train.plot");
   s.precision = get_param<std::string>(d, "train.precision");
   s.skip_nonfinite = get_param<std::string>(d, "train.on_nonfinite") == "skip";
   s.max_skipped = non_negative("train.max_skipped");

@@ -55,6 +55,8 @@ struct Settings {
   std::size_t eval_every = 0;  // 0: only after the last step
   std::size_t eval_batches = 0;
   std::size_t log_every = 1;
+  bool tensorboard = true;      // OUT/tensorboard/ event files
+  bool plot = true;             // OUT/train.png through gnuplot
   bool skip_nonfinite = false;  // train.on_nonfinite: skip (else stop)
   std::size_t max_skipped = 10;
   CheckpointSettings checkpoint;
