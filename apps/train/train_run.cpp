@@ -237,14 +237,27 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
                               : std::string());
     const auto records_start = Clock::now();
     if (records) {
-      // The emulated columns are empty without hardware mode.
-      const auto if_emulated = [&](double v) { return emulated ? std::optional(v) : std::nullopt; };
-      records->row(step,
-                   {r.loss, eval ? std::optional(eval_loss) : std::nullopt, r.grad_norm, r.lr,
-                    seconds, r.data_seconds, tokens / seconds, gflops, fraction, exposed,
-                    static_cast<double>(relayouts), bubble, if_emulated(emulated_step.seconds),
-                    if_emulated(emulated_step.exposed_fraction),
-                    if_emulated(emulated_step.flop_utilization), r.nonfinite ? 1.0 : 0.0});
+      // The emulated columns are empty without hardware mode. (Cells spelled out: nvcc's front
+      // end rejects std::optional's deduction guide in this braced list.)
+      using Cell = std::optional<double>;
+      const auto if_emulated = [&](double v) { return emulated ? Cell(v) : Cell(); };
+      const RecordValues values{r.loss,
+                                eval ? Cell(eval_loss) : Cell(),
+                                r.grad_norm,
+                                r.lr,
+                                seconds,
+                                r.data_seconds,
+                                tokens / seconds,
+                                gflops,
+                                fraction,
+                                exposed,
+                                static_cast<double>(relayouts),
+                                bubble,
+                                if_emulated(emulated_step.seconds),
+                                if_emulated(emulated_step.exposed_fraction),
+                                if_emulated(emulated_step.flop_utilization),
+                                r.nonfinite ? 1.0 : 0.0};
+      records->row(step, values);
       if (s.lm) records->scalar(bits_tag(s, ""), step, r.loss / std::log(2.0));
       if (s.lm && eval) records->scalar(bits_tag(s, "eval_"), step, eval_loss / std::log(2.0));
       records->scalar("memory_high_water_mib", step, high_water_mib());
