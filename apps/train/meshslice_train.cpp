@@ -12,8 +12,9 @@ int main(int argc, char** argv) {
       "a synthetic task (train.task = teacher: a fixed random teacher of the same shape maps "
       "random inputs to targets, MSE loss) or as a language model on a token dataset "
       "(train.task = lm, data.prefix: inputs/train/laptop-lm.yaml). Prints the plan and memory "
-      "estimate, a progress line per step and the held-out loss; writes OUT/train.csv (a row "
-      "per step), OUT/summary.json, OUT/deck.yaml and checkpoints (OUT/checkpoints/step-N: the "
+      "estimate, a progress line per step (with the time left) and the held-out loss; writes "
+      "OUT/train.csv (a row per step), TensorBoard event files (OUT/tensorboard), the loss plot "
+      "OUT/train.png, OUT/summary.json, OUT/deck.yaml and checkpoints (OUT/checkpoints/step-N: the "
       "model and optimizer as safetensors of global tensors, loadable on any mesh; --resume "
       "auto continues the newest).",
       "train/laptop.yaml",
