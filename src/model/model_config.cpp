@@ -64,7 +64,11 @@ ParamShape lm_param_shape(const ModelShape& s, LmParam param) {
 
 double lm_param_std(const ModelShape& s, LmParam param) {
   switch (param) {
-    case LmParam::embedding: return 1.0;
+    // Untied, the first norm scales the embedding whatever its size. Tied, the same table makes
+    // the logits, which at std 1 would start near 100 nats: 1/sqrt(H) gives them unit variance
+    // from a normed input, as the untied head's.
+    case LmParam::embedding:
+      return s.tied_head ? 1.0 / std::sqrt(static_cast<double>(s.hidden)) : 1.0;
     case LmParam::final_norm_gain: return 0.0;
     case LmParam::lm_head: return 1.0 / std::sqrt(static_cast<double>(s.hidden));
   }
