@@ -1,6 +1,5 @@
 #include "train_records.hpp"
 
-#include <chrono>
 #include <sstream>
 
 #include "core/log.hpp"
@@ -8,10 +7,6 @@
 
 namespace meshslice::train {
 namespace {
-
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // The cells of a train.csv row ("12,3.5,,0.9"); an empty cell is an empty string.
 std::vector<std::string> cells(const std::string& row) {
@@ -59,7 +54,7 @@ TrainRecords::TrainRecords(const Settings& settings, const std::string& out_dir,
   tensorboard_ = std::make_unique<TensorBoardWriter>(out_dir + "/tensorboard", keep);
   // Rows of the checkpoint that the event file lacks (a resume into a new OUT): their scalars
   // again, stamped now.
-  const double now = unix_seconds();
+  const double now = unix_seconds_now();
   for (const std::string& row : earlier_rows) {
     const std::vector<std::string> values = cells(row);
     if (values.empty() || std::stoll(values[0]) <= tensorboard_->last_step_kept()) continue;
@@ -88,7 +83,7 @@ void TrainRecords::row(std::size_t step, const RecordValues& values) {
   }
   csv_.line(line.str());
   if (!tensorboard_) return;
-  const double now = unix_seconds();
+  const double now = unix_seconds_now();
   for (std::size_t c = 0; c < values.size(); ++c)
     if (values[c])
       tensorboard_->scalar(columns()[c + 1], static_cast<std::int64_t>(step), *values[c], now);
@@ -97,12 +92,12 @@ void TrainRecords::row(std::size_t step, const RecordValues& values) {
 
 void TrainRecords::scalar(const std::string& tag, std::size_t step, double value) {
   if (tensorboard_)
-    tensorboard_->scalar(tag, static_cast<std::int64_t>(step), value, unix_seconds());
+    tensorboard_->scalar(tag, static_cast<std::int64_t>(step), value, unix_seconds_now());
 }
 
 void TrainRecords::text(const std::string& tag, std::size_t step, const std::string& text) {
   if (!tensorboard_) return;
-  tensorboard_->text(tag, static_cast<std::int64_t>(step), text, unix_seconds());
+  tensorboard_->text(tag, static_cast<std::int64_t>(step), text, unix_seconds_now());
   tensorboard_->flush();
 }
 

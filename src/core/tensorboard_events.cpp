@@ -314,11 +314,11 @@ std::string earlier_file(const std::string& dir) {
   return found;
 }
 
+}  // namespace
+
 double unix_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-
-}  // namespace
 
 TensorBoardWriter::TensorBoardWriter(const std::string& dir, std::int64_t keep_through_step) {
   std::error_code ec;

@@ -49,6 +49,9 @@ class TensorBoardWriter {
   std::int64_t last_step_kept_ = -1;
 };
 
+// Seconds since the Unix epoch: the wall_time TensorBoard expects of an event.
+double unix_seconds_now();
+
 // One summary value of an event, as far as this writer writes them.
 struct EventValue {
   std::string tag;
