@@ -87,15 +87,14 @@ Teuchos::ParameterList valid_parameters() {
            "one under checkpoint.dir (a fresh start when there is none); empty = start afresh. "
            "--resume PATH is short for it");
   auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
-  set_choice(opt, "kind", "adamw", {"adamw", "sgd"}, "adamw, or sgd with momentum");
+  std::string kinds;
+  for (const std::string& name : optimizer_names())
+    kinds += concat(kinds.empty() ? "" : "; ", optimizer_info(parse_optimizer(name)).summary);
+  set_choice(opt, "kind", optimizer_names().front(), optimizer_names(), kinds);
   opt.set("lr", 3e-3, "peak learning rate, reached at the end of warm-up");
   opt.set("min_lr", 1e-4, "learning rate at the end of the cosine decay (the last step)");
   opt.set("warmup_steps", 50, "linear warm-up steps");
-  opt.set("momentum", 0.9, "sgd: momentum");
-  opt.set("beta1", 0.9, "adamw: first-moment decay");
-  opt.set("beta2", 0.95, "adamw: second-moment decay");
-  opt.set("epsilon", 1e-8, "adamw: denominator epsilon");
-  opt.set("weight_decay", 0.0, "adamw: decoupled weight decay of the weight matrices");
+  for (const OptimizerKey& k : optimizer_deck_keys()) opt.set(k.key, k.default_value, k.doc);
   opt.set("clip_norm", 1.0, "clip gradients to this global L2 norm; 0 = no clipping");
   opt.set("zero", false,
           "ZeRO-1: shard the optimizer state over mesh.dp (gradients "
@@ -360,13 +359,12 @@ Settings settings_from(const AppContext& context) {
   require(o.lr > 0 && o.min_lr >= 0 && o.min_lr <= o.lr, "optimizer.lr = ", o.lr,
           " and optimizer.min_lr = ", o.min_lr, ": need lr > 0 and 0 <= min_lr <= lr");
   o.warmup_steps = non_negative("optimizer.warmup_steps");
-  o.momentum = get_param<double>(d, "optimizer.momentum");
-  o.beta1 = get_param<double>(d, "optimizer.beta1");
-  o.beta2 = get_param<double>(d, "optimizer.beta2");
-  require(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
-          "optimizer.beta1 and optimizer.beta2 must lie in [0, 1)");
-  o.epsilon = get_param<double>(d, "optimizer.epsilon");
-  o.weight_decay = get_param<double>(d, "optimizer.weight_decay");
+  for (const OptimizerKey& k : optimizer_deck_keys()) {
+    const double v = get_param<double>(d, concat("optimizer.", k.key));
+    require(v >= k.min && v < k.below, "optimizer.", k.key, " = ", v, " must lie in [", k.min, ", ",
+            k.below, ")");
+    o.set(k.key, v);
+  }
   o.clip_norm = get_param<double>(d, "optimizer.clip_norm");
   s.step.zero = get_param<bool>(d, "optimizer.zero");
   s.steps = positive("train.steps");

@@ -73,7 +73,8 @@ int plan_training(const AppContext& context, TuneSettings s) {
   const hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
   if (s.planner.memory_bytes == 0) s.planner.memory_bytes = machine.machine.chip.hbm_capacity_bytes;
   const tune::CostModel cost(machine, s.gemm_rate);
-  const tune::TrainingModel model{s.llm, s.blocks, s.seq_len, s.sequences, s.vocab};
+  const tune::TrainingModel model{s.llm,       s.blocks, s.seq_len,
+                                  s.sequences, s.vocab,  optimizer_state_names(s.optimizer).size()};
   const tune::PlanSearch search = tune::plan_training(cost, model, s.chips, s.planner);
   const tune::Candidate& best = search.best();  // a UserError naming the closest misses
   print_planner(s, search, s.chips, machine.machine);

@@ -63,6 +63,9 @@ Teuchos::ParameterList valid_parameters() {
   set_choice(plan, "recompute", "both", {"both", "off", "all"},
              "activation recomputation tried: both, off (never), all (every block)");
   set_choice(plan, "zero", "both", {"both", "off", "on"}, "ZeRO-1 tried: both, off, on");
+  set_choice(plan, "optimizer", optimizer_names().front(), optimizer_names(),
+             "the optimizer meshslice-train will run (its optimizer.kind): the memory estimate "
+             "counts its state tensors");
   plan.set("memory_gib", 0.0, "memory per chip (GiB); 0 = the machine's HBM (hbm_gib)");
   plan.set("top", 10, "configurations in the ranking");
   auto& cal = valid.sublist("calibrate", false, "mode calibrate: what is timed.");
@@ -165,6 +168,7 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   p.virtual_stages = static_cast<std::size_t>(v);
   p.checkpointing = tried(get_param<std::string>(deck, "planner.recompute"), "all");
   p.zero = tried(get_param<std::string>(deck, "planner.zero"), "on");
+  s.optimizer = parse_optimizer(get_param<std::string>(deck, "planner.optimizer"));
   const double gib = get_param<double>(deck, "planner.memory_gib");
   require(gib >= 0, "planner.memory_gib = ", gib, " must not be negative (0: the machine's HBM)");
   p.memory_bytes = gib * 1024 * 1024 * 1024;

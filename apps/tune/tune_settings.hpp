@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "model/optimizers/optimizer_settings.hpp"
 #include "sim/fc_layers.hpp"
 #include "sim/sweep.hpp"
 #include "tune/calibration.hpp"
@@ -24,6 +25,7 @@ struct TuneSettings {
   std::size_t seq_len = 0;
   std::size_t sequences = 0;  // the global batch
   std::size_t vocab = 0;      // a language model's vocabulary (its head is planned); 0: none
+  OptimizerKind optimizer;    // plan: whose state the memory estimate counts
   sim::SweepOptions search;
   sim::AttentionLayout attention = sim::AttentionLayout::standard;
   tune::GemmRate gemm_rate = tune::GemmRate::per_shape;

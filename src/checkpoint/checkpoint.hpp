@@ -43,8 +43,8 @@ struct DataStream {
 struct CheckpointFacts {
   std::size_t step = 0;  // steps done: the next step (and its data) is step + 1
   ModelShape model;
-  std::string precision;  // "float" or "double"
-  OptimizerKind optimizer = OptimizerKind::adamw;
+  std::string precision;    // "float" or "double"
+  OptimizerKind optimizer;  // the table's first: AdamW
   TaskSeeds seeds;
   DataStream data;
   double lr = 0;       // the learning rate of step `step`: the schedule's position

@@ -92,21 +92,6 @@ std::string model_parameter_name(const ModelShape& s, std::size_t order) {
   return lm_parameter_name(order == after_blocks ? LmParam::final_norm_gain : LmParam::lm_head);
 }
 
-const char* optimizer_name(OptimizerKind kind) {
-  return kind == OptimizerKind::sgd ? "sgd" : "adamw";
-}
-
-const std::vector<std::string>& optimizer_state_names(OptimizerKind kind) {
-  static const std::vector<std::string> sgd{"momentum"}, adamw{"exp_avg", "exp_avg_sq"};
-  return kind == OptimizerKind::sgd ? sgd : adamw;
-}
-
-OptimizerKind parse_optimizer(const std::string& name) {
-  if (name == "sgd") return OptimizerKind::sgd;
-  if (name == "adamw") return OptimizerKind::adamw;
-  throw UserError(concat("unknown optimizer '", name, "'; valid optimizers: sgd, adamw"));
-}
-
 double block_flops(const ModelShape& m) {
   const double t = static_cast<double>(m.tokens()), h = static_cast<double>(m.hidden);
   const double s = static_cast<double>(m.seq_len), b = static_cast<double>(m.sequences);

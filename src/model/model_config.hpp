@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "model/optimizers/optimizer_settings.hpp"
+
 namespace meshslice {
 
 struct ModelShape {
@@ -81,27 +83,6 @@ std::string model_parameter_name(const ModelShape& shape, std::size_t order);
 constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
   return 8 * static_cast<std::uint64_t>(block) + static_cast<std::uint64_t>(kind);
 }
-
-enum class OptimizerKind { sgd, adamw };
-const char* optimizer_name(OptimizerKind kind);          // "sgd", "adamw"
-OptimizerKind parse_optimizer(const std::string& name);  // UserError listing the valid names
-// The state an optimizer keeps per parameter, by the suffixes checkpoints give it
-// ("blocks.3.ff1.weight.exp_avg"): SGD its momentum, AdamW its two moments.
-const std::vector<std::string>& optimizer_state_names(OptimizerKind kind);
-
-struct OptimizerSettings {
-  OptimizerKind kind = OptimizerKind::adamw;
-  double lr = 1e-3;      // peak learning rate, reached after warm-up
-  double min_lr = 1e-4;  // where the cosine decay ends
-  std::size_t warmup_steps = 10;
-  std::size_t total_steps = 100;  // the cosine decay reaches min_lr here
-  double momentum = 0.9;          // SGD: v = momentum v + g; w -= lr v
-  double beta1 = 0.9;             // AdamW
-  double beta2 = 0.95;
-  double epsilon = 1e-8;
-  double weight_decay = 0.0;  // AdamW, decoupled, weight matrices only (not the norm gains)
-  double clip_norm = 1.0;     // gradients are scaled to this global L2 norm when above; 0: off
-};
 
 // The dense GEMM FLOPs of one block's training step on a replica's batch: the FC layers'
 // 72 T H^2 (forward and both backward GEMMs) and attention's q k^T and p v, 12 B S^2 H.

@@ -1,5 +1,5 @@
 #pragma once
-// The scalar formulas of the model and its optimizers, shared by the serial reference and the
+// The scalar formulas of the model and its schedule, shared by the serial reference and the
 // distributed kernels so that both compute the same thing element by element (what the
 // distributed model adds — layouts, collectives, the GEMM library — is what the tests check).
 #include <cmath>
@@ -71,51 +71,6 @@ inline double learning_rate(const OptimizerSettings& o, std::size_t t) {
 inline double clip_factor(const OptimizerSettings& o, double global_norm) {
   if (o.clip_norm <= 0 || global_norm <= o.clip_norm) return 1.0;
   return o.clip_norm / (global_norm + 1e-6);
-}
-
-// The per-step scalars of an optimizer update, computed once on the host.
-struct UpdateScalars {
-  double lr = 0;
-  double grad_scale = 1;  // the clipping factor
-  double momentum = 0;    // SGD
-  double beta1 = 0, beta2 = 0, epsilon = 0;
-  double step_size = 0;  // AdamW: lr / (1 - beta1^t), the bias-corrected step
-  double rms_scale = 1;  // AdamW: 1 / sqrt(1 - beta2^t), the second moment's correction
-  double decay = 0;      // lr * weight_decay, for weight matrices; 0 for gains
-};
-
-inline UpdateScalars update_scalars(const OptimizerSettings& o, std::size_t t, double clip,
-                                    bool decayed) {
-  UpdateScalars u;
-  u.lr = learning_rate(o, t);
-  u.grad_scale = clip;
-  u.momentum = o.momentum;
-  u.beta1 = o.beta1;
-  u.beta2 = o.beta2;
-  u.epsilon = o.epsilon;
-  u.step_size = u.lr / (1.0 - std::pow(o.beta1, static_cast<double>(t)));
-  u.rms_scale = 1.0 / std::sqrt(1.0 - std::pow(o.beta2, static_cast<double>(t)));
-  u.decay = decayed ? u.lr * o.weight_decay : 0.0;
-  return u;
-}
-
-// The updates run in T: float runs update in float, as PyTorch does, and vectorize; the
-// reference tests run in double.
-
-// SGD with momentum (PyTorch's form): v = momentum v + g; w -= lr v.
-template <class T>
-KOKKOS_INLINE_FUNCTION void sgd_update(const UpdateScalars& u, T& w, T grad, T& velocity) {
-  velocity = T(u.momentum) * velocity + grad * T(u.grad_scale);
-  w -= T(u.lr) * velocity;
-}
-
-// AdamW (Loshchilov & Hutter): m, v moments with bias correction; decoupled weight decay.
-template <class T>
-KOKKOS_INLINE_FUNCTION void adamw_update(const UpdateScalars& u, T& w, T grad, T& m, T& v) {
-  const T g = grad * T(u.grad_scale);
-  m = T(u.beta1) * m + T(1 - u.beta1) * g;
-  v = T(u.beta2) * v + T(1 - u.beta2) * g * g;
-  w -= T(u.step_size) * m / (kmath::sqrt(v) * T(u.rms_scale) + T(u.epsilon)) + T(u.decay) * w;
 }
 
 }  // namespace meshslice

@@ -1,11 +1,11 @@
 #pragma once
-// The optimizer of a parameter set: AdamW or SGD with momentum, owning its state as tensors
-// named and laid out like what it updates of each parameter (the shard, or with ZeRO-1 this
-// replica's row of it), so a checkpoint writes "blocks.3.ff1.weight.exp_avg" beside the weight
-// it belongs to. The element-wise formulas are model/model_math.hpp's, which the serial
-// reference uses too; a step updates every parameter in one launch (kernels/multi_tensor.hpp).
+// The optimizer of a parameter set, one of optimizers/optimizer_table.hpp's, owning its state
+// as tensors named and laid out like what it updates of each parameter (the shard, or with
+// ZeRO-1 this replica's row of it), so a checkpoint writes "blocks.3.ff1.weight.exp_avg" beside
+// the weight it belongs to. The element-wise formula is the descriptor's, which the serial
+// reference runs too; a step updates every parameter in one launch (kernels/multi_tensor.hpp).
 //
-//     Optimizer<float> opt(OptimizerKind::adamw);
+//     Optimizer<float> opt(parse_optimizer("adamw"));
 //     for (const Parameter<float>& p : set) opt.add(state tensors shaped like p.updated());
 //     opt.step(space, settings, t, clip, set);
 #include <cstddef>
@@ -15,10 +15,28 @@
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/multi_tensor.hpp"
-#include "model/model_math.hpp"
+#include "model/optimizers/optimizer_table.hpp"
 #include "model/parameter_set.hpp"
 
 namespace meshslice {
+
+// Element i of a chunk's state tensors, as a descriptor's update takes them: state[k].
+template <class T>
+struct ChunkState {
+  const TensorChunk<T>& chunk;
+  std::uint32_t i;
+  KOKKOS_INLINE_FUNCTION T& operator[](int k) const { return chunk.state[k][i]; }
+};
+
+// Descriptor D's update of one element of a chunk, with the step's scalars for tensors without
+// and with weight decay.
+template <class D, class T>
+struct OptimizerElement {
+  typename D::Scalars scalars[2];
+  KOKKOS_INLINE_FUNCTION void operator()(const TensorChunk<T>& c, std::uint32_t i) const {
+    D::update(scalars[c.decays], c.value[i], c.grad[i], ChunkState<T>{c, i});
+  }
+};
 
 template <class T>
 class Optimizer {
@@ -59,14 +77,13 @@ class Optimizer {
       chunks_ = MultiTensorChunks<T>(tensors);
       chunked_for_ = &set;
     }
-    const UpdateScalars without_decay = update_scalars(settings, t, clip, false),
-                        with_decay = update_scalars(settings, t, clip, true);
-    if (kind_ == OptimizerKind::sgd)
-      multi_tensor_for_each("sgd_update", space, chunks_,
-                            SgdElement<T>{{without_decay, with_decay}});
-    else
-      multi_tensor_for_each("adamw_update", space, chunks_,
-                            AdamwElement<T>{{without_decay, with_decay}});
+    visit_optimizer(kind_, [&](auto descriptor) {
+      using D = decltype(descriptor);
+      const auto scalars = step_scalars<D>(settings, t, clip);
+      const std::string label = concat(D::info().name, "_update");
+      multi_tensor_for_each(label.c_str(), space, chunks_,
+                            OptimizerElement<D, T>{{scalars[0], scalars[1]}});
+    });
   }
 
  private:

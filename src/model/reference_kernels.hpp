@@ -1,6 +1,6 @@
 #pragma once
 // The serial reference's building blocks (model/reference_model.hpp, model/reference_lm.hpp):
-// a linear layer's three products, RMSNorm forward and backward and the optimizer's update, on
+// a linear layer's three products, RMSNorm forward and backward and the optimizers' updates, on
 // whole row-major tensors in std::vector with plain loops: no Kokkos, MPI or BLAS.
 #include <cmath>
 #include <cstddef>
@@ -8,6 +8,7 @@
 
 #include "model/model_config.hpp"
 #include "model/model_math.hpp"
+#include "model/optimizers/optimizer_table.hpp"
 
 namespace meshslice::reference {
 
@@ -91,16 +92,25 @@ double sum_of_squares(const std::vector<std::vector<T>>& tensors) {
   return sum;
 }
 
-// One optimizer update of w from its gradient g and state (SGD keeps its velocity in m).
+// Element e of a tensor's state, as a descriptor's update takes it: state[k].
 template <class T>
-void update_tensor(OptimizerKind kind, const UpdateScalars& u, std::vector<T>& w,
-                   const std::vector<T>& g, std::vector<T>& m, std::vector<T>& v) {
-  for (std::size_t e = 0; e < w.size(); ++e) {
-    if (kind == OptimizerKind::sgd)
-      sgd_update(u, w[e], g[e], m[e]);
-    else
-      adamw_update(u, w[e], g[e], m[e], v[e]);
-  }
+struct VectorState {
+  std::vector<std::vector<T>>& tensors;
+  std::size_t e;
+  T& operator[](int k) const { return tensors[static_cast<std::size_t>(k)][e]; }
+};
+
+// One step t (from 1) of the optimizer o.kind on w from its gradient g times `clip`, with weight
+// decay when `decayed`. `state` holds the optimizer's state tensors; empty, it starts them at 0.
+template <class T>
+void update_tensor(const OptimizerSettings& o, std::size_t t, double clip, bool decayed,
+                   std::vector<T>& w, const std::vector<T>& g, std::vector<std::vector<T>>& state) {
+  if (state.empty()) state.assign(optimizer_state_names(o.kind).size(), std::vector<T>(w.size()));
+  visit_optimizer(o.kind, [&](auto descriptor) {
+    using D = decltype(descriptor);
+    const typename D::Scalars u = step_scalars<D>(o, t, clip)[decayed ? 1 : 0];
+    for (std::size_t e = 0; e < w.size(); ++e) D::update(u, w[e], g[e], VectorState<T>{state, e});
+  });
 }
 
 }  // namespace meshslice::reference

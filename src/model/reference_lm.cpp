@@ -55,7 +55,7 @@ struct ReferenceLm<T>::Forward {
 
 template <class T>
 ReferenceLm<T>::ReferenceLm(const ModelShape& shape, std::uint64_t seed)
-    : blocks_(shape, seed), params_(3), grads_(3), moment1_(3), moment2_(3) {
+    : blocks_(shape, seed), params_(3), grads_(3), states_(3) {
   require(shape.vocab > 0, "reference language model: model.vocab must be positive");
   for (LmParam p : {LmParam::embedding, LmParam::final_norm_gain, LmParam::lm_head}) {
     if (p == LmParam::lm_head && shape.tied_head) continue;
@@ -66,8 +66,7 @@ ReferenceLm<T>::ReferenceLm(const ModelShape& shape, std::uint64_t seed)
       for (std::size_t c = 0; c < ps.cols; ++c)
         values[r * ps.cols + c] =
             static_cast<T>(init_value(seed, lm_param_stream(p), lm_param_std(shape, p), r, c));
-    for (auto* state : {&grads_, &moment1_, &moment2_})
-      (*state)[static_cast<std::size_t>(p)].assign(values.size(), T(0));
+    grads_[static_cast<std::size_t>(p)].assign(values.size(), T(0));
   }
 }
 
@@ -176,8 +175,7 @@ double ReferenceLm<T>::step(const OptimizerSettings& o, std::size_t t) {
   blocks_.apply_update(o, t, clip);
   for (std::size_t i = 0; i < params_.size(); ++i) {
     const bool gain = i == static_cast<std::size_t>(LmParam::final_norm_gain);
-    reference::update_tensor(o.kind, update_scalars(o, t, clip, /*decayed=*/!gain), params_[i],
-                             grads_[i], moment1_[i], moment2_[i]);
+    reference::update_tensor(o, t, clip, /*decayed=*/!gain, params_[i], grads_[i], states_[i]);
   }
   return norm;
 }

@@ -73,8 +73,9 @@ class ReferenceLm {
   std::size_t index(LmParam p) const;
 
   ReferenceModel<T> blocks_;
-  // By LmParam (a tied head's empty). SGD keeps its velocity in moment1_.
-  std::vector<std::vector<T>> params_, grads_, moment1_, moment2_;
+  // By LmParam (a tied head's empty); each parameter's optimizer state, made by its first step.
+  std::vector<std::vector<T>> params_, grads_;
+  std::vector<std::vector<std::vector<T>>> states_;
 };
 
 }  // namespace meshslice

@@ -170,8 +170,7 @@ ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) :
               static_cast<T>(init_value(seed, param_stream(b, kind), std_dev, r, c));
       params_.push_back(p);
       grads_.emplace_back(p.size(), T(0));
-      moment1_.emplace_back(p.size(), T(0));
-      moment2_.emplace_back(p.size(), T(0));
+      states_.emplace_back();
     }
 }
 
@@ -310,8 +309,7 @@ void ReferenceModel<T>::apply_update(const OptimizerSettings& o, std::size_t t, 
     for (int k = 0; k < kParamKinds; ++k) {
       const auto kind = static_cast<ParamKind>(k);
       const std::size_t i = index(b, kind);
-      const UpdateScalars u = update_scalars(o, t, clip, /*decayed=*/!is_gain(kind));
-      update_tensor(o.kind, u, params_[i], grads_[i], moment1_[i], moment2_[i]);
+      update_tensor(o, t, clip, /*decayed=*/!is_gain(kind), params_[i], grads_[i], states_[i]);
     }
 }
 

@@ -61,8 +61,9 @@ class ReferenceModel {
   std::size_t index(std::size_t block, ParamKind kind) const;
 
   ModelShape shape_;
-  // Indexed by index(block, kind). SGD keeps its velocity in moment1_.
-  std::vector<std::vector<T>> params_, grads_, moment1_, moment2_;
+  // Indexed by index(block, kind); each parameter's optimizer state, made by its first step.
+  std::vector<std::vector<T>> params_, grads_;
+  std::vector<std::vector<std::vector<T>>> states_;
   std::vector<T> input_gradient_;
 };
 

@@ -102,7 +102,7 @@ struct ModelPart {
   std::vector<ModelChunk> chunks;
   std::set<std::size_t> checkpointed;
   bool zero = false;
-  OptimizerKind optimizer = OptimizerKind::adamw;
+  OptimizerKind optimizer;  // the table's first: AdamW
 };
 
 template <class Exec>

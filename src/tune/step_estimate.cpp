@@ -10,7 +10,7 @@ namespace meshslice::tune {
 
 namespace {
 
-constexpr double kOptimizerStateBytes = 2 * 4;  // AdamW's two moments in fp32, per parameter
+constexpr double kOptimizerStateBytes = 4;  // an element of optimizer state, fp32
 
 double block_weights(const TrainingModel& m) {
   return block_fc_weights(m.llm.hidden, m.llm.ffn_hidden());
@@ -109,7 +109,8 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   MemoryEstimate e;
   e.weights = parameters * element_bytes;
   e.gradients = parameters * element_bytes;
-  e.optimizer = parameters * kOptimizerStateBytes / (c.zero ? c.dp : 1);
+  e.optimizer = parameters * static_cast<double>(m.optimizer_states) * kOptimizerStateBytes /
+                (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.
   const double h = static_cast<double>(m.llm.hidden);
   const double tokens = static_cast<double>(c.microbatch_tokens(m)) / c.tp();

@@ -42,6 +42,9 @@ struct TrainingModel {
   std::size_t seq_len = 0;
   std::size_t global_batch = 0;  // sequences per step over all replicas
   std::size_t vocab = 0;         // a language model's vocabulary (before padding); 0: no head
+  // fp32 state tensors the optimizer keeps per parameter (AdamW's two moments; its table,
+  // model/optimizers/optimizer_table.hpp, has each optimizer's).
+  std::size_t optimizer_states = 2;
 };
 
 struct TrainingConfig {

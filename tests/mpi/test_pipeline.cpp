@@ -34,12 +34,12 @@ ModelShape shape(std::size_t blocks) {
 
 OptimizerSettings adamw() {
   OptimizerSettings o;
-  o.kind = OptimizerKind::adamw;
+  o.kind = parse_optimizer("adamw");
   o.lr = 1e-2;
   o.min_lr = 1e-3;
   o.warmup_steps = 2;
   o.total_steps = 10;
-  o.weight_decay = 0.01;
+  o.set("weight_decay", 0.01);
   o.clip_norm = 0.5;  // active in some steps: the global norm over every stage is checked
   return o;
 }

@@ -23,11 +23,13 @@ namespace {
 OptimizerSettings optimizer(OptimizerKind kind) {
   OptimizerSettings o;
   o.kind = kind;
-  o.lr = kind == OptimizerKind::adamw ? 1e-2 : 0.1;
+  // Lion moves every element by lr: a tenth of AdamW's, as its paper advises.
+  const std::string name = optimizer_name(kind);
+  o.lr = name == "adamw" ? 1e-2 : (name == "lion" ? 1e-3 : 0.1);
   o.min_lr = o.lr / 10;
   o.warmup_steps = 3;
   o.total_steps = 20;
-  o.weight_decay = 0.01;
+  o.set("weight_decay", 0.01);
   o.clip_norm = 0.5;  // active in some steps: the global norm is part of the check
   return o;
 }
@@ -53,15 +55,18 @@ std::vector<Case> cases() {
   const ModelShape s = test_block_shape(4);
   const auto ms = [](int slices) { return choice(Algorithm::meshslice, slices); };
   std::vector<Case> c;
-  c.push_back({"default_meshslice_S1_sgd", default_model_plan(s, ms(1)), OptimizerKind::sgd});
-  c.push_back({"default_meshslice_S2_adamw", default_model_plan(s, ms(2)), OptimizerKind::adamw});
-  c.push_back({"default_meshslice_S4_adamw", default_model_plan(s, ms(4)), OptimizerKind::adamw});
+  c.push_back({"default_meshslice_S1_sgd", default_model_plan(s, ms(1)), parse_optimizer("sgd")});
+  c.push_back(
+      {"default_meshslice_S2_adamw", default_model_plan(s, ms(2)), parse_optimizer("adamw")});
+  c.push_back(
+      {"default_meshslice_S4_adamw", default_model_plan(s, ms(4)), parse_optimizer("adamw")});
+  c.push_back({"default_meshslice_S2_lion", default_model_plan(s, ms(2)), parse_optimizer("lion")});
   c.push_back({"collective_sgd", default_model_plan(s, choice(Algorithm::collective, 1)),
-               OptimizerKind::sgd});
+               parse_optimizer("sgd")});
+  c.push_back({"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)),
+               parse_optimizer("adamw")});
   c.push_back(
-      {"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)), OptimizerKind::adamw});
-  c.push_back(
-      {"wang_adamw", default_model_plan(s, choice(Algorithm::wang, 1)), OptimizerKind::adamw});
+      {"wang_adamw", default_model_plan(s, choice(Algorithm::wang, 1)), parse_optimizer("adamw")});
   // Every row of Table 1 and transposed variants, with re-layouts in and out of layers and
   // between FF1 and FF2, and a different algorithm per pass.
   ModelPlan mixed{{fc(Stationary::X, false, ms(2)), fc(Stationary::W, false, ms(1)),
@@ -69,24 +74,25 @@ std::vector<Case> cases() {
                    fc(Stationary::Y, false, choice(Algorithm::collective, 1))},
                   std::nullopt};
   mixed[0].gemms[1] = choice(Algorithm::wang, 1);
-  c.push_back({"mixed_relayouts_adamw", mixed, OptimizerKind::adamw});
+  c.push_back({"mixed_relayouts_adamw", mixed, parse_optimizer("adamw")});
+  c.push_back({"mixed_relayouts_lion", mixed, parse_optimizer("lion")});
   ModelPlan transposed{{fc(Stationary::W, true, ms(2)), fc(Stationary::Y, true, ms(1)),
                         fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))},
                        std::nullopt};
-  c.push_back({"transposed_variants_sgd", transposed, OptimizerKind::sgd});
+  c.push_back({"transposed_variants_sgd", transposed, parse_optimizer("sgd")});
   // Sequences long enough for several attention tiles: the BLAS-block kernel's three blocks of
   // 32 query rows (kernels/attention.hpp), the fused kernel's two tiles of 64 (fused_attention.hpp),
   // the last ones partial.
   ModelShape long_sequences = s;
   long_sequences.seq_len = 72;
   c.push_back({"causal_blocks_adamw", default_model_plan(long_sequences, ms(2)),
-               OptimizerKind::adamw, long_sequences});
+               parse_optimizer("adamw"), long_sequences});
   // RoPE (q and k turned by position), also across causal row blocks.
   ModelShape rope = s;
   rope.rope = true;
-  c.push_back({"rope_adamw", default_model_plan(rope, ms(2)), OptimizerKind::adamw, rope});
+  c.push_back({"rope_adamw", default_model_plan(rope, ms(2)), parse_optimizer("adamw"), rope});
   rope.seq_len = 72;
-  c.push_back({"rope_causal_blocks_sgd", transposed, OptimizerKind::sgd, rope});
+  c.push_back({"rope_causal_blocks_sgd", transposed, parse_optimizer("sgd"), rope});
   // The attention kernel other than this backend's default (fused on a GPU, the BLAS blocks on
   // a CPU: gemm/block_work.cpp), with and without RoPE: both kernels run on every backend.
   const AttentionKernel other = default_attention_kernel() == AttentionKernel::fused
@@ -94,9 +100,10 @@ std::vector<Case> cases() {
                                     : AttentionKernel::fused;
   ModelPlan other_kernel = default_model_plan(long_sequences, ms(2));
   other_kernel.attention = other;
-  c.push_back({"other_attention_kernel_adamw", other_kernel, OptimizerKind::adamw, long_sequences});
+  c.push_back(
+      {"other_attention_kernel_adamw", other_kernel, parse_optimizer("adamw"), long_sequences});
   transposed.attention = other;
-  c.push_back({"other_attention_kernel_rope_sgd", transposed, OptimizerKind::sgd, rope});
+  c.push_back({"other_attention_kernel_rope_sgd", transposed, parse_optimizer("sgd"), rope});
   return c;
 }
 
@@ -132,7 +139,7 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
   RealExecutor<double> ex(torus(), CommOptions{}, 8, &trace);
   const ModelShape shape = test_block_shape(4);
   const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 2));
-  Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(OptimizerKind::adamw),
+  Trainer<RealExecutor<double>> trainer(ex, shape, plan, optimizer(parse_optimizer("adamw")),
                                         TaskSeeds{});
   trainer.step();  // the first step's start-up out of the way
   trace.clear();
@@ -159,36 +166,44 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
   if (torus().size(Axis::dp) == 1) GTEST_SKIP() << "no data parallelism on this mesh";
   ModelShape shape = test_block_shape(4);
   shape.hidden = 18;
-  const OptimizerSettings opt = optimizer(OptimizerKind::adamw);
-  const TaskSeeds seeds{11, 12, 13};
-  StepSettings zero;
-  zero.zero = true;
-  RealExecutor<double> ex(torus(), CommOptions{});
-  const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 1));
-  Trainer<RealExecutor<double>> trainer(ex, shape, plan, opt, seeds, zero);
-  std::size_t sharded = 0;
-  for (const Parameter<double>& p : trainer.student().parameters()) sharded += p.sharded();
-  ASSERT_GT(sharded, 0u);
-  ASSERT_LT(sharded, trainer.student().parameters().size());
-  ReferenceTrainer<double> reference(shape, seeds, opt);
-  expect_matches_reference(trainer, reference, shape, torus().size(Axis::dp), 20, "zero_h18");
+  for (const char* name : {"adamw", "lion"}) {
+    SCOPED_TRACE(name);
+    const OptimizerSettings opt = optimizer(parse_optimizer(name));
+    const TaskSeeds seeds{11, 12, 13};
+    StepSettings zero;
+    zero.zero = true;
+    RealExecutor<double> ex(torus(), CommOptions{});
+    const ModelPlan plan = default_model_plan(shape, choice(Algorithm::meshslice, 1));
+    Trainer<RealExecutor<double>> trainer(ex, shape, plan, opt, seeds, zero);
+    std::size_t sharded = 0;
+    for (const Parameter<double>& p : trainer.student().parameters()) sharded += p.sharded();
+    ASSERT_GT(sharded, 0u);
+    ASSERT_LT(sharded, trainer.student().parameters().size());
+    ReferenceTrainer<double> reference(shape, seeds, opt);
+    expect_matches_reference(trainer, reference, shape, torus().size(Axis::dp), 20,
+                             concat("zero_h18_", name));
+  }
 }
 
 // Every parameter by its name and global shape, the optimizer's state only what it keeps (SGD
-// its momentum, AdamW two moments), and each gradient's dp averaging its own place in the
+// its momentum, AdamW two moments, Lion one), and each gradient's dp averaging its own place in the
 // backward order: the last block's FF2 first, block 0's first norm gain last.
 TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
   RealExecutor<double> ex(torus(), CommOptions{});
   const ModelShape s = test_block_shape(4);
   const ModelPlan plan = default_model_plan(s, choice(Algorithm::collective, 1));
-  ModelPart sgd_part, adamw_part;
-  sgd_part.optimizer = OptimizerKind::sgd;
+  ModelPart sgd_part, adamw_part, lion_part;
+  sgd_part.optimizer = parse_optimizer("sgd");
+  lion_part.optimizer = parse_optimizer("lion");
   Transformer<RealExecutor<double>> sgd(ex, s, plan, 1, true, sgd_part);
   Transformer<RealExecutor<double>> adamw(ex, s, plan, 1, true, adamw_part);
+  Transformer<RealExecutor<double>> lion(ex, s, plan, 1, true, lion_part);
   ASSERT_EQ(sgd.parameters().size(), s.blocks * kParamKinds);
   EXPECT_EQ(sgd.optimizer().state_names(), std::vector<std::string>{"momentum"});
   EXPECT_EQ(adamw.optimizer().state_count(), 2u);
   EXPECT_EQ(2 * sgd.memory().optimizer_state, adamw.memory().optimizer_state);
+  EXPECT_EQ(lion.optimizer().state_names(), std::vector<std::string>{"exp_avg"});
+  EXPECT_EQ(lion.memory().optimizer_state, sgd.memory().optimizer_state);
   EXPECT_EQ(adamw.optimizer().bytes(), adamw.memory().optimizer_state);
   const Parameter<double>* ff1 = sgd.parameters().find("blocks.1.ff1.weight");
   ASSERT_NE(ff1, nullptr);

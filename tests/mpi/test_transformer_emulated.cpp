@@ -38,7 +38,7 @@ ModelShape shape() {
 
 OptimizerSettings adamw() {
   OptimizerSettings o;
-  o.kind = OptimizerKind::adamw;
+  o.kind = parse_optimizer("adamw");
   o.lr = 1e-2;
   o.total_steps = 4;
   return o;

@@ -213,6 +213,11 @@ TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {
   const StepEstimate zero = estimate_step(model, m, c, mesh);
   const MemoryEstimate zero_memory = estimate_memory(m, c, mesh, 2);
   EXPECT_NEAR(zero_memory.optimizer, plain_memory.optimizer / 4, 1e-3);
+  // An optimizer with one state tensor (SGD's momentum, Lion's) keeps half AdamW's.
+  TrainingModel one_state = m;
+  one_state.optimizer_states = 1;
+  EXPECT_NEAR(estimate_memory(one_state, c, mesh, 2).optimizer, zero_memory.optimizer / 2, 1e-3);
+  EXPECT_EQ(estimate_memory(one_state, c, mesh, 2).weights, zero_memory.weights);
   // Reduce-scatter plus all-gather moves what the all-reduce moves, but the all-gathers after the
   // update cannot hide behind the backward pass: never less exposed.
   EXPECT_GE(zero.dp_exposed, plain.dp_exposed - 1e-12);

@@ -36,7 +36,7 @@ inline OptimizerSettings test_adamw(std::size_t warmup_steps, std::size_t total_
   o.min_lr = 1e-3;
   o.warmup_steps = warmup_steps;
   o.total_steps = total_steps;
-  o.weight_decay = 0.01;
+  o.set("weight_decay", 0.01);
   o.clip_norm = 0.5;
   return o;
 }

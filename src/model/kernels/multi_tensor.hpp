@@ -6,7 +6,7 @@
 // the model has, instead of one per parameter (each a few microseconds of a GPU's latency).
 //
 //     MultiTensorChunks<float> chunks(tensors);         // once: the table, on the device
-//     multi_tensor_for_each("adamw_update", space, chunks, AdamwElement<float>{...});
+//     multi_tensor_for_each("adamw_update", space, chunks, element);  // element(chunk, i)
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -139,22 +139,5 @@ std::vector<double> multi_tensor_sum_squares(
       sums[i] += host_sums(k);
   return sums;
 }
-
-// The optimizers' element updates (model_math.hpp's formulas), with the step's scalars for
-// tensors without and with weight decay.
-template <class T>
-struct SgdElement {
-  UpdateScalars scalars[2];
-  KOKKOS_INLINE_FUNCTION void operator()(const TensorChunk<T>& c, std::uint32_t i) const {
-    sgd_update(scalars[c.decays], c.value[i], c.grad[i], c.state[0][i]);
-  }
-};
-template <class T>
-struct AdamwElement {
-  UpdateScalars scalars[2];
-  KOKKOS_INLINE_FUNCTION void operator()(const TensorChunk<T>& c, std::uint32_t i) const {
-    adamw_update(scalars[c.decays], c.value[i], c.grad[i], c.state[0][i], c.state[1][i]);
-  }
-};
 
 }  // namespace meshslice

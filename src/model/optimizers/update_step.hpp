@@ -1,0 +1,40 @@
+#pragma once
+// What an optimizer descriptor (optimizers/adamw.hpp and its siblings) is built from. Each is a
+// struct with
+//   static const OptimizerInfo& info();           // name, state tensors, deck keys
+//   struct Scalars;                               // a step's constants, made once on the host
+//   static Scalars scalars(const OptimizerSettings&, const UpdateStep&);
+//   template <class T, class State>               // one element; state[k] is its k-th state
+//   KOKKOS_INLINE_FUNCTION static void update(const Scalars&, T& w, T grad, const State& state);
+// `update` is the one formula: the distributed step runs it on the device over every parameter
+// in one launch (model/optimizer.hpp), the serial reference on the host (reference_kernels.hpp).
+// Updates run in T: float runs update in float, as PyTorch does, and vectorize; the reference
+// tests run in double.
+#include <cstddef>
+
+#include "core/kokkos_compat.hpp"
+#include "model/optimizers/optimizer_settings.hpp"
+
+namespace meshslice {
+
+// A step's facts every optimizer starts from.
+struct UpdateStep {
+  double lr = 0;          // this step's learning rate (the schedule's)
+  std::size_t t = 1;      // the step, from 1
+  double grad_scale = 1;  // the clipping factor the gradients are multiplied by
+  bool decayed = false;   // a weight matrix (weight decay applies), not a norm's gain
+};
+
+// Keys several optimizers read: one default and range each, a doc per optimizer.
+inline OptimizerKey beta1_key(const char* doc) { return {"beta1", 0.9, 0, 1, doc}; }
+inline OptimizerKey beta2_key(const char* doc) { return {"beta2", 0.95, 0, 1, doc}; }
+inline OptimizerKey weight_decay_key(const char* doc) {
+  return {"weight_decay", 0.0, 0, kUnbounded, doc};
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T sign_of(T x) {  // -1, 0 or 1
+  return T((x > T(0)) - (x < T(0)));
+}
+
+}  // namespace meshslice
