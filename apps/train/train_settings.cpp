@@ -89,7 +89,8 @@ Teuchos::ParameterList valid_parameters() {
   auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
   std::string kinds;
   for (const std::string& name : optimizer_names())
-    kinds += concat(kinds.empty() ? "" : "; ", optimizer_info(parse_optimizer(name)).summary);
+    kinds += concat(kinds.empty() ? "" : "; ", name, ": ",
+                    optimizer_info(parse_optimizer(name)).summary);
   set_choice(opt, "kind", optimizer_names().front(), optimizer_names(), kinds);
   opt.set("lr", 3e-3, "peak learning rate, reached at the end of warm-up");
   opt.set("min_lr", 1e-4, "learning rate at the end of the cosine decay (the last step)");
@@ -190,10 +191,12 @@ namespace {
 // The deck sections a plan file may set besides its layers, and the keys of each it may set (none
 // listed: all): meshslice-tune's planner decides the mesh, the pipeline, recomputation, ZeRO-1
 // and, for the global batch it was given, the sequences per replica, together with the layers.
+// optimizer.kind is what the plan's memory estimate was made for: checked, never set.
 const std::map<std::string, std::vector<std::string>> kPlanSections = {{"mesh", {}},
                                                                        {"pipeline", {}},
                                                                        {"recompute", {}},
-                                                                       {"optimizer", {"zero"}},
+                                                                       {"optimizer",
+                                                                        {"zero", "kind"}},
                                                                        {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
 const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
@@ -232,10 +235,18 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
       const std::string& name = part.name(entry);
       const std::vector<std::string>& allowed = section_keys->second;
       require(allowed.empty() || contains(allowed, name), "plan file ", path, ": ", key, ".", name,
-              " is a training setting, not part of a plan; a plan's ", key,
-              " section "
-              "holds only ",
-              allowed.empty() ? "" : allowed.front());
+              " is a training setting, not part of a plan; a plan's ", key, " section holds only ",
+              allowed.front(), allowed.size() > 1 ? " and " : "",
+              allowed.size() > 1 ? allowed.back() : "");
+      if (key == "optimizer" && name == "kind") {
+        const std::string made_for = Teuchos::toString(part.entry(entry).getAny());
+        const std::string runs = get_param<std::string>(deck, "optimizer.kind");
+        require(made_for == runs, "plan file ", path, " was made for optimizer.kind = ", made_for,
+                " (its memory estimate counts that optimizer's state) but this run has "
+                "optimizer.kind = ",
+                runs, "; make a plan with planner.optimizer: ", runs);
+        continue;
+      }
       merged.sublist(key).setEntry(name, part.entry(entry));
       applied += concat(applied.empty() ? "" : ", ", key, ".", name, " = ",
                         Teuchos::toString(part.entry(entry).getAny()));

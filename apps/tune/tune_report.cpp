@@ -229,6 +229,8 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
   if (c.checkpointing)
     plan.sublist("recompute").set("blocks", Teuchos::Array<std::string>(1, "all"));
   plan.sublist("optimizer").set("zero", c.zero);
+  // Checked, not set: the memory estimate counted this optimizer's state.
+  plan.sublist("optimizer").set("kind", std::string(optimizer_name(s.optimizer)));
   Teuchos::Array<std::string> layers;
   for (const tune::MeshChoice* choice : {&mesh_choice, head}) {
     const auto& gemms = choice ? choice->gemms : std::vector<tune::TunedGemm>{};
@@ -249,7 +251,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                          ".\nRun it: meshslice-train DECK --set plan=", path,
                          "\n(the plan sets the deck's mesh, pipeline, recomputation, ZeRO-1 and "
                          "sequences per replica; the deck's model must have these hidden, heads "
-                         "and seq_len)"));
+                         "and seq_len, and its optimizer.kind this one)"));
 }
 
 }  // namespace meshslice::tuneapp

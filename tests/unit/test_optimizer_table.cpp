@@ -36,16 +36,19 @@ TEST(OptimizerTable, AnUnknownNameListsTheValidOnes) {
 
 TEST(OptimizerTable, EachKeyOnceItsDocNamingEveryOptimizerThatReadsIt) {
   std::vector<std::string> keys;
-  std::string beta1_doc;
+  std::string beta1_doc, decay_doc;
   for (const OptimizerKey& k : optimizer_deck_keys()) {
     keys.emplace_back(k.key);
     if (keys.back() == "beta1") beta1_doc = k.doc;
+    if (keys.back() == "weight_decay") decay_doc = k.doc;
   }
   EXPECT_EQ(keys,
             (std::vector<std::string>{"beta1", "beta2", "epsilon", "weight_decay", "momentum"}));
   EXPECT_EQ(beta1_doc,
             "adamw: the first moment's decay; lion: the momentum's share of the update's "
             "direction");
+  EXPECT_EQ(decay_doc,
+            "adamw, lion: decoupled weight decay of the weight matrices (not the norms' gains)");
 }
 
 TEST(OptimizerSettings, AKeyNotSetReadsAsItsDefault) {

@@ -11,7 +11,7 @@ struct Adamw {
   static const OptimizerInfo& info() {
     static const OptimizerInfo i{
         "adamw",
-        "AdamW: Adam with decoupled weight decay",
+        "Adam with decoupled weight decay (Loshchilov & Hutter)",
         {"exp_avg", "exp_avg_sq"},
         {beta1_key("the first moment's decay"),
          beta2_key("the second moment's decay"),

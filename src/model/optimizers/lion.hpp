@@ -12,7 +12,7 @@ struct Lion {
   static const OptimizerInfo& info() {
     static const OptimizerInfo i{
         "lion",
-        "Lion: the sign of the momentum and gradient, one state tensor",
+        "the sign of momentum and gradient, one state tensor (Chen et al.)",
         {"exp_avg"},
         {beta1_key("the momentum's share of the update's direction"),
          beta2_key("the momentum's decay (the paper's default: 0.99)"),

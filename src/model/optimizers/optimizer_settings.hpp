@@ -26,7 +26,7 @@ struct OptimizerKey {
   double default_value;
   double min;
   double below;
-  const char* doc;
+  std::string doc;
 };
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
@@ -34,7 +34,7 @@ constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 // ("blocks.3.ff1.weight.exp_avg"), shaped like what the optimizer updates of the parameter.
 struct OptimizerInfo {
   const char* name;     // the deck's optimizer.kind
-  const char* summary;  // one line for the deck's help
+  const char* summary;  // a phrase for the deck's help: "SGD with momentum"
   std::vector<std::string> states;
   std::vector<OptimizerKey> keys;
 };

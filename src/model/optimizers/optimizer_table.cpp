@@ -24,10 +24,11 @@ bool same_range(const OptimizerKey& a, const OptimizerKey& b) {
 }
 
 // Every optimizer's keys merged by name: where several read a key, its doc names each, e.g.
-// "adamw: the first moment's decay; lion: the momentum's share of the update's direction".
+// "adamw: the first moment's decay; lion: the momentum's share of the update's direction", or
+// "adamw, lion: ..." where they say the same.
 struct MergedKey {
   OptimizerKey key;
-  std::string doc;
+  std::vector<std::string> docs, readers;  // readers[i]: the optimizers that say docs[i]
 };
 
 const std::vector<MergedKey>& merged_keys() {
@@ -35,23 +36,36 @@ const std::vector<MergedKey>& merged_keys() {
     std::vector<MergedKey> out;
     for (const OptimizerInfo* info : table())
       for (const OptimizerKey& k : info->keys) {
-        const std::string doc = concat(info->name, ": ", k.doc);
         auto same = std::find_if(out.begin(), out.end(), [&](const MergedKey& m) {
           return std::strcmp(m.key.key, k.key) == 0;
         });
-        if (same == out.end()) {
-          out.push_back({k, doc});
-          continue;
-        }
+        if (same == out.end()) same = out.insert(out.end(), MergedKey{k, {}, {}});
         MESHSLICE_ASSERT(same_range(same->key, k), "optimizer key ", k.key,
                          " has another default or range in ", info->name,
                          " than in an optimizer before it; optimizers share a key's default");
-        same->doc += "; " + doc;
+        const auto said = std::find(same->docs.begin(), same->docs.end(), k.doc);
+        if (said == same->docs.end()) {
+          same->docs.emplace_back(k.doc);
+          same->readers.emplace_back(info->name);
+        } else {
+          same->readers[static_cast<std::size_t>(said - same->docs.begin())] +=
+              concat(", ", info->name);
+        }
       }
-    for (MergedKey& m : out) m.key.doc = m.doc.c_str();
+    for (MergedKey& m : out) {
+      m.key.doc.clear();
+      for (std::size_t i = 0; i < m.docs.size(); ++i)
+        m.key.doc += concat(i ? "; " : "", m.readers[i], ": ", m.docs[i]);
+    }
     return out;
   }();
   return merged;
+}
+
+const OptimizerKey& known_key(const std::string& key) {
+  for (const MergedKey& m : merged_keys())
+    if (key == m.key.key) return m.key;
+  throw InternalError(concat("no optimizer of the table has a key '", key, "'"));
 }
 
 }  // namespace
@@ -86,16 +100,6 @@ std::vector<OptimizerKey> optimizer_deck_keys() {
   for (const MergedKey& m : merged_keys()) keys.push_back(m.key);
   return keys;
 }
-
-namespace {
-
-const OptimizerKey& known_key(const std::string& key) {
-  for (const MergedKey& m : merged_keys())
-    if (key == m.key.key) return m.key;
-  throw InternalError(concat("no optimizer of the table has a key '", key, "'"));
-}
-
-}  // namespace
 
 double OptimizerSettings::value(const std::string& key) const {
   const auto set = values.find(key);

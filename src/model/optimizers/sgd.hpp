@@ -7,7 +7,7 @@ namespace meshslice {
 struct Sgd {
   static const OptimizerInfo& info() {
     static const OptimizerInfo i{"sgd",
-                                 "sgd with momentum",
+                                 "SGD with momentum",
                                  {"momentum"},
                                  {{"momentum", 0.9, 0, 1, "the velocity's decay"}}};
     return i;
