@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "gemm/block_fc_layers.hpp"
-#include "gemm/block_work.hpp"
+#include "block/block_fc_layers.hpp"
+#include "block/block_work.hpp"
 #include "gemm/fc_dataflow.hpp"
 #include "model/fc_layer.hpp"
 #include "model/model_config.hpp"
@@ -33,7 +33,7 @@ namespace meshslice {
 enum class Layout { standard, transposed };
 const char* layout_name(Layout layout);  // "tokens/row hidden/col" or "hidden/row tokens/col"
 
-// The block's layers (FcKind, fc_name, their shapes): gemm/block_fc_layers.hpp.
+// The block's layers (FcKind, fc_name, their shapes): block/block_fc_layers.hpp.
 ParamKind fc_param(FcKind kind);  // the parameter holding the layer's weight
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind);
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind);

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
-#include "gemm/block_fc_layers.hpp"
+#include "block/block_fc_layers.hpp"
 
 namespace meshslice {
 

@@ -92,12 +92,13 @@ double sum_of_squares(const std::vector<std::vector<T>>& tensors) {
   return sum;
 }
 
-// Element e of a tensor's state, as a descriptor's update takes it: state[k].
+// Element e of a tensor's state, as a descriptor's update takes it: state[k]. By pointer, so the
+// update (a host and device function) calls nothing host-only, as nvcc requires.
 template <class T>
 struct VectorState {
-  std::vector<std::vector<T>>& tensors;
+  T* const* tensors;
   std::size_t e;
-  T& operator[](int k) const { return tensors[static_cast<std::size_t>(k)][e]; }
+  KOKKOS_INLINE_FUNCTION T& operator[](int k) const { return tensors[k][e]; }
 };
 
 // One step t (from 1) of the optimizer o.kind on w from its gradient g times `clip`, with weight
@@ -106,10 +107,13 @@ template <class T>
 void update_tensor(const OptimizerSettings& o, std::size_t t, double clip, bool decayed,
                    std::vector<T>& w, const std::vector<T>& g, std::vector<std::vector<T>>& state) {
   if (state.empty()) state.assign(optimizer_state_names(o.kind).size(), std::vector<T>(w.size()));
+  std::vector<T*> tensors;
+  for (std::vector<T>& s : state) tensors.push_back(s.data());
   visit_optimizer(o.kind, [&](auto descriptor) {
     using D = decltype(descriptor);
     const typename D::Scalars u = step_scalars<D>(o, t, clip)[decayed ? 1 : 0];
-    for (std::size_t e = 0; e < w.size(); ++e) D::update(u, w[e], g[e], VectorState<T>{state, e});
+    for (std::size_t e = 0; e < w.size(); ++e)
+      D::update(u, w[e], g[e], VectorState<T>{tensors.data(), e});
   });
 }
 

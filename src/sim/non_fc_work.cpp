@@ -2,7 +2,7 @@
 
 #include "core/errors.hpp"
 #include "exec/sim_executor.hpp"
-#include "gemm/block_work.hpp"
+#include "block/block_work.hpp"
 
 namespace meshslice::sim {
 

@@ -3,7 +3,7 @@
 // paper §5.1.1: "if we also include the performance of the non-FC layers of the LLM models"):
 // attention's q k^T and p v products on the matrix units, softmax, RMSNorms, residual adds and
 // GeLU through the chip's HBM, the very work meshslice-train's kernels report
-// (gemm/block_work.hpp), timed on the emulated chip (SimExecutor::local_work).
+// (block/block_work.hpp), timed on the emulated chip (SimExecutor::local_work).
 //
 // The layout is meshslice-train's standard one: whole sequences over the mesh rows, whole heads
 // over the columns, so attention needs no communication and every chip does 1/chips of the

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
-#include "gemm/block_fc_layers.hpp"
+#include "block/block_fc_layers.hpp"
 #include "gemm/vocab_padding.hpp"
 
 namespace meshslice::tune {

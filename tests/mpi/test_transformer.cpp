@@ -94,7 +94,7 @@ std::vector<Case> cases() {
   rope.seq_len = 72;
   c.push_back({"rope_causal_blocks_sgd", transposed, parse_optimizer("sgd"), rope});
   // The attention kernel other than this backend's default (fused on a GPU, the BLAS blocks on
-  // a CPU: gemm/block_work.cpp), with and without RoPE: both kernels run on every backend.
+  // a CPU: block/block_work.cpp), with and without RoPE: both kernels run on every backend.
   const AttentionKernel other = default_attention_kernel() == AttentionKernel::fused
                                     ? AttentionKernel::blas_blocks
                                     : AttentionKernel::fused;

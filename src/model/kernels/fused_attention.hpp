@@ -29,7 +29,7 @@
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
-#include "gemm/block_work.hpp"
+#include "block/block_work.hpp"
 #include "model/kernels/attention_tiles.hpp"
 #include "model/kernels/rope_table.hpp"
 

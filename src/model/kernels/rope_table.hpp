@@ -6,7 +6,7 @@
 
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
-#include "gemm/block_work.hpp"
+#include "block/block_work.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/model_config.hpp"
 

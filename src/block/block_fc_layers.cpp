@@ -1,4 +1,4 @@
-#include "gemm/block_fc_layers.hpp"
+#include "block/block_fc_layers.hpp"
 
 #include "core/errors.hpp"
 

@@ -1,4 +1,4 @@
-#include "gemm/block_work.hpp"
+#include "block/block_work.hpp"
 
 namespace meshslice {
 
