@@ -251,7 +251,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                          ".\nRun it: meshslice-train DECK --set plan=", path,
                          "\n(the plan sets the deck's mesh, pipeline, recomputation, ZeRO-1 and "
                          "sequences per replica; the deck's model must have these hidden, heads "
-                         "and seq_len, and its optimizer.kind this one)"));
+                         "and seq_len, and its optimizer.kind the one named here)"));
 }
 
 }  // namespace meshslice::tuneapp
