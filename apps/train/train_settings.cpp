@@ -88,9 +88,10 @@ Teuchos::ParameterList valid_parameters() {
            "--resume PATH is short for it");
   auto& opt = valid.sublist("optimizer", false, "Optimizer, learning-rate schedule, clipping.");
   std::string kinds;
-  for (const std::string& name : optimizer_names())
-    kinds += concat(kinds.empty() ? "" : "; ", name, ": ",
-                    optimizer_info(parse_optimizer(name)).summary);
+  for (std::size_t i = 0; i < optimizer_names().size(); ++i) {
+    const OptimizerInfo& info = optimizer_info(OptimizerKind{i});
+    kinds += concat(i ? "; " : "", info.name, ": ", info.summary);
+  }
   set_choice(opt, "kind", optimizer_names().front(), optimizer_names(), kinds);
   opt.set("lr", 3e-3, "peak learning rate, reached at the end of warm-up");
   opt.set("min_lr", 1e-4, "learning rate at the end of the cosine decay (the last step)");
@@ -191,15 +192,15 @@ namespace {
 // The deck sections a plan file may set besides its layers, and the keys of each it may set (none
 // listed: all): meshslice-tune's planner decides the mesh, the pipeline, recomputation, ZeRO-1
 // and, for the global batch it was given, the sequences per replica, together with the layers.
-// optimizer.kind is what the plan's memory estimate was made for: checked, never set.
 const std::map<std::string, std::vector<std::string>> kPlanSections = {{"mesh", {}},
                                                                        {"pipeline", {}},
                                                                        {"recompute", {}},
-                                                                       {"optimizer",
-                                                                        {"zero", "kind"}},
+                                                                       {"optimizer", {"zero"}},
                                                                        {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
 const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
+// Keys inside those sections that say what the plan was made for: checked, never set.
+const std::vector<std::string> kPlanMadeFor = {"optimizer.kind"};
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -227,26 +228,17 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
             "state): rename the section");
     require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
             "'; a plan holds hidden, heads, tokens, layers and the sections mesh, pipeline, "
-            "recompute, optimizer (zero only) and model (sequences only)");
+            "recompute, optimizer (zero and kind only) and model (sequences only)");
     if (!section) continue;
     require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
     const Teuchos::ParameterList& part = file.sublist(key);
     for (auto entry = part.begin(); entry != part.end(); ++entry) {
       const std::string& name = part.name(entry);
+      if (contains(kPlanMadeFor, concat(key, ".", name))) continue;  // checked below
       const std::vector<std::string>& allowed = section_keys->second;
       require(allowed.empty() || contains(allowed, name), "plan file ", path, ": ", key, ".", name,
               " is a training setting, not part of a plan; a plan's ", key, " section holds only ",
-              allowed.front(), allowed.size() > 1 ? " and " : "",
-              allowed.size() > 1 ? allowed.back() : "");
-      if (key == "optimizer" && name == "kind") {
-        const std::string made_for = Teuchos::toString(part.entry(entry).getAny());
-        const std::string runs = get_param<std::string>(deck, "optimizer.kind");
-        require(made_for == runs, "plan file ", path, " was made for optimizer.kind = ", made_for,
-                " (its memory estimate counts that optimizer's state) but this run has "
-                "optimizer.kind = ",
-                runs, "; make a plan with planner.optimizer: ", runs);
-        continue;
-      }
+              allowed.front());
       merged.sublist(key).setEntry(name, part.entry(entry));
       applied += concat(applied.empty() ? "" : ", ", key, ".", name, " = ",
                         Teuchos::toString(part.entry(entry).getAny()));
@@ -270,6 +262,16 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   check("heads", get_param<int>(merged, "model.heads"));
   check("tokens",
         get_param<int>(merged, "model.seq_len") * get_param<int>(merged, "model.sequences"));
+  // The optimizer whose state the plan's memory estimate counts.
+  if (file.isSublist("optimizer") && file.sublist("optimizer").isParameter("kind")) {
+    const std::string made_for =
+        Teuchos::toString(file.sublist("optimizer").getEntry("kind").getAny());
+    const std::string runs = get_param<std::string>(merged, "optimizer.kind");
+    require(made_for == runs, "plan file ", path, " was made for optimizer.kind = ", made_for,
+            " (its memory estimate counts that optimizer's state) but this run has "
+            "optimizer.kind = ",
+            runs, "; make a plan with planner.optimizer: ", runs);
+  }
   require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
           "plan file ", path,
           ": needs a `layers` key holding a list of entries such as "
