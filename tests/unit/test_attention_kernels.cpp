@@ -59,7 +59,7 @@ double max_relative_difference(const V& x, const V& y) {
 
 TEST(AttentionKernels, FusedInBothShapesMatchesTheBlasBlocks) {
   for (std::size_t len : {12, 72, 130})
-    for (std::size_t dim : {4, 16})
+    for (std::size_t dim : {4, 16, 36, 128})
       for (bool rope : {false, true}) {
         AttentionShape s{2, len, 3, dim, rope, AttentionKernel::blas_blocks};
         const std::string where =
