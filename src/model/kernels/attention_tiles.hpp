@@ -83,9 +83,9 @@ struct TileProduct {
 // The micro-tile of c at rows r0 .. r0 + R - 1 and columns c0, c0 + step, ...: = or += A B
 // over `inner` steps; one thread's share.
 template <int R, class T>
-KOKKOS_INLINE_FUNCTION void micro_tile_product(int inner, const TileIn<T>& a, const TileIn<T>& b,
-                                               const TileOut<T>& c, int r0, int c0, int step,
-                                               bool accumulate) {
+KOKKOS_FORCEINLINE_FUNCTION void micro_tile_product(int inner, const TileIn<T>& a,
+                                                    const TileIn<T>& b, const TileOut<T>& c, int r0,
+                                                    int c0, int step, bool accumulate) {
   constexpr int C = micro_cols<T>();
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
   using Vec = typename Lanes<T>::type;
@@ -149,9 +149,9 @@ KOKKOS_INLINE_FUNCTION void micro_tile_product(int inner, const TileIn<T>& a, co
 // twice the threads busy). m is a multiple of R (rows of a micro-tile) and n of micro_cols<T>();
 // A's and B's elements past the inner dimension or C's part are never read.
 template <int R = kMicroRows, class T, class Member>
-KOKKOS_INLINE_FUNCTION void team_tile_products(const Member& team, int m, int n, int inner,
-                                               const TileProduct<T>* products, int count,
-                                               bool accumulate) {
+KOKKOS_FORCEINLINE_FUNCTION void team_tile_products(const Member& team, int m, int n, int inner,
+                                                    const TileProduct<T>* products, int count,
+                                                    bool accumulate) {
   constexpr int C = micro_cols<T>();
   const int across = n / C, tasks = (m / R) * across;
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * tasks), [&](int task) {

@@ -87,10 +87,11 @@ struct FusedAttentionGeometry {
     return (len + tile - 1) / tile;
   }
 
-  // Scratch elements of a forward team: q, k^T then v in one share, the scores, and each
-  // row's m, l and rescale.
+  // Scratch elements of a forward team: q, k^T then v in one share, the scores, each row's m,
+  // l and rescale, and on a CPU o (fused_attention_kernels::forward).
   std::size_t forward_scratch(std::size_t t) const {
-    return t * row_ld() + std::max(t * row_ld(), padded * square_ld(t)) + t * square_ld(t) + 3 * t;
+    return (fused_attention_kernels::kHostBackend ? 2 : 1) * t * row_ld() +
+           std::max(t * row_ld(), padded * square_ld(t)) + t * square_ld(t) + 3 * t;
   }
   // Of a backward team: q, do, k^T, v^T, p, ds, the rows' lse, D and D's partial sums; a team
   // per pair keeps four row-major tiles more (dq, k, dk, dv).
@@ -390,7 +391,7 @@ KOKKOS_INLINE_FUNCTION void load_query_tile(const Member& team, const FusedAtten
 // For a query tile (q, do and its statistics loaded) and a key tile (k^T, v^T): the
 // probabilities p = exp(q k^T - lse) and the scores' gradient ds = p * (do v^T - D).
 template <class T>
-KOKKOS_INLINE_FUNCTION void probabilities_and_score_gradient(
+KOKKOS_FORCEINLINE_FUNCTION void probabilities_and_score_gradient(
     const Member& team, const FusedAttentionGeometry<T>& g, const BackwardTiles<T>& w,
     std::size_t q_first, std::size_t q_count, std::size_t k_first, std::size_t k_count) {
   const int tile = int(w.tile), row_ld = int(w.row_ld), square_ld = int(w.square_ld);
@@ -451,7 +452,13 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
         T* const m = s + tile * square_ld;
         T* const l = m + tile;
         T* const shrink = l + tile;
-        const TileOut<T> o = rows_out(g, a, 0, sh, q_first, q_count, shrink);
+        // o sums in a's rows on a GPU (its shared memory holds no more), in scratch on a CPU
+        // (a's rows, a hidden size apart, would share cache sets; the fused forward pass took
+        // 1.6x as long there).
+        T* const o_tile = shrink + tile;
+        const TileOut<T> o = kHostBackend
+                                 ? TileOut<T>{o_tile, int(row_ld), int(tile), int(padded), shrink}
+                                 : rows_out(g, a, 0, sh, q_first, q_count, shrink);
         load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, tile,
                   row_ld, q);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
@@ -502,6 +509,8 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
         for_each_tile_element(team, q_count, g.dim, [&](std::size_t i, std::size_t d) {
           o.data[i * o.ld + d] *= shrink[i];
         });
+        if constexpr (kHostBackend)
+          store_tile(team, g, table, o_tile, row_ld, false, T(1), sh, q_first, q_count, a, 0);
       });
 }
 
