@@ -12,15 +12,15 @@
 //   forward:   o = softmax(q k^T / sqrt(dim)) v, lse
 //   backward:  D = rowsum(do * o); per pair of tiles p, dp = do v^T, ds = p * (dp - D),
 //              dv += p^T do, dk += ds^T q, dq += ds k.
-// The forward pass sums o in its rows of the output (each row has one team), rescaled as the
-// maximum grows. The backward pass comes in two shapes. Where there are at least as many
-// (sequence, head) pairs as the backend runs teams at once (a CPU), a team takes a whole pair
-// (one launch): it walks the key tiles, and for each the query tiles at or below the diagonal,
-// adding into dq in dqkv as it goes; five tile products per pair of tiles. Elsewhere (a GPU,
-// which needs many more teams) a team per key tile sums dk and dv in their rows of dqkv and
-// another launch's team per query tile dq, each recomputing s and dp: seven products. Either way
-// each gradient element has one writer, so there are no atomics and the results are the same on
-// every run.
+// The forward pass sums o, rescaled as the maximum grows, in scratch on a CPU and in its rows of
+// the output on a GPU (each row has one team). The backward pass comes in two shapes. Where
+// there are at least as many (sequence, head) pairs as the backend runs teams at once (a CPU), a
+// team takes a whole pair (one launch): it walks the key tiles, and for each the query tiles at
+// or below the diagonal, adding into dq in dqkv as it goes; five tile products per pair of tiles.
+// Elsewhere (a GPU, which needs many more teams) a team per key tile sums dk and dv in their rows
+// of dqkv and another launch's team per query tile dq, each recomputing s and dp: seven
+// products. Either way each gradient element has one writer, so there are no atomics and the
+// results are the same on every run.
 // RoPE turns q and k as they are loaded (and the gradients back once they are whole), and q is
 // multiplied by 1/sqrt(dim) on the way in.
 // On a GPU a team is 128 threads and its tiles fit the 40 KiB of shared memory Kokkos offers a
@@ -509,8 +509,10 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
         for_each_tile_element(team, q_count, g.dim, [&](std::size_t i, std::size_t d) {
           o.data[i * o.ld + d] *= shrink[i];
         });
-        if constexpr (kHostBackend)
+        if constexpr (kHostBackend) {
+          team.team_barrier();
           store_tile(team, g, table, o_tile, row_ld, false, T(1), sh, q_first, q_count, a, 0);
+        }
       });
 }
 
