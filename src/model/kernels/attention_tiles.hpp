@@ -147,7 +147,8 @@ KOKKOS_FORCEINLINE_FUNCTION void micro_tile_product(int inner, const TileIn<T>& 
 // C = A B (or C += A B with `accumulate`) for each of `count` products of an m x n tile C, A m x
 // inner and B inner x n, in one pass over the team's threads (two small products together keep
 // twice the threads busy). m is a multiple of R (rows of a micro-tile) and n of micro_cols<T>();
-// A's and B's elements past the inner dimension or C's part are never read.
+// A's and B's elements past the inner dimension are never read, and outputs past C's part are
+// computed from whatever A and B hold there and dropped.
 template <int R = kMicroRows, class T, class Member>
 KOKKOS_FORCEINLINE_FUNCTION void team_tile_products(const Member& team, int m, int n, int inner,
                                                     const TileProduct<T>* products, int count,
