@@ -28,7 +28,9 @@
 #      GPU, to set beside the same command on 2 CPU cores;
 #   5. meshslice-bench at 8192 x 8192 x 2048 on 1x2: MeshSlice against Collective and the share
 #      of communication hidden (hidden_comm_fraction).
-# Every figure is a ratio from this one run (the laptop deck's CPU time excepted). Environment:
+# Every figure is a ratio from this one run (the laptop deck's CPU time excepted). A summary at
+# the end repeats each step's figures and failures (the whole output is in
+# /tmp/gpu-check-run.log or -profile.log). Environment:
 # BUDGET_S (seconds for all, default 470), TORCH_PYTHON (default the python3 on PATH).
 set -uo pipefail
 
@@ -56,6 +58,17 @@ esac
 
 [ -f "$pack/build.tar.xz" ] || { echo "gpu-check: no $pack/build.tar.xz (run '$0 pack' first)" >&2; exit 2; }
 start=$SECONDS
+# The whole output also goes to a log, so that the summary at the end can repeat its figures: a
+# caller that keeps only the output's tail (a remote runner) still gets every step's result.
+log=/tmp/gpu-check-$1.log
+exec > >(tee "$log") 2>&1
+summary() {
+  sleep 1  # tee's last lines
+  cp "$log" "$log.done"
+  echo "== gpu-check: summary (the full output: $log)"
+  grep -E "tests passed|tests failed|Failed|^== [a-z0-9]+, [0-9] rank|tokens/s [0-9]+ vs|^-- |busiest step:|^ +[0-9.]+ ms  |step 300/|communication hidden|speed-up|exit [1-9][0-9]* after" \
+    "$log.done" || true
+}
 budget=${BUDGET_S:-470}
 left() { echo $((budget - (SECONDS - start))); }
 step() {  # step NAME SHARE COMMAND...: runs COMMAND within SHARE of the seconds left
@@ -129,6 +142,7 @@ if [ "${1:-}" = profile ]; then
       --set train.steps=20 --set train.eval_every=0 && \
     kernel_times h4096-1 1 inputs/train/bench-h4096.yaml --set train.steps=3"
   echo "== gpu-check: done in $((SECONDS - start)) s"
+  summary
   exit 0
 fi
 step "fast suite" 25 bash -c "cd '$build' && ctest --output-on-failure -j 8 --timeout 100 -R \
@@ -145,3 +159,4 @@ step "GEMM benchmark" 95 bash -c "mpiexec -np 2 \$MESHSLICE_MPIEXEC_FLAGS \
   '$build/bin/meshslice-bench' '$repo/inputs/bench/gemm-gpu.yaml' --set gemm.M=[8192] \
   --set gemm.N=[8192] --set gemm.K=[2048] --set gemm.slices=[1,2,4] --out /tmp/gpu-check-gemm"
 echo "== gpu-check: done in $((SECONDS - start)) s"
+summary
