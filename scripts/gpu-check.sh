@@ -47,7 +47,7 @@ case "${1:-}" in
     tar -C / -cJf "$pack/build.tar.xz" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles/*.dir' \
       "${build#/}" "${@#/}"
     # ScaLAPACK (meshslice-bench's peer), which a GPU machine rarely has: looked for last there.
-    rm -rf "$pack/lib" && mkdir -p "$pack/lib"
+    rm -rf "${pack:?}/lib" && mkdir -p "$pack/lib"
     ldd "$build"/bin/* 2>/dev/null | awk '/libscalapack/ {print $3}' | sort -u |
       xargs -r cp -L -t "$pack/lib"
     du -sh "$pack"
