@@ -78,10 +78,10 @@ void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Pac
       Policy(space, {Index(0), Index(0), Index(0)},
              {static_cast<Index>(s.pairs()), static_cast<Index>(s.len), static_cast<Index>(half)}),
       KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
-        const T c = table(0, i, d), sn = inverse ? -table(1, i, d) : table(1, i, d);
-        const T x1 = packed(sh, i, d), x2 = packed(sh, i, d + half);
-        packed(sh, i, d) = x1 * c - x2 * sn;
-        packed(sh, i, d + half) = x2 * c + x1 * sn;
+        const TurnedPair<T> y =
+            rope_turn(table, i, d, packed(sh, i, d), packed(sh, i, d + half), inverse);
+        packed(sh, i, d) = y.first;
+        packed(sh, i, d + half) = y.second;
       });
 }
 

@@ -203,11 +203,11 @@ KOKKOS_INLINE_FUNCTION void load_tile(const Member& team, const FusedAttentionGe
       const std::size_t width = i < count ? g.dim : 0;
       if (width > 0 && turn) {
         const T* x = &src(token0 + i, col);
-        const std::size_t pos = first + i;
         for (std::size_t k = 0; k < g.half; ++k) {
-          const T c = table(0, pos, k), s = table(1, pos, k), x1 = x[k], x2 = x[k + g.half];
-          out[k * col_stride] = (x1 * c - x2 * s) * factor;
-          out[(k + g.half) * col_stride] = (x2 * c + x1 * s) * factor;
+          const auto y =
+              attention_kernels::rope_turn(table, first + i, k, x[k], x[k + g.half], false);
+          out[k * col_stride] = y.first * factor;
+          out[(k + g.half) * col_stride] = y.second * factor;
         }
       } else if (width > 0) {
         const T* x = &src(token0 + i, col);
@@ -225,16 +225,12 @@ KOKKOS_INLINE_FUNCTION void load_tile(const Member& team, const FusedAttentionGe
         out[k * col_stride] = i < count && k < g.dim ? src(token0 + i, col + k) * factor : T(0);
         return;
       }
-      T y1 = 0, y2 = 0;
-      if (i < count) {
-        const std::size_t pos = first + i;
-        const T c = table(0, pos, k), s = table(1, pos, k);
-        const T x1 = src(token0 + i, col + k), x2 = src(token0 + i, col + k + g.half);
-        y1 = (x1 * c - x2 * s) * factor;
-        y2 = (x2 * c + x1 * s) * factor;
-      }
-      out[k * col_stride] = y1;
-      out[(k + g.half) * col_stride] = y2;
+      attention_kernels::TurnedPair<T> y{0, 0};
+      if (i < count)
+        y = attention_kernels::rope_turn(table, first + i, k, src(token0 + i, col + k),
+                                         src(token0 + i, col + k + g.half), false);
+      out[k * col_stride] = y.first * factor;
+      out[(k + g.half) * col_stride] = y.second * factor;
     });
     if (turn && end > g.dim)
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile * (end - g.dim)), [&](std::size_t e) {
@@ -260,10 +256,9 @@ KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const FusedAttentionG
       out[k] = row[k] * factor;
       return;
     }
-    const std::size_t pos = first + i;
-    const T c = table(0, pos, k), s = table(1, pos, k), y1 = row[k], y2 = row[k + g.half];
-    out[k] = (y1 * c + y2 * s) * factor;
-    out[k + g.half] = (y2 * c - y1 * s) * factor;
+    const auto y = attention_kernels::rope_turn(table, first + i, k, row[k], row[k + g.half], true);
+    out[k] = y.first * factor;
+    out[k + g.half] = y.second * factor;
   });
 }
 
@@ -455,7 +450,7 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
         // o sums in a's rows on a GPU (its shared memory holds no more), in scratch on a CPU
         // (a's rows, a hidden size apart, would share cache sets; the fused forward pass took
         // 1.6x as long there).
-        T* const o_tile = shrink + tile;
+        T* const o_tile = kHostBackend ? shrink + tile : nullptr;
         const TileOut<T> o = kHostBackend
                                  ? TileOut<T>{o_tile, int(row_ld), int(tile), int(padded), shrink}
                                  : rows_out(g, a, 0, sh, q_first, q_count, shrink);

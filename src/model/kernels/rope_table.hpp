@@ -34,6 +34,19 @@ void fill_rope_table(const ExecSpace& space, const AttentionShape& s, const Pack
       });
 }
 
+// Dimensions d and d + dim/2 (x1, x2) of position i turned by their angle, or back with
+// `inverse` (a gradient's turn): one formula for every kernel that turns.
+template <class T>
+struct TurnedPair {
+  T first, second;
+};
+template <class T>
+KOKKOS_INLINE_FUNCTION TurnedPair<T> rope_turn(const Packed<T>& table, std::size_t i, std::size_t d,
+                                               T x1, T x2, bool inverse) {
+  const T c = table(0, i, d), sn = inverse ? -table(1, i, d) : table(1, i, d);
+  return {x1 * c - x2 * sn, x2 * c + x1 * sn};
+}
+
 }  // namespace attention_kernels
 
 }  // namespace meshslice
