@@ -1,9 +1,9 @@
 #pragma once
 // Blocking sums (and maxima) of small device matrices over a mesh axis: the training step's
-// per-token statistics (RMSNorm, the vocabulary's softmax), norm-gain gradients and scalars
-// (loss, gradient norm). They are a few kilobytes and sit on the step's critical path, so they
-// go through MPI_Allreduce on a host mirror allocated once, not through the ring collectives'
-// pipelines.
+// per-token statistics (RMSNorm, the vocabulary's softmax) and norm-gain gradients (host scalars:
+// comm/host_collectives.hpp). They are a few kilobytes and sit on the step's critical path, so
+// they go through MPI_Allreduce on a host mirror allocated once, not through the ring
+// collectives' pipelines.
 //
 //     SmallAllReduce<float> reduce(max_elements);
 //     reduce.sum(space, torus.axis(Axis::col), dot);   // dot = sum over the ring of dot
@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <string>
 
+#include "comm/host_collectives.hpp"
 #include "comm/mpi_datatype.hpp"
-#include "comm/recorded_op.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
@@ -47,23 +47,12 @@ class SmallAllReduce {
     const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), n);
     Kokkos::deep_copy(space, host, flat);
     fence(space, "small_all_reduce");
-    {
-      const RecordedOp recorded(ring_op(CommKind::all_reduce, ring, n, sizeof(T)));
-      MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), mpi_datatype<T>(), op,
-                    ring.comm());
-    }
+    reduce_over(ring, host.data(), n, mpi_datatype<T>(), op);
     Kokkos::deep_copy(space, flat, host);
     fence(space, "small_all_reduce");
   }
 
   Kokkos::View<T*, Kokkos::HostSpace> host_;
 };
-
-// A host scalar summed over `ring` (a loss, a squared norm).
-inline double sum_over(const AxisComm& ring, double value) {
-  const RecordedOp op(ring_op(CommKind::all_reduce, ring, 1, sizeof(double)));
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, ring.comm());
-  return value;
-}
 
 }  // namespace meshslice

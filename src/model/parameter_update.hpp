@@ -21,6 +21,7 @@
 #include "comm/small_all_reduce.hpp"
 #include "core/errors.hpp"
 #include "exec/caller_work.hpp"
+#include "exec/host_reduction.hpp"
 #include "model/gradient_sync.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/kernels/multi_tensor.hpp"
@@ -102,7 +103,8 @@ class ParameterUpdate {
     for (const Parameter<T>& p : params_)
       if (!std::isfinite(sum_squares(space, p.sharded() ? p.grad_row : p.grad)))
         first = std::min<unsigned long long>(first, p.order);
-    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ex_.torus().comm());
+    reduce_through(ex_, "nonfinite_gradient", {Axis::tp, Axis::pp, Axis::dp}, &first, 1,
+                   MPI_UNSIGNED_LONG_LONG, MPI_MIN);
     return static_cast<std::size_t>(first);
   }
 
@@ -162,14 +164,8 @@ class ParameterUpdate {
     });
     const Torus& torus = ex_.torus();
     if (sharded_)
-      ex_.communicate(
-          "gradient_norm", Axis::dp, {CommWork::all_reduce, static_cast<double>(partials.size())},
-          [&] {
-            const AxisComm& dp = torus.axis(Axis::dp);
-            const RecordedOp op(ring_op(CommKind::all_reduce, dp, partials.size(), sizeof(double)));
-            MPI_Allreduce(MPI_IN_PLACE, partials.data(), static_cast<int>(partials.size()),
-                          MPI_DOUBLE, MPI_SUM, dp.comm());
-          });
+      reduce_through(ex_, "gradient_norm", {Axis::dp}, partials.data(), partials.size(), MPI_DOUBLE,
+                     MPI_SUM);
     double local = 0;
     for (const double p : partials) local += p;
     double squares = 0;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "comm/small_all_reduce.hpp"
+#include "exec/host_reduction.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/model_buffer.hpp"
 #include "model/model_math.hpp"
@@ -386,7 +387,7 @@ std::vector<int> Trainer<Exec>::generate(const std::vector<int>& prompt, std::si
     generating_.reset();
     // Mesh row 0 of the last stage chose it: every rank takes it.
     int token = ex_.coord(Axis::row) == 0 ? generated_ : -1;
-    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_MAX, ex_.torus().comm());
+    reduce_through(ex_, "next_token", {Axis::tp, Axis::pp, Axis::dp}, &token, 1, MPI_INT, MPI_MAX);
     context.push_back(token);
     made.push_back(token);
   }

@@ -21,10 +21,11 @@
 //     model.backward(chunk, slot, dy, dx, k > 0, k == m - 1);  // accumulate; last: start dp
 //
 // Weight gradients accumulate over micro-batches through the GEMMs' beta = 1. A checkpointed
-// block keeps only its input per slot and recomputes the rest in the backward pass.
+// block keeps only its input per slot and recomputes the rest in the backward pass
+// (model/activation_store.hpp).
 //
 // A language model (shape.vocab > 0) adds its two ends on the ranks that hold the first and the
-// last block (model/vocab_parallel.hpp):
+// last block (model/modules/lm_ends.hpp):
 //
 //     model.embed(batch, x);                              // the first chunk's input
 //     double loss = model.head_loss(batch, y, 1.0 / T, dy, k > 0, k == m - 1);  // dy: y's gradient
@@ -37,55 +38,40 @@
 // also times every op of the step on an emulated machine (the training driver's hardware mode).
 // The tensors are the real executor's shards; the FC layers and the dp averaging take them
 // through Exec::wrap, the step's own kernels and collectives go through Exec::compute and
-// Exec::communicate with their costs (exec/caller_work.hpp). Definitions in
+// Exec::communicate with their costs (exec/caller_work.hpp). The Transformer orchestrates; its
+// parts live in their own files: the parameters' making (model/parameter_maker.hpp), the norms
+// (model/modules/rms_norm.hpp), the re-layouts (model/relayouts.hpp), the saved activations
+// (model/activation_store.hpp), a language model's ends (model/modules/lm_ends.hpp) and the dp
+// averaging and optimizer step (model/parameter_update.hpp). Definitions in
 // model/transformer_impl.hpp; model/transformer.cpp instantiates the real executors.
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "comm/block_transpose.hpp"
-#include "comm/small_all_reduce.hpp"
 #include "exec/real_executor.hpp"
+#include "model/activation_store.hpp"
 #include "model/block_layers.hpp"
 #include "model/fc_layer.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
+#include "model/memory_use.hpp"
 #include "model/model_config.hpp"
+#include "model/modules/lm_ends.hpp"
+#include "model/modules/rms_norm.hpp"
 #include "model/optimizer.hpp"
+#include "model/parameter_maker.hpp"
 #include "model/parameter_set.hpp"
 #include "model/parameter_update.hpp"
+#include "model/relayouts.hpp"
 #include "model/token_sampling.hpp"
 #include "model/vocab_parallel.hpp"
 
 namespace meshslice {
-
-// What one re-layout costs: the elements the busiest chip of the mesh sends (a blocking
-// all-to-all ends with its slowest exchange, so every chip's takes as long: the emulated time),
-// and those this chip sends.
-struct RelayoutCost {
-  double busiest = 0, own = 0;
-};
-
-// Re-layouts run so far and what they sent (the step summary reports them).
-struct RelayoutCount {
-  std::size_t count = 0;
-  double bytes = 0;
-};
-
-struct MemoryUse {
-  std::size_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0, work = 0;
-  // What the GEMM plans, the re-layouts and the dp averaging planned for themselves.
-  std::size_t workspaces = 0;
-  std::size_t total() const {
-    return parameters + gradients + optimizer_state + activations + work + workspaces;
-  }
-};
 
 // Consecutive blocks a rank holds, and how many micro-batches' activations it keeps for them.
 struct ModelChunk {
@@ -153,30 +139,23 @@ class Transformer {
   // not finite, or "" when all are. Collective over the job.
   std::string first_nonfinite_gradient();
 
-  // A language model (shape.vocab > 0; model/vocab_parallel.hpp): the rank holding the first
-  // block embeds the tokens into the first chunk's input, the one holding the last block turns
-  // the last chunk's output into the loss: RMSNorm, the head (H -> V_p, as the plan's lm_head
-  // says: Y-stationary keeping W, or X-stationary keeping W^T, the embedding's table when tied)
-  // and the vocabulary-parallel cross-entropy.
-  bool embeds() const { return embedding_ != kNone; }
-  bool has_head() const { return final_gain_ != kNone; }
-  const VocabSplit& vocab() const { return vocab_; }
-  // x (standard layout) = the embedding of the micro-batch's tokens.
-  void embed(const TokenBatch& batch, const Mat& x);
-  // The table's gradient for dx, the gradient of embed()'s x; accumulate and sync as backward().
-  void embed_backward(const TokenBatch& batch, const Mat& dx, bool accumulate, bool sync);
-  // The cross-entropy of y (the last block's output) against the batch's targets: `scale` times
-  // its gradient into dy, the head's and the final gain's gradients (accumulate and sync as
-  // backward()); dy empty: an evaluation, the loss alone. Returns the sum of this mesh row's
-  // token losses on mesh column 0, and 0 on the other columns, so that a sum over the mesh
-  // counts each token once.
+  // A language model (shape.vocab > 0): its ends (model/modules/lm_ends.hpp) on the ranks
+  // holding the first block (the embedding) and the last one (the final norm, the head and the
+  // cross-entropy); `sync` as in backward().
+  bool embeds() const { return lm_ && lm_->embeds(); }
+  bool has_head() const { return lm_ && lm_->has_head(); }
+  const VocabSplit& vocab() const;  // every rank of a language model
+  void embed(const TokenBatch& batch, const Mat& x) { lm_->embed(batch, x); }
+  void embed_backward(const TokenBatch& batch, const Mat& dx, bool accumulate, bool sync) {
+    lm_->embed_backward(batch, dx, accumulate, sync ? update_.get() : nullptr);
+  }
   double head_loss(const TokenBatch& batch, const Mat& y, double scale, const Mat& dy,
-                   bool accumulate, bool sync);
-  // Decoding: the next token after this chip's token `row` (rows of the standard layout), from
-  // y, the last block's output, greedy or drawn (draw `draw` of `sampling`); the same id on every
-  // chip of the mesh row (collective over it). The logits stay split: each chip offers its best
-  // score (model/token_sampling.hpp), the row agrees.
-  int next_token(const Mat& y, std::size_t row, const TokenSampling& sampling, std::uint64_t draw);
+                   bool accumulate, bool sync) {
+    return lm_->head_loss(batch, y, scale, dy, accumulate, sync ? update_.get() : nullptr);
+  }
+  int next_token(const Mat& y, std::size_t row, const TokenSampling& sampling, std::uint64_t draw) {
+    return lm_->next_token(y, row, sampling, draw);
+  }
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
   // Collective over the replica's ranks (every stage, the one holding the block answers).
@@ -186,50 +165,33 @@ class Transformer {
   // model's): what a checkpoint writes and reads.
   const ParameterSet<T>& parameters() const { return params_; }
   const Optimizer<T>& optimizer() const { return optimizer_; }
-  const RelayoutCount& relayouts() const { return relayouts_; }
+  const RelayoutCount& relayouts() const { return relayouts_.count(); }
   // Bytes this rank holds for the model, by kind.
   const MemoryUse& memory() const { return memory_; }
 
  private:
-  // What the backward pass needs of one block and micro-batch, each in the layout its consumer
-  // reads.
-  struct Saved {
-    Mat x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
-    Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
-  };
+  using Saved = SavedActivations<T>;
   struct Block {
     std::size_t index = 0;  // in the model (the seeding's block number)
     bool checkpointed = false;
-    std::size_t params = 0;    // its kParamKinds parameters' place in params_, in ParamKind order
-    std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
+    std::size_t params = 0;  // its kParamKinds parameters' place in params_, in ParamKind order
+    std::size_t stored = 0;  // its id in activations_
   };
 
-  // Allocates and counts into `use` (one of memory_'s fields).
-  Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use);
-  static constexpr std::size_t kNone = ~std::size_t{0};
-  // Block `block`'s parameter `kind` into params_, initialised from `seed`, with its gradient
-  // and optimizer state when trainable.
-  void add_parameter(std::size_t block, ParamKind kind, std::uint64_t seed);
-  // `p` (its name, order, shape and layout set) with a rows x cols shard initialised from
-  // (seed, stream, std_dev), and its gradient and state; returns its place in params_.
-  std::size_t add_parameter(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
-                            std::uint64_t stream, double std_dev);
-  // A language model's parameters and layers on the ranks that hold its first and last blocks.
-  void add_lm_ends(std::uint64_t seed);
-  Parameter<T> lm_parameter(LmParam param, std::size_t row0, std::size_t col0) const;
-  // The head's weight: its own, or tied, the embedding's table.
-  const Parameter<T>& head_weight() const { return params_[shape_.tied_head ? embedding_ : head_]; }
-  // logits_ = the head of the final norm of y (the last block's output); h_ keeps the norm's.
-  void head_logits(const Mat& y);
+  // Block `block`'s parameter `kind`, initialised from `seed`.
+  void add_parameter(ParameterMaker<Exec>& make, std::size_t block, ParamKind kind,
+                     std::uint64_t seed);
+  // A language model's ends, with their parameters where this rank holds the first or the
+  // last block.
+  void add_lm_ends(ParameterMaker<Exec>& make, std::uint64_t seed);
   // The logical parameter `name` of shape `logical`, gathered (see gather()).
   std::vector<double> gather(const std::string& name, const ParamShape& logical) const;
+  // A T x width work buffer in `layout`, counted into `use` (one of memory_'s fields).
   Mat activation(Layout layout, std::size_t width, const char* label, std::size_t& use);
-  // A full set of saved activations (x_in too unless `with_input` is false); `in_staging`: the
-  // recomputation's, partly in the forward pass's staging buffers.
-  Saved saved_set(bool with_input, std::size_t& use, bool in_staging = false);
-  // The activations block b works in for `slot`: its own, or the recomputation's set around its
-  // saved input.
-  Saved working_set(const Block& b, std::size_t slot) const;
+  // The activations block b works in for `slot` (model/activation_store.hpp).
+  Saved working_set(const Block& b, std::size_t slot) const {
+    return activations_.working_set(b.stored, slot);
+  }
   Block& block_of(std::size_t chunk, std::size_t i) { return blocks_[chunk_begin_[chunk] + i]; }
   const Parameter<T>& param(const Block& b, ParamKind kind) const {
     return params_[b.params + static_cast<std::size_t>(kind)];
@@ -241,20 +203,6 @@ class Transformer {
   void fc_forward(FcKind k, const Mat& x, const Mat& w, const Mat& y);
   void fc_backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
   void fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw, bool accumulate);
-  // The planned transpose of a T x width activation out of layout `from` (made on first use).
-  BlockTranspose<T>& transpose_for(Layout from, std::size_t width);
-  // A re-layout of a T x width activation out of layout `from` (planned on first use; a
-  // data-free executor's model only computes it).
-  const RelayoutCost& relayout_cost(Layout from, std::size_t width);
-  // dst = src^T, from `from` layout to the other; counts it.
-  void relayout(const Mat& src, Layout from, std::size_t width, const Mat& dst);
-  // src (standard) in `want`: src itself, or its re-layout into dst.
-  const Mat& in_layout(const Mat& src, Layout want, std::size_t width, const Mat& dst);
-  // produce(m) writes a tensor in layout `made` into m; it lands in dst, which wants layout
-  // `wanted`: written there directly, or into `staging` and re-laid out into dst.
-  template <class Produce>
-  void produce_into(Layout made, Layout wanted, std::size_t width, const Mat& staging,
-                    const Mat& dst, Produce&& produce);
   // The norm of x into layer k's input (written there, or re-laid out into it).
   void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& input);
   // Layer k's forward with its output (or input gradient) in the standard layout, through the
@@ -263,12 +211,6 @@ class Transformer {
   void backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
   // The gradient of layer k's output (standard) in the layout the layer gives its output.
   const Mat& output_gradient(FcKind k, const Mat& dy);
-  void norm_forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h);
-  // dx += the norm's input gradient for dh; the gain's gradient into dgain.
-  // dgain is overwritten, or with `accumulate` added to.
-  void norm_backward(const Mat& dh, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& dx,
-                     const Mat& dgain, bool accumulate);
-  void sum_small(Axis axis, const Mat& x);  // x = its sum over the ring of `axis` (blocking)
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
@@ -297,38 +239,27 @@ class Transformer {
   ModelShape shape_;
   ModelPlan plan_;
   bool trainable_;
-  bool zero_;
-  std::size_t dp_;
   ParameterSet<T> params_;
   Optimizer<T> optimizer_;
   std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
   std::vector<ModelChunk> chunks_;
-  std::vector<std::size_t> chunk_begin_;  // blocks_ index of each chunk's first block
-  std::vector<Block> blocks_;             // this rank's, chunk by chunk
-  Saved recompute_;                       // the checkpointed blocks' activations, recomputed
+  std::vector<std::size_t> chunk_begin_;           // blocks_ index of each chunk's first block
+  std::vector<Block> blocks_;                      // this rank's, chunk by chunk
+  ActivationStore<Exec> activations_;              // what the blocks keep for their backward passes
   std::unique_ptr<ParameterUpdate<Exec>> update_;  // trainable: dp averaging, norm, optimizer
-  std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<BlockTranspose<T>>> transposes_;
-  std::map<std::pair<bool, std::size_t>, RelayoutCost> relayout_costs_;  // (from standard, width)
-  SmallAllReduce<T> small_;
+  Relayouts<Exec> relayouts_;
+  RmsNorm<Exec> norm_;  // every norm of the model: its work buffers and sums
   AttentionShape attention_;
   std::unique_ptr<LocalAttention<T>> local_attention_;
   std::array<LocalWork, 2> attention_work_;  // what its forward and backward passes cost
   // Work buffers shared by the blocks (standard layout unless named otherwise).
-  Mat h_, o_, ss_, dot_, gain_tiles_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
+  Mat h_, o_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
   Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
-  Mat g_gain_;                       // a gain's gradient before it is added to the accumulated one
   std::array<Mat, 2> g_x_;           // the residual stream's gradient, block to block
   std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
   std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
   Mat z_;                            // GeLU output before its re-layout to FF2's input
-  // A language model's ends (places in params_: kNone where not held).
-  VocabSplit vocab_;
-  std::size_t embedding_ = kNone, final_gain_ = kNone, head_ = kNone;
-  std::unique_ptr<TokenEmbedding<Exec>> embedding_layer_;
-  std::unique_ptr<FcLayer<Exec>> head_layer_;
-  std::unique_ptr<VocabCrossEntropy<Exec>> cross_entropy_;
-  Mat final_rinv_, logits_;  // the final norm's 1 / rms; the logits, then their gradient
-  RelayoutCount relayouts_;
+  std::unique_ptr<LanguageModelEnds<Exec>> lm_;  // a language model's (shape.vocab > 0)
   MemoryUse memory_;
 };
 

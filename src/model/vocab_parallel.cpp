@@ -1,9 +1,8 @@
 #include "model/vocab_parallel.hpp"
 
-#include <mpi.h>
-
 #include <string>
 
+#include "comm/host_collectives.hpp"
 #include "core/errors.hpp"
 
 namespace meshslice {
@@ -58,10 +57,7 @@ TokenBatch make_token_batch(const Torus& torus, const VocabSplit& vocab,
           " tokens with ", row_targets.size(), " targets");
   require_ids(row_ids, vocab.vocab, "token");
   require_ids(row_targets, vocab.vocab, "target");
-  const AxisComm& ring = torus.axis(Axis::row);
-  std::vector<int> ids(row_ids.size() * static_cast<std::size_t>(ring.size()));
-  MPI_Allgather(row_ids.data(), static_cast<int>(row_ids.size()), MPI_INT, ids.data(),
-                static_cast<int>(row_ids.size()), MPI_INT, ring.comm());
+  const std::vector<int> ids = all_gather_over(torus.axis(Axis::row), row_ids);
   // This chip's table rows' tokens, grouped by id in batch order (a counting sort).
   const std::size_t rows = vocab.table_rows();
   const std::size_t first = vocab.table_first(static_cast<std::size_t>(torus.coord(Axis::row)));

@@ -1,0 +1,154 @@
+#pragma once
+// The activations the blocks of a rank keep from their forward passes for their backward passes
+// (model/block_layers.hpp says which layer saves what): a full set per block and activation slot
+// (a micro-batch in flight), or for a checkpointed block its input alone, with one set shared by
+// the checkpointed blocks that a recomputation fills again in the backward pass. The shared set
+// keeps some inputs in the forward pass's staging buffers where the layouts allow (see
+// add_recomputation()).
+//
+//     ActivationStore<Exec> store(ex, shape, plan, attention.saved_elements());
+//     std::size_t id = store.add_block(/*checkpointed=*/false, slots);   // per block
+//     store.add_recomputation(normed, output);              // when a block is checkpointed
+//     SavedActivations<T> s = store.working_set(id, slot);  // what block `id` works in
+#include <cstddef>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "core/kokkos_types.hpp"
+#include "model/layer_plan.hpp"
+#include "model/model_buffer.hpp"
+#include "model/model_config.hpp"
+
+namespace meshslice {
+
+// What the backward pass needs of one block and micro-batch, each in the layout its consumer
+// reads.
+template <class T>
+struct SavedActivations {
+  Matrix<T> x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
+  Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
+};
+
+// A T x width activation shard in `layout` on ex's mesh (T: the model's tokens), its bytes
+// added to `use`.
+template <class Exec>
+Matrix<typename Exec::Scalar> activation_matrix(const Exec& ex, std::size_t tokens, Layout layout,
+                                                std::size_t width, const char* label,
+                                                std::size_t& use) {
+  const std::size_t pr = ex.mesh_rows(), pc = ex.mesh_cols();
+  const std::size_t rows = layout == Layout::standard ? tokens / pr : width / pr;
+  const std::size_t cols = layout == Layout::standard ? width / pc : tokens / pc;
+  use += rows * cols * sizeof(typename Exec::Scalar);
+  return model_matrix<Exec>(label, rows, cols);
+}
+
+template <class Exec>
+class ActivationStore {
+ public:
+  using T = typename Exec::Scalar;
+  using Mat = Matrix<T>;
+  using Saved = SavedActivations<T>;
+
+  ActivationStore(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
+                  std::size_t attention_elements)
+      : ex_(ex), shape_(shape), plan_(plan), attention_elements_(attention_elements) {}
+
+  // A block's `slots` sets (checkpointed: its input alone); returns its id.
+  std::size_t add_block(bool checkpointed, std::size_t slots) {
+    Block& b = blocks_.emplace_back();
+    b.checkpointed = checkpointed;
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+      if (!checkpointed) {
+        b.saved.push_back(saved_set(true));
+        continue;
+      }
+      Saved input;
+      input.x_in = activation(Layout::standard, shape_.hidden, "x_in");
+      b.saved.push_back(input);
+    }
+    return blocks_.size() - 1;
+  }
+
+  // The set the checkpointed blocks' recomputations fill, once every block is added, where any
+  // is checkpointed. It keeps QKV's and FF1's inputs in the forward pass's staging buffers
+  // `normed` (a norm's output) and `output` (an FC layer's), where their layouts allow: the
+  // backward pass touches neither; within a forward pass `normed` is free once QKV's input is
+  // written unless FF1's norm stages there (a transposed FF1 input), and `output` once the
+  // attention residual has read it (a recomputation stops before FF2 writes it; a model without
+  // gradients keeps nothing).
+  void add_recomputation(const Mat& normed, const Mat& output) {
+    for (const Block& b : blocks_)
+      if (b.checkpointed) {
+        recompute_ = saved_set(false, &normed, &output);
+        return;
+      }
+  }
+
+  // Block id's input for `slot`: the residual stream the block starts from.
+  const Mat& input(std::size_t id, std::size_t slot) const {
+    return blocks_[id].saved.at(slot).x_in;
+  }
+  // The activations block `id` works in for `slot`: its own, or the recomputation's set around
+  // its saved input.
+  Saved working_set(std::size_t id, std::size_t slot) const {
+    const Block& b = blocks_.at(id);
+    MESHSLICE_ASSERT(slot < b.saved.size(), "ActivationStore: activation slot ", slot,
+                     " of a block with ", b.saved.size());
+    if (!b.checkpointed) return b.saved[slot];
+    Saved s = recompute_;
+    s.x_in = b.saved[slot].x_in;
+    return s;
+  }
+  // The bytes of every saved set.
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  struct Block {
+    bool checkpointed = false;
+    std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
+  };
+
+  Mat activation(Layout layout, std::size_t width, const char* label) {
+    return activation_matrix(ex_, shape_.tokens(), layout, width, label, bytes_);
+  }
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label) {
+    bytes_ += rows * cols * sizeof(T);
+    return model_matrix<Exec>(label, rows, cols);
+  }
+  const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
+
+  // A full set of saved activations (x_in too unless `with_input` is false); the staging
+  // buffers given: the recomputation's (see add_recomputation()).
+  Saved saved_set(bool with_input, const Mat* normed = nullptr, const Mat* output = nullptr) {
+    const std::size_t H = shape_.hidden, rows = shape_.tokens() / ex_.mesh_rows();
+    const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
+    const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+    const bool ff1_in_output = output && p1.input() == Layout::standard;
+    const bool qkv_in_normed = normed && ff1_in_output && pq.input() == Layout::standard;
+    Saved s;
+    if (with_input) s.x_in = activation(Layout::standard, H, "x_in");
+    s.rinv1 = alloc(rows, 1, "rinv");
+    s.qkv_in = qkv_in_normed ? *normed : activation(pq.input(), H, "qkv_in");
+    s.qkv = activation(Layout::standard, 3 * H, "qkv");
+    s.attention = model_vector<Exec>("attention_saved", attention_elements_);
+    bytes_ += elements(s.attention) * sizeof(T);
+    s.a = activation(Layout::standard, H, "attention");
+    s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in");
+    s.x_mid = activation(Layout::standard, H, "x_mid");
+    s.rinv2 = alloc(rows, 1, "rinv");
+    s.ff1_in = ff1_in_output ? *output : activation(p1.input(), H, "ff1_in");
+    s.u = activation(p1.output(), shape_.ffn(), "ff1_out");
+    s.ff2_in = activation(p2.input(), shape_.ffn(), "ff2_in");
+    return s;
+  }
+
+  const Exec& ex_;
+  ModelShape shape_;
+  ModelPlan plan_;
+  std::size_t attention_elements_;
+  std::vector<Block> blocks_;
+  Saved recompute_;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace meshslice

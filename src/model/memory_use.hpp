@@ -1,0 +1,16 @@
+#pragma once
+// The bytes a rank holds for the model, by kind (the memory estimate and the step summary).
+#include <cstddef>
+
+namespace meshslice {
+
+struct MemoryUse {
+  std::size_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0, work = 0;
+  // What the GEMM plans, the re-layouts and the dp averaging planned for themselves.
+  std::size_t workspaces = 0;
+  std::size_t total() const {
+    return parameters + gradients + optimizer_state + activations + work + workspaces;
+  }
+};
+
+}  // namespace meshslice

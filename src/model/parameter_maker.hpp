@@ -1,0 +1,78 @@
+#pragma once
+// The model's trainable tensors made as its parts declare them (model/parameter_set.hpp): each
+// shard allocated and drawn from its seed stream; on a trainable model also its gradient, its
+// ZeRO-1 row of the averaged gradient (the optimizer state sharded over dp where the shard's
+// elements divide over it) and its optimizer state; the bytes counted into the model's memory.
+//
+//     ParameterMaker<Exec> make(ex, set, optimizer, trainable, zero, memory);
+//     std::size_t i = make.add(std::move(p), rows, cols, seed, stream, std_dev);  // set[i]
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "model/kernels/elementwise.hpp"
+#include "model/memory_use.hpp"
+#include "model/model_buffer.hpp"
+#include "model/optimizer.hpp"
+#include "model/parameter_set.hpp"
+
+namespace meshslice {
+
+template <class Exec>
+class ParameterMaker {
+ public:
+  using T = typename Exec::Scalar;
+  using Mat = Matrix<T>;
+
+  ParameterMaker(Exec& ex, ParameterSet<T>& set, Optimizer<T>& optimizer, bool trainable, bool zero,
+                 MemoryUse& memory)
+      : ex_(ex),
+        set_(set),
+        optimizer_(optimizer),
+        trainable_(trainable),
+        zero_(trainable && zero),
+        memory_(memory) {}
+
+  const ParameterSet<T>& set() const { return set_; }
+
+  // `p` (its name, order, shape and layout set) with a rows x cols shard initialised from
+  // (seed, stream, std_dev); returns its place in the set.
+  std::size_t add(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
+                  std::uint64_t stream, double std_dev) {
+    p.value = alloc(rows, cols, p.name.c_str(), memory_.parameters);
+    if constexpr (Exec::holds_data)
+      fill_parameter(ex_.compute_space(), p.value, p.layout, seed, stream, std_dev);
+    if (trainable_) {
+      p.grad = alloc(rows, cols, "gradient", memory_.gradients);
+      const std::size_t n = rows * cols, dp = static_cast<std::size_t>(ex_.size(Axis::dp));
+      if (zero_ && dp > 1 && n % dp == 0) {  // ZeRO-1: this replica's row of dp
+        p.grad_row = alloc(1, n / dp, "gradient_shard", memory_.gradients);
+        p.dp_rows = dp;
+        p.dp_row = static_cast<std::size_t>(ex_.coord(Axis::dp));
+      }
+      const Mat updated = p.updated();
+      std::vector<Mat> state;
+      for (std::size_t i = 0; i < optimizer_.state_count(); ++i)
+        state.push_back(alloc(updated.extent(0), updated.extent(1), "optimizer_state",
+                              memory_.optimizer_state));
+      optimizer_.add(std::move(state));
+    }
+    set_.add(std::move(p));
+    return set_.size() - 1;
+  }
+
+ private:
+  Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use) {
+    use += rows * cols * sizeof(T);
+    return model_matrix<Exec>(label, rows, cols);
+  }
+
+  Exec& ex_;
+  ParameterSet<T>& set_;
+  Optimizer<T>& optimizer_;
+  bool trainable_, zero_;
+  MemoryUse& memory_;
+};
+
+}  // namespace meshslice
