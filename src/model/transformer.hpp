@@ -67,6 +67,7 @@
 #include "model/parameter_maker.hpp"
 #include "model/parameter_set.hpp"
 #include "model/parameter_update.hpp"
+#include "model/planned_fc_layers.hpp"
 #include "model/relayouts.hpp"
 #include "model/token_sampling.hpp"
 #include "model/vocab_parallel.hpp"
@@ -197,20 +198,9 @@ class Transformer {
     return params_[b.params + static_cast<std::size_t>(kind)];
   }
   StoredLayout stored_layout(ParamKind kind) const;
-  const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
-  FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
-  // Layer k's GEMMs on this chip's shards (y = x w, dx = dy w^T, dw = x^T dy).
-  void fc_forward(FcKind k, const Mat& x, const Mat& w, const Mat& y);
-  void fc_backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
-  void fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw, bool accumulate);
+  const FcPlan& fc_plan(FcKind k) const { return fc_.plan(k); }
   // The norm of x into layer k's input (written there, or re-laid out into it).
   void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& input);
-  // Layer k's forward with its output (or input gradient) in the standard layout, through the
-  // layer's transposed buffer and a re-layout when the layer gives it transposed.
-  void forward_to_standard(FcKind k, const Mat& input, const Mat& w, const Mat& output);
-  void backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w, const Mat& dx);
-  // The gradient of layer k's output (standard) in the layout the layer gives its output.
-  const Mat& output_gradient(FcKind k, const Mat& dy);
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta);
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
@@ -239,28 +229,26 @@ class Transformer {
   ModelShape shape_;
   ModelPlan plan_;
   bool trainable_;
+  MemoryUse memory_;  // before the parts that count into it
   ParameterSet<T> params_;
   Optimizer<T> optimizer_;
-  std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
   std::vector<ModelChunk> chunks_;
   std::vector<std::size_t> chunk_begin_;           // blocks_ index of each chunk's first block
   std::vector<Block> blocks_;                      // this rank's, chunk by chunk
   ActivationStore<Exec> activations_;              // what the blocks keep for their backward passes
   std::unique_ptr<ParameterUpdate<Exec>> update_;  // trainable: dp averaging, norm, optimizer
   Relayouts<Exec> relayouts_;
-  RmsNorm<Exec> norm_;  // every norm of the model: its work buffers and sums
+  PlannedFcLayers<Exec> fc_;  // the block's FC layers, for every block
+  RmsNorm<Exec> norm_;        // every norm of the model: its work buffers and sums
   AttentionShape attention_;
   std::unique_ptr<LocalAttention<T>> local_attention_;
   std::array<LocalWork, 2> attention_work_;  // what its forward and backward passes cost
   // Work buffers shared by the blocks (standard layout unless named otherwise).
   Mat h_, o_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
-  Mat g_z_;                          // FF2's input gradient before its re-layout to FF1's output
-  std::array<Mat, 2> g_x_;           // the residual stream's gradient, block to block
-  std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
-  std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
-  Mat z_;                            // GeLU output before its re-layout to FF2's input
+  Mat g_z_;                 // FF2's input gradient before its re-layout to FF1's output
+  std::array<Mat, 2> g_x_;  // the residual stream's gradient, block to block
+  Mat z_;                   // GeLU output before its re-layout to FF2's input
   std::unique_ptr<LanguageModelEnds<Exec>> lm_;  // a language model's (shape.vocab > 0)
-  MemoryUse memory_;
 };
 
 extern template class Transformer<RealExecutor<float>>;

@@ -40,6 +40,14 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
           pr, " or another mesh");
 }
 
+// The executor, once the shape and the plan are checked against its mesh.
+template <class Exec>
+Exec& checked(Exec& ex, const ModelShape& shape, const ModelPlan& plan) {
+  check_shape(shape, ex.mesh_rows(), ex.mesh_cols());
+  check_lm_head_plan(shape, plan);
+  return ex;
+}
+
 // Attention's shape on this chip: its sequences, whole heads and kernels.
 template <class Exec>
 AttentionShape attention_shape(const Exec& ex, const ModelShape& s, const ModelPlan& plan) {
@@ -64,31 +72,13 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       trainable_(trainable),
       optimizer_(part.optimizer),
       chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
-      activations_((transformer_detail::check_shape(shape, ex.mesh_rows(), ex.mesh_cols()), ex),
-                   shape, plan,
+      activations_(transformer_detail::checked(ex, shape, plan), shape, plan,
                    transformer_detail::attention_shape(ex, shape, plan).saved_elements()),
       relayouts_(ex, shape.tokens()),
+      fc_(ex, shape, plan, trainable, relayouts_, memory_),
       norm_(ex, shape.tokens(), shape.hidden, trainable) {
-  check_lm_head_plan(shape, plan);
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
-  const std::size_t T_ = shape.tokens(), H = shape.hidden;
-  for (int k = 0; k < kFcKinds; ++k) {
-    const FcKind kind = FcKind(k);
-    const FcPlan& p = plan_[k];
-    try {
-      layers_[k] = std::make_unique<FcLayer<Exec>>(ex, p.stationary, p.transposed, T_,
-                                                   fc_inputs(shape, kind), fc_outputs(shape, kind),
-                                                   p.gemms, trainable);
-    } catch (const UserError& e) {
-      throw UserError(concat("layer ", fc_name(kind), ": ", e.what()));
-    }
-    if (p.output() == Layout::transposed)
-      out_t_[k] =
-          activation(Layout::transposed, fc_outputs(shape, kind), "fc_output_t", memory_.work);
-    if (p.input() == Layout::transposed && trainable)
-      in_t_[k] =
-          activation(Layout::transposed, fc_inputs(shape, kind), "fc_input_grad_t", memory_.work);
-  }
+  const std::size_t H = shape.hidden;
   attention_ = transformer_detail::attention_shape(ex, shape, plan);
   if constexpr (Exec::holds_data)
     local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
@@ -147,12 +137,9 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   }
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
   // step; nothing is allocated during a step).
-  for (int k = 0; k < kFcKinds; ++k) {
-    if (plan_[k].input() == Layout::transposed) relayouts_.plan(fc_inputs(shape, FcKind(k)));
-    if (plan_[k].output() == Layout::transposed) relayouts_.plan(fc_outputs(shape, FcKind(k)));
-  }
+  fc_.plan_relayouts();
   if (p2.input() != p1.output()) relayouts_.plan(shape.ffn());
-  for (const auto& l : layers_) memory_.workspaces += l->workspace_bytes();
+  memory_.workspaces += fc_.workspace_bytes();
   if (lm_) memory_.workspaces += lm_->workspace_bytes();
   memory_.workspaces += relayouts_.workspace_bytes();
   if (update_) memory_.workspaces += update_->workspace_bytes();
@@ -239,28 +226,6 @@ void Transformer<Exec>::norm_into_input(FcKind k, const Mat& x, const Mat& gain,
 }
 
 template <class Exec>
-void Transformer<Exec>::forward_to_standard(FcKind k, const Mat& input, const Mat& w,
-                                            const Mat& output) {
-  relayouts_.produce_into(fc_plan(k).output(), Layout::standard, fc_outputs(shape_, k),
-                          out_t_[static_cast<int>(k)], output,
-                          [&](const Mat& y) { fc_forward(k, input, w, y); });
-}
-
-template <class Exec>
-const typename Transformer<Exec>::Mat& Transformer<Exec>::output_gradient(FcKind k, const Mat& dy) {
-  return relayouts_.in_layout(dy, fc_plan(k).output(), fc_outputs(shape_, k),
-                              out_t_[static_cast<int>(k)]);
-}
-
-template <class Exec>
-void Transformer<Exec>::backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w,
-                                                  const Mat& dx) {
-  relayouts_.produce_into(fc_plan(k).input(), Layout::standard, fc_inputs(shape_, k),
-                          in_t_[static_cast<int>(k)], dx,
-                          [&](const Mat& d) { fc_backward_data(k, dy, w, d); });
-}
-
-template <class Exec>
 void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta) {
   // A copy, then an add that reads both and writes the sum.
   const double n = static_cast<double>(elements(out));
@@ -327,24 +292,25 @@ void Transformer<Exec>::layer_forward(BlockLayer layer, const Block& b, const Sa
     case BlockLayer::norm1:
       return norm_into_input(FcKind::qkv, s.x_in, w(ParamKind::norm1_gain), s.rinv1, s.qkv_in);
     case BlockLayer::qkv:
-      return forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
+      return fc_.forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
     case BlockLayer::attention:
       return ex_.compute("attention", attention_work_[0],
                          [&] { local_attention_->forward(space_, s.qkv, s.attention, s.a); });
     case BlockLayer::attn_out:
       relayouts_.in_layout(s.a, fc_plan(FcKind::attn_out).input(), H, s.ao_in);
-      return forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
+      return fc_.forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
     case BlockLayer::attn_residual: return residual(s.x_mid, s.x_in, o_);
     case BlockLayer::norm2:
       return norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
-    case BlockLayer::ff1: return fc_forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
+    case BlockLayer::ff1: return fc_.forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
     case BlockLayer::gelu:  // in FF1's output layout
       return relayouts_.produce_into(fc_plan(FcKind::ff1).output(), fc_plan(FcKind::ff2).input(), F,
                                      z_, s.ff2_in, [&](const Mat& z) {
                                        ex_.compute("gelu", kernel_work::gelu(double(elements(z))),
                                                    [&] { gelu_forward(space_, s.u, z); });
                                      });
-    case BlockLayer::ff2: return forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
+    case BlockLayer::ff2:
+      return fc_.forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
     case BlockLayer::ff_residual: return residual(out, s.x_mid, o_);
   }
 }
@@ -369,22 +335,6 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
 }
 
 template <class Exec>
-void Transformer<Exec>::fc_forward(FcKind k, const Mat& x, const Mat& w, const Mat& y) {
-  layer(k).forward(ex_.wrap(x), ex_.wrap(w), ex_.wrap(y));
-}
-
-template <class Exec>
-void Transformer<Exec>::fc_backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx) {
-  layer(k).backward_data(ex_.wrap(dy), ex_.wrap(w), ex_.wrap(dx));
-}
-
-template <class Exec>
-void Transformer<Exec>::fc_backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw,
-                                           bool accumulate) {
-  layer(k).backward_weight(ex_.wrap(x), ex_.wrap(dy), ex_.wrap(dw), accumulate);
-}
-
-template <class Exec>
 void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat& dout,
                                        const Mat& din, bool accumulate, bool sync) {
   for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
@@ -406,21 +356,21 @@ void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const S
     case BlockLayer::ff_residual:  // the residual path
       return residual(g_mid_, dout, Mat());
     case BlockLayer::ff2: {
-      const Mat& dy = output_gradient(FcKind::ff2, dout);
-      fc_backward_weight(FcKind::ff2, s.ff2_in, dy, grad(ParamKind::ff2), accumulate);
+      const Mat& dy = fc_.output_gradient(FcKind::ff2, dout);
+      fc_.backward_weight(FcKind::ff2, s.ff2_in, dy, grad(ParamKind::ff2), accumulate);
       done(ParamKind::ff2);
       return relayouts_.produce_into(fc_plan(FcKind::ff2).input(), fc_plan(FcKind::ff1).output(),
                                      shape_.ffn(), g_z_, g_u_, [&](const Mat& du) {
-                                       fc_backward_data(FcKind::ff2, dy, w(ParamKind::ff2), du);
+                                       fc_.backward_data(FcKind::ff2, dy, w(ParamKind::ff2), du);
                                      });
     }
     case BlockLayer::gelu:
       return ex_.compute("gelu_backward", kernel_work::gelu_backward(double(elements(g_u_))),
                          [&] { gelu_backward(space_, s.u, g_u_); });
     case BlockLayer::ff1:
-      fc_backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
+      fc_.backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
       done(ParamKind::ff1);
-      return backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
+      return fc_.backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
     case BlockLayer::norm2:
       norm_.backward(g_h_, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, g_mid_,
                      grad(ParamKind::norm2_gain), accumulate);
@@ -446,10 +396,10 @@ void Transformer<Exec>::fc_backward_in_standard(FcKind k, const Block& b, const 
                                                 const Mat& dy, const Mat& dx, bool accumulate,
                                                 bool sync) {
   const Parameter<T>& p = param(b, fc_param(k));
-  const Mat& dy_out = output_gradient(k, dy);  // in the layout the layer gives its output
-  fc_backward_weight(k, x, dy_out, p.grad, accumulate);
+  const Mat& dy_out = fc_.output_gradient(k, dy);  // in the layout the layer gives its output
+  fc_.backward_weight(k, x, dy_out, p.grad, accumulate);
   if (sync) update_->start(p);
-  backward_data_to_standard(k, dy_out, p.value, dx);
+  fc_.backward_data_to_standard(k, dy_out, p.value, dx);
 }
 
 template <class Exec>

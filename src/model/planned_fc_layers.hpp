@@ -1,0 +1,116 @@
+#pragma once
+// The transformer block's FC layers as the block plan says (model/layer_plan.hpp): each layer's
+// three distributed GEMMs (model/fc_layer.hpp) on this chip's shards, in the layouts the plan
+// gives its input and output, and the re-layouts between those and the standard layout the rest
+// of the block works in (model/relayouts.hpp). One object serves every block of a rank: the
+// weights are the blocks' own.
+//
+//     PlannedFcLayers<Exec> fc(ex, shape, plan, trainable, relayouts, memory);
+//     fc.forward_to_standard(FcKind::qkv, input, w, qkv);        // y = x w, standard layout
+//     const Mat& g = fc.output_gradient(FcKind::qkv, dqkv);      // in the layer's output layout
+//     fc.backward_weight(FcKind::qkv, input, g, dw, accumulate);  // dw (+)= x^T g
+//     fc.backward_data_to_standard(FcKind::qkv, g, w, dx);        // dx = g w^T, standard layout
+#include <array>
+#include <cstddef>
+#include <memory>
+
+#include "core/errors.hpp"
+#include "model/activation_store.hpp"
+#include "model/fc_layer.hpp"
+#include "model/layer_plan.hpp"
+#include "model/memory_use.hpp"
+#include "model/relayouts.hpp"
+
+namespace meshslice {
+
+template <class Exec>
+class PlannedFcLayers {
+ public:
+  using T = typename Exec::Scalar;
+  using Mat = Matrix<T>;
+
+  // UserError naming the layer when its plan cannot run on the mesh.
+  PlannedFcLayers(Exec& ex, const ModelShape& shape, const ModelPlan& plan, bool trainable,
+                  Relayouts<Exec>& relayouts, MemoryUse& memory)
+      : ex_(ex), shape_(shape), plan_(plan), relayouts_(relayouts) {
+    const std::size_t tokens = shape.tokens();
+    for (int k = 0; k < kFcKinds; ++k) {
+      const FcKind kind = FcKind(k);
+      const FcPlan& p = plan_[k];
+      const std::size_t in = fc_inputs(shape, kind), out = fc_outputs(shape, kind);
+      try {
+        layers_[k] = std::make_unique<FcLayer<Exec>>(ex, p.stationary, p.transposed, tokens, in,
+                                                     out, p.gemms, trainable);
+      } catch (const UserError& e) {
+        throw UserError(concat("layer ", fc_name(kind), ": ", e.what()));
+      }
+      if (p.output() == Layout::transposed)
+        out_t_[k] =
+            activation_matrix(ex, tokens, Layout::transposed, out, "fc_output_t", memory.work);
+      if (p.input() == Layout::transposed && trainable)
+        in_t_[k] =
+            activation_matrix(ex, tokens, Layout::transposed, in, "fc_input_grad_t", memory.work);
+    }
+  }
+
+  const FcPlan& plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
+
+  // Plans the re-layouts the layers need, both ways (sizes checked now, not in the first step).
+  void plan_relayouts() {
+    for (int k = 0; k < kFcKinds; ++k) {
+      if (plan_[k].input() == Layout::transposed) relayouts_.plan(fc_inputs(shape_, FcKind(k)));
+      if (plan_[k].output() == Layout::transposed) relayouts_.plan(fc_outputs(shape_, FcKind(k)));
+    }
+  }
+
+  // Layer k's GEMMs on this chip's shards, in the plan's layouts: y = x w, dx = dy w^T,
+  // dw = x^T dy (or with `accumulate` dw += x^T dy).
+  void forward(FcKind k, const Mat& x, const Mat& w, const Mat& y) {
+    layer(k).forward(ex_.wrap(x), ex_.wrap(w), ex_.wrap(y));
+  }
+  void backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx) {
+    layer(k).backward_data(ex_.wrap(dy), ex_.wrap(w), ex_.wrap(dx));
+  }
+  void backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw, bool accumulate) {
+    layer(k).backward_weight(ex_.wrap(x), ex_.wrap(dy), ex_.wrap(dw), accumulate);
+  }
+
+  // The forward pass with its output in the standard layout: through the layer's transposed
+  // buffer and a re-layout when the layer gives it transposed.
+  void forward_to_standard(FcKind k, const Mat& input, const Mat& w, const Mat& output) {
+    relayouts_.produce_into(plan(k).output(), Layout::standard, fc_outputs(shape_, k),
+                            out_t_[static_cast<int>(k)], output,
+                            [&](const Mat& y) { forward(k, input, w, y); });
+  }
+  // The input gradient in the standard layout, the same way.
+  void backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w, const Mat& dx) {
+    relayouts_.produce_into(plan(k).input(), Layout::standard, fc_inputs(shape_, k),
+                            in_t_[static_cast<int>(k)], dx,
+                            [&](const Mat& d) { backward_data(k, dy, w, d); });
+  }
+  // The gradient of layer k's output, dy (standard), in the layout the layer gives its output.
+  const Mat& output_gradient(FcKind k, const Mat& dy) {
+    return relayouts_.in_layout(dy, plan(k).output(), fc_outputs(shape_, k),
+                                out_t_[static_cast<int>(k)]);
+  }
+
+  // What the layers' GEMM plans hold.
+  std::size_t workspace_bytes() const {
+    std::size_t bytes = 0;
+    for (const auto& l : layers_) bytes += l->workspace_bytes();
+    return bytes;
+  }
+
+ private:
+  FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
+
+  Exec& ex_;
+  ModelShape shape_;
+  ModelPlan plan_;
+  Relayouts<Exec>& relayouts_;
+  std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
+  std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
+  std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
+};
+
+}  // namespace meshslice
