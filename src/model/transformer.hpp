@@ -39,10 +39,12 @@
 // The tensors are the real executor's shards; the FC layers and the dp averaging take them
 // through Exec::wrap, the step's own kernels and collectives go through Exec::compute and
 // Exec::communicate with their costs (exec/caller_work.hpp). The Transformer orchestrates; its
-// parts live in their own files: the parameters' making (model/parameter_maker.hpp), the norms
-// (model/modules/rms_norm.hpp), the re-layouts (model/relayouts.hpp), the saved activations
-// (model/activation_store.hpp), a language model's ends (model/modules/lm_ends.hpp) and the dp
-// averaging and optimizer step (model/parameter_update.hpp). Definitions in
+// parts live in their own files: a block's two halves (model/modules/attention_module.hpp,
+// gelu_mlp.hpp) over what they share (model/modules/block_context.hpp: the planned FC layers of
+// model/planned_fc_layers.hpp, the re-layouts of model/relayouts.hpp, the norm of
+// model/modules/rms_norm.hpp), the parameters' making (model/parameter_maker.hpp), the saved
+// activations (model/activation_store.hpp), a language model's ends (model/modules/lm_ends.hpp)
+// and the dp averaging and optimizer step (model/parameter_update.hpp). Definitions in
 // model/transformer_impl.hpp; model/transformer.cpp instantiates the real executors.
 #include <array>
 #include <cstddef>
@@ -56,11 +58,13 @@
 #include "exec/real_executor.hpp"
 #include "model/activation_store.hpp"
 #include "model/block_layers.hpp"
-#include "model/fc_layer.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
 #include "model/memory_use.hpp"
 #include "model/model_config.hpp"
+#include "model/modules/attention_module.hpp"
+#include "model/modules/block_context.hpp"
+#include "model/modules/gelu_mlp.hpp"
 #include "model/modules/lm_ends.hpp"
 #include "model/modules/rms_norm.hpp"
 #include "model/optimizer.hpp"
@@ -194,34 +198,16 @@ class Transformer {
     return activations_.working_set(b.stored, slot);
   }
   Block& block_of(std::size_t chunk, std::size_t i) { return blocks_[chunk_begin_[chunk] + i]; }
-  const Parameter<T>& param(const Block& b, ParamKind kind) const {
-    return params_[b.params + static_cast<std::size_t>(kind)];
-  }
+  BlockParams<T> params_of(const Block& b) const { return {&params_, b.params}; }
   StoredLayout stored_layout(ParamKind kind) const;
-  const FcPlan& fc_plan(FcKind k) const { return fc_.plan(k); }
-  // The norm of x into layer k's input (written there, or re-laid out into it).
-  void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& input);
-  // out = x + delta (delta empty: out = x), the residual stream.
-  void residual(const Mat& out, const Mat& x, const Mat& delta);
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
-  // The block's layers in order (model/block_layers.hpp); `out` empty: a recomputation, which
-  // stops once the backward pass has all it needs.
+  // The block's layers in order (model/block_layers.hpp), each run by the module that owns it;
+  // `out` empty: a recomputation, which stops once the backward pass has all it needs.
   void block_forward(const Block& b, const Saved& s, const Mat& out);
-  // The layers in reverse; `accumulate` and `sync` as in backward().
+  // The layers in reverse: the block's output gradient is dout, its input gradient din;
+  // `accumulate` and `sync` as in backward().
   void block_backward(const Block& b, const Saved& s, const Mat& dout, const Mat& din,
                       bool accumulate, bool sync);
-  // One layer's forward step (the block's output into `out`), and its backward step: the
-  // block's output gradient is dout, its input gradient din; between the layers the gradients
-  // pass through the work buffers g_*. With `sync`, the layer starts its parameter's dp
-  // averaging as soon as the gradient is complete.
-  void layer_forward(BlockLayer layer, const Block& b, const Saved& s, const Mat& out);
-  void layer_backward(BlockLayer layer, const Block& b, const Saved& s, const Mat& dout,
-                      const Mat& din, bool accumulate, bool sync);
-  // The backward step of FC layer k whose output gradient dy and input gradient dx are in the
-  // standard layout (x: its saved input); with `sync` its weight's dp averaging starts as soon
-  // as the weight gradient is made, to overlap the data GEMM.
-  void fc_backward_in_standard(FcKind k, const Block& b, const Mat& x, const Mat& dy, const Mat& dx,
-                               bool accumulate, bool sync);
 
   Exec& ex_;
   const Torus& torus_;
@@ -240,14 +226,12 @@ class Transformer {
   Relayouts<Exec> relayouts_;
   PlannedFcLayers<Exec> fc_;  // the block's FC layers, for every block
   RmsNorm<Exec> norm_;        // every norm of the model: its work buffers and sums
-  AttentionShape attention_;
-  std::unique_ptr<LocalAttention<T>> local_attention_;
-  std::array<LocalWork, 2> attention_work_;  // what its forward and backward passes cost
-  // Work buffers shared by the blocks (standard layout unless named otherwise).
-  Mat h_, o_, g_mid_, g_h_, g_a_, g_qkv_, g_u_;
-  Mat g_z_;                 // FF2's input gradient before its re-layout to FF1's output
-  std::array<Mat, 2> g_x_;  // the residual stream's gradient, block to block
-  Mat z_;                   // GeLU output before its re-layout to FF2's input
+  // Work buffers shared by the blocks (standard layout).
+  Mat h_, o_, g_mid_, g_h_;
+  std::array<Mat, 2> g_x_;      // the residual stream's gradient, block to block
+  BlockContext<Exec> context_;  // what the modules share (the buffers above)
+  std::unique_ptr<AttentionModule<Exec>> attention_;
+  std::unique_ptr<GeluMlp<Exec>> mlp_;
   std::unique_ptr<LanguageModelEnds<Exec>> lm_;  // a language model's (shape.vocab > 0)
 };
 

@@ -11,8 +11,6 @@
 
 #include "core/errors.hpp"
 #include "exec/host_reduction.hpp"
-#include "model/kernels/elementwise.hpp"
-#include "model/kernels/rmsnorm.hpp"
 #include "model/model_buffer.hpp"
 #include "model/model_math.hpp"
 
@@ -76,15 +74,10 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
                    transformer_detail::attention_shape(ex, shape, plan).saved_elements()),
       relayouts_(ex, shape.tokens()),
       fc_(ex, shape, plan, trainable, relayouts_, memory_),
-      norm_(ex, shape.tokens(), shape.hidden, trainable) {
+      norm_(ex, shape.tokens(), shape.hidden, trainable),
+      context_{ex, shape, fc_, relayouts_, norm_, {}, {}, {}, {}} {
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
-  attention_ = transformer_detail::attention_shape(ex, shape, plan);
-  if constexpr (Exec::holds_data)
-    local_attention_ = std::make_unique<LocalAttention<T>>(attention_, trainable);
-  attention_work_ = {attention_.forward_work(), attention_.backward_work()};
-  memory_.work += LocalAttention<T>::bytes_for(attention_, trainable);
-  const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
   for (const ModelChunk& c : chunks_) {
     MESHSLICE_ASSERT(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
                      "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,
@@ -96,7 +89,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       // A model without gradients keeps nothing for a backward pass: every block works in the
       // shared set.
       b.checkpointed = !trainable || part.checkpointed.count(bi) > 0;
-      b.params = params_.size();  // in ParamKind order: param(b, kind) indexes by kind
+      b.params = params_.size();  // in ParamKind order: params_of(b)[kind] finds each
       for (const BlockLayerSpec& layer : block_layers())
         if (layer.trains) add_parameter(make, bi, layer.param, seed);
       b.stored = activations_.add_block(b.checkpointed, c.slots);
@@ -104,20 +97,22 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   }
   h_ = activation(Layout::standard, H, "normed", memory_.work);
   o_ = activation(Layout::standard, H, "fc_output", memory_.work);
-  if (trainable) g_h_ = activation(Layout::standard, H, "grad_normed", memory_.work);
+  if (trainable) {
+    g_h_ = activation(Layout::standard, H, "grad_normed", memory_.work);
+    g_mid_ = activation(Layout::standard, H, "grad_x_mid", memory_.work);
+  }
   activations_.add_recomputation(h_, o_);
   memory_.activations = activations_.bytes();
   memory_.work += norm_.work_bytes();
-  if (p2.input() != p1.output())
-    z_ = activation(p1.output(), shape.ffn(), "gelu_out", memory_.work);
+  context_.normed = h_;
+  context_.output = o_;
+  context_.normed_grad = g_h_;
+  context_.mid_grad = g_mid_;
+  attention_ = std::make_unique<AttentionModule<Exec>>(
+      context_, transformer_detail::attention_shape(ex, shape, plan), trainable, memory_);
+  mlp_ = std::make_unique<GeluMlp<Exec>>(context_, trainable, memory_);
   if (shape.vocab > 0) add_lm_ends(make, seed);
   if (trainable) {
-    g_mid_ = activation(Layout::standard, H, "grad_x_mid", memory_.work);
-    g_a_ = activation(Layout::standard, H, "grad_attention", memory_.work);
-    g_qkv_ = activation(Layout::standard, 3 * H, "grad_qkv", memory_.work);
-    g_u_ = activation(p1.output(), shape.ffn(), "grad_ff1_out", memory_.work);
-    if (p2.input() != p1.output())
-      g_z_ = activation(p2.input(), shape.ffn(), "grad_ff2_in", memory_.work);
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
     g_x_[1] = activation(Layout::standard, H, "grad_x", memory_.work);
     // The gradients in backward order: the blocks last to first, each block's parameters as its
@@ -138,7 +133,6 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   // Plan the re-layouts the block plan needs, both ways (sizes checked here, not in the first
   // step; nothing is allocated during a step).
   fc_.plan_relayouts();
-  if (p2.input() != p1.output()) relayouts_.plan(shape.ffn());
   memory_.workspaces += fc_.workspace_bytes();
   if (lm_) memory_.workspaces += lm_->workspace_bytes();
   memory_.workspaces += relayouts_.workspace_bytes();
@@ -219,23 +213,6 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
 }
 
 template <class Exec>
-void Transformer<Exec>::norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
-                                        const Mat& input) {
-  relayouts_.produce_into(Layout::standard, fc_plan(k).input(), shape_.hidden, h_, input,
-                          [&](const Mat& h) { norm_.forward(x, gain, rinv, h); });
-}
-
-template <class Exec>
-void Transformer<Exec>::residual(const Mat& out, const Mat& x, const Mat& delta) {
-  // A copy, then an add that reads both and writes the sum.
-  const double n = static_cast<double>(elements(out));
-  ex_.compute("residual", kernel_work::residual(n, elements(delta) > 0), [&] {
-    Kokkos::deep_copy(space_, out, x);
-    if (elements(delta)) add_into(space_, out, delta);
-  });
-}
-
-template <class Exec>
 void Transformer<Exec>::require_whole(const char* call) const {
   require(chunks_.size() == 1 && chunks_[0].blocks == shape_.blocks, "Transformer::", call,
           " on a model split into chunks: name the chunk and slot");
@@ -268,7 +245,7 @@ void Transformer<Exec>::forward(std::size_t chunk, std::size_t slot, const Mat& 
                        y.extent(0) == local_tokens() && y.extent(1) == local_hidden(),
                    "Transformer::forward: shards must be ", local_tokens(), "x", local_hidden());
   const std::size_t n = chunks_[chunk].blocks;
-  residual(activations_.input(block_of(chunk, 0).stored, slot), x, Mat());
+  context_.residual(activations_.input(block_of(chunk, 0).stored, slot), x, Mat());
   for (std::size_t i = 0; i < n; ++i) {
     const Block& b = block_of(chunk, i);
     block_forward(b, working_set(b, slot),
@@ -280,38 +257,12 @@ void Transformer<Exec>::forward(std::size_t chunk, std::size_t slot, const Mat& 
 template <class Exec>
 void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat& out) {
   const std::size_t layers = elements(out) ? block_layers().size() : recomputed_layers();
-  for (std::size_t i = 0; i < layers; ++i) layer_forward(block_layers()[i].layer, b, s, out);
-}
-
-template <class Exec>
-void Transformer<Exec>::layer_forward(BlockLayer layer, const Block& b, const Saved& s,
-                                      const Mat& out) {
-  const std::size_t H = shape_.hidden, F = shape_.ffn();
-  auto w = [&](ParamKind kind) -> const Mat& { return param(b, kind).value; };
-  switch (layer) {
-    case BlockLayer::norm1:
-      return norm_into_input(FcKind::qkv, s.x_in, w(ParamKind::norm1_gain), s.rinv1, s.qkv_in);
-    case BlockLayer::qkv:
-      return fc_.forward_to_standard(FcKind::qkv, s.qkv_in, w(ParamKind::qkv), s.qkv);
-    case BlockLayer::attention:
-      return ex_.compute("attention", attention_work_[0],
-                         [&] { local_attention_->forward(space_, s.qkv, s.attention, s.a); });
-    case BlockLayer::attn_out:
-      relayouts_.in_layout(s.a, fc_plan(FcKind::attn_out).input(), H, s.ao_in);
-      return fc_.forward_to_standard(FcKind::attn_out, s.ao_in, w(ParamKind::attn_out), o_);
-    case BlockLayer::attn_residual: return residual(s.x_mid, s.x_in, o_);
-    case BlockLayer::norm2:
-      return norm_into_input(FcKind::ff1, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, s.ff1_in);
-    case BlockLayer::ff1: return fc_.forward(FcKind::ff1, s.ff1_in, w(ParamKind::ff1), s.u);
-    case BlockLayer::gelu:  // in FF1's output layout
-      return relayouts_.produce_into(fc_plan(FcKind::ff1).output(), fc_plan(FcKind::ff2).input(), F,
-                                     z_, s.ff2_in, [&](const Mat& z) {
-                                       ex_.compute("gelu", kernel_work::gelu(double(elements(z))),
-                                                   [&] { gelu_forward(space_, s.u, z); });
-                                     });
-    case BlockLayer::ff2:
-      return fc_.forward_to_standard(FcKind::ff2, s.ff2_in, w(ParamKind::ff2), o_);
-    case BlockLayer::ff_residual: return residual(out, s.x_mid, o_);
+  for (std::size_t i = 0; i < layers; ++i) {
+    const BlockLayer layer = block_layers()[i].layer;
+    if (AttentionModule<Exec>::owns(layer))
+      attention_->forward(layer, params_of(b), s);
+    else
+      mlp_->forward(layer, params_of(b), s, out);
   }
 }
 
@@ -337,69 +288,14 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
 template <class Exec>
 void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat& dout,
                                        const Mat& din, bool accumulate, bool sync) {
-  for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
-    layer_backward(layer->layer, b, s, dout, din, accumulate, sync);
-}
-
-template <class Exec>
-void Transformer<Exec>::layer_backward(BlockLayer layer, const Block& b, const Saved& s,
-                                       const Mat& dout, const Mat& din, bool accumulate,
-                                       bool sync) {
-  auto w = [&](ParamKind kind) -> const Mat& { return param(b, kind).value; };
-  auto grad = [&](ParamKind kind) -> const Mat& { return param(b, kind).grad; };
-  // Parameter `kind`'s gradient is complete: its dp averaging starts (the last micro-batch's).
-  // An FC layer makes its weight gradient first, so that the averaging overlaps its data GEMM.
-  auto done = [&](ParamKind kind) {
-    if (sync) update_->start(param(b, kind));
-  };
-  switch (layer) {
-    case BlockLayer::ff_residual:  // the residual path
-      return residual(g_mid_, dout, Mat());
-    case BlockLayer::ff2: {
-      const Mat& dy = fc_.output_gradient(FcKind::ff2, dout);
-      fc_.backward_weight(FcKind::ff2, s.ff2_in, dy, grad(ParamKind::ff2), accumulate);
-      done(ParamKind::ff2);
-      return relayouts_.produce_into(fc_plan(FcKind::ff2).input(), fc_plan(FcKind::ff1).output(),
-                                     shape_.ffn(), g_z_, g_u_, [&](const Mat& du) {
-                                       fc_.backward_data(FcKind::ff2, dy, w(ParamKind::ff2), du);
-                                     });
-    }
-    case BlockLayer::gelu:
-      return ex_.compute("gelu_backward", kernel_work::gelu_backward(double(elements(g_u_))),
-                         [&] { gelu_backward(space_, s.u, g_u_); });
-    case BlockLayer::ff1:
-      fc_.backward_weight(FcKind::ff1, s.ff1_in, g_u_, grad(ParamKind::ff1), accumulate);
-      done(ParamKind::ff1);
-      return fc_.backward_data_to_standard(FcKind::ff1, g_u_, w(ParamKind::ff1), g_h_);
-    case BlockLayer::norm2:
-      norm_.backward(g_h_, s.x_mid, w(ParamKind::norm2_gain), s.rinv2, g_mid_,
-                     grad(ParamKind::norm2_gain), accumulate);
-      return done(ParamKind::norm2_gain);
-    case BlockLayer::attn_residual: return residual(din, g_mid_, Mat());
-    case BlockLayer::attn_out:
-      return fc_backward_in_standard(FcKind::attn_out, b, s.ao_in, g_mid_, g_a_, accumulate, sync);
-    case BlockLayer::attention:
-      return ex_.compute("attention_backward", attention_work_[1], [&] {
-        local_attention_->backward(space_, s.qkv, s.a, g_a_, s.attention, g_qkv_);
-      });
-    case BlockLayer::qkv:
-      return fc_backward_in_standard(FcKind::qkv, b, s.qkv_in, g_qkv_, g_h_, accumulate, sync);
-    case BlockLayer::norm1:
-      norm_.backward(g_h_, s.x_in, w(ParamKind::norm1_gain), s.rinv1, din,
-                     grad(ParamKind::norm1_gain), accumulate);
-      return done(ParamKind::norm1_gain);
+  ParameterUpdate<Exec>* const started = sync ? update_.get() : nullptr;
+  for (auto spec = block_layers().rbegin(); spec != block_layers().rend(); ++spec) {
+    const BlockLayer layer = spec->layer;
+    if (AttentionModule<Exec>::owns(layer))
+      attention_->backward(layer, params_of(b), s, din, accumulate, started);
+    else
+      mlp_->backward(layer, params_of(b), s, dout, accumulate, started);
   }
-}
-
-template <class Exec>
-void Transformer<Exec>::fc_backward_in_standard(FcKind k, const Block& b, const Mat& x,
-                                                const Mat& dy, const Mat& dx, bool accumulate,
-                                                bool sync) {
-  const Parameter<T>& p = param(b, fc_param(k));
-  const Mat& dy_out = fc_.output_gradient(k, dy);  // in the layout the layer gives its output
-  fc_.backward_weight(k, x, dy_out, p.grad, accumulate);
-  if (sync) update_->start(p);
-  fc_.backward_data_to_standard(k, dy_out, p.value, dx);
 }
 
 template <class Exec>

@@ -1,0 +1,101 @@
+#pragma once
+// The block's attention half: x_mid = x_in + attn_out(attention(qkv(norm1(x_in)))), causal
+// multi-head attention local to each chip (tokens over mesh rows keep whole sequences, mesh
+// columns whole heads; model/kernels/attention.hpp), its projections through the planned FC
+// layers. Its layers: norm1, qkv, attention, attn_out, attn_residual (model/block_layers.hpp).
+//
+//     AttentionModule<Exec> attention(context, attention_shape, trainable, memory);
+//     attention.forward(BlockLayer::qkv, params, saved);
+//     attention.backward(BlockLayer::qkv, params, saved, din, accumulate, sync);
+#include <array>
+#include <memory>
+
+#include "core/errors.hpp"
+#include "exec/caller_work.hpp"
+#include "model/activation_store.hpp"
+#include "model/block_layers.hpp"
+#include "model/kernels/attention.hpp"
+#include "model/memory_use.hpp"
+#include "model/modules/block_context.hpp"
+
+namespace meshslice {
+
+template <class Exec>
+class AttentionModule {
+ public:
+  using T = typename Exec::Scalar;
+  using Mat = Matrix<T>;
+  using Saved = SavedActivations<T>;
+
+  AttentionModule(BlockContext<Exec>& context, const AttentionShape& shape, bool trainable,
+                  MemoryUse& memory)
+      : c_(context), work_{shape.forward_work(), shape.backward_work()} {
+    if constexpr (Exec::holds_data) local_ = std::make_unique<LocalAttention<T>>(shape, trainable);
+    memory.work += LocalAttention<T>::bytes_for(shape, trainable);
+    if (!trainable) return;
+    const std::size_t tokens = c_.shape.tokens(), H = c_.shape.hidden;
+    g_a_ = activation_matrix(c_.ex, tokens, Layout::standard, H, "grad_attention", memory.work);
+    g_qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, 3 * H, "grad_qkv", memory.work);
+  }
+
+  static bool owns(BlockLayer layer) {
+    return layer == BlockLayer::norm1 || layer == BlockLayer::qkv ||
+           layer == BlockLayer::attention || layer == BlockLayer::attn_out ||
+           layer == BlockLayer::attn_residual;
+  }
+
+  // One layer's forward step: from the block's input s.x_in to the residual stream s.x_mid.
+  void forward(BlockLayer layer, const BlockParams<T>& w, const Saved& s) {
+    switch (layer) {
+      case BlockLayer::norm1:
+        return c_.norm_into_input(FcKind::qkv, s.x_in, w[ParamKind::norm1_gain].value, s.rinv1,
+                                  s.qkv_in);
+      case BlockLayer::qkv:
+        return c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv].value, s.qkv);
+      case BlockLayer::attention:
+        return c_.ex.compute("attention", work_[0], [&] {
+          local_->forward(c_.ex.compute_space(), s.qkv, s.attention, s.a);
+        });
+      case BlockLayer::attn_out:
+        c_.relayouts.in_layout(s.a, c_.fc.plan(FcKind::attn_out).input(), c_.shape.hidden, s.ao_in);
+        return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[ParamKind::attn_out].value,
+                                         c_.output);
+      case BlockLayer::attn_residual: return c_.residual(s.x_mid, s.x_in, c_.output);
+      default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");
+    }
+  }
+
+  // One layer's backward step: from the gradient of s.x_mid (the context's mid_grad) to din,
+  // the block's input gradient.
+  void backward(BlockLayer layer, const BlockParams<T>& w, const Saved& s, const Mat& din,
+                bool accumulate, ParameterUpdate<Exec>* sync) {
+    switch (layer) {
+      case BlockLayer::attn_residual: return c_.residual(din, c_.mid_grad, Mat());
+      case BlockLayer::attn_out:
+        return c_.fc_backward_in_standard(FcKind::attn_out, w[ParamKind::attn_out], s.ao_in,
+                                          c_.mid_grad, g_a_, accumulate, sync);
+      case BlockLayer::attention:
+        return c_.ex.compute("attention_backward", work_[1], [&] {
+          local_->backward(c_.ex.compute_space(), s.qkv, s.a, g_a_, s.attention, g_qkv_);
+        });
+      case BlockLayer::qkv:
+        return c_.fc_backward_in_standard(FcKind::qkv, w[ParamKind::qkv], s.qkv_in, g_qkv_,
+                                          c_.normed_grad, accumulate, sync);
+      case BlockLayer::norm1: {
+        const Parameter<T>& gain = w[ParamKind::norm1_gain];
+        c_.norm.backward(c_.normed_grad, s.x_in, gain.value, s.rinv1, din, gain.grad, accumulate);
+        if (sync) sync->start(gain);
+        return;
+      }
+      default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");
+    }
+  }
+
+ private:
+  BlockContext<Exec>& c_;
+  std::unique_ptr<LocalAttention<T>> local_;  // where the executor holds data
+  std::array<LocalWork, 2> work_;             // what its forward and backward passes cost
+  Mat g_a_, g_qkv_;                           // the gradients of attention's output and input
+};
+
+}  // namespace meshslice
