@@ -38,8 +38,7 @@ Matrix<typename Exec::Scalar> activation_matrix(const Exec& ex, std::size_t toke
   const std::size_t pr = ex.mesh_rows(), pc = ex.mesh_cols();
   const std::size_t rows = layout == Layout::standard ? tokens / pr : width / pr;
   const std::size_t cols = layout == Layout::standard ? width / pc : tokens / pc;
-  use += rows * cols * sizeof(typename Exec::Scalar);
-  return model_matrix<Exec>(label, rows, cols);
+  return counted_matrix<Exec>(label, rows, cols, use);
 }
 
 template <class Exec>
@@ -112,8 +111,7 @@ class ActivationStore {
     return activation_matrix(ex_, shape_.tokens(), layout, width, label, bytes_);
   }
   Mat alloc(std::size_t rows, std::size_t cols, const char* label) {
-    bytes_ += rows * cols * sizeof(T);
-    return model_matrix<Exec>(label, rows, cols);
+    return counted_matrix<Exec>(label, rows, cols, bytes_);
   }
   const FcPlan& fc_plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
 

@@ -16,6 +16,14 @@ Matrix<typename Exec::Scalar> model_matrix(const std::string& label, std::size_t
   return Matrix<T>(static_cast<T*>(nullptr), rows, cols);
 }
 
+// model_matrix, its bytes added to `use` (one of a model's memory accounts).
+template <class Exec>
+Matrix<typename Exec::Scalar> counted_matrix(const std::string& label, std::size_t rows,
+                                             std::size_t cols, std::size_t& use) {
+  use += rows * cols * sizeof(typename Exec::Scalar);
+  return model_matrix<Exec>(label, rows, cols);
+}
+
 template <class Exec>
 Buffer<typename Exec::Scalar> model_vector(const std::string& label, std::size_t n) {
   using T = typename Exec::Scalar;

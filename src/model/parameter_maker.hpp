@@ -40,22 +40,22 @@ class ParameterMaker {
   // (seed, stream, std_dev); returns its place in the set.
   std::size_t add(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
                   std::uint64_t stream, double std_dev) {
-    p.value = alloc(rows, cols, p.name.c_str(), memory_.parameters);
+    p.value = counted_matrix<Exec>(p.name, rows, cols, memory_.parameters);
     if constexpr (Exec::holds_data)
       fill_parameter(ex_.compute_space(), p.value, p.layout, seed, stream, std_dev);
     if (trainable_) {
-      p.grad = alloc(rows, cols, "gradient", memory_.gradients);
+      p.grad = counted_matrix<Exec>("gradient", rows, cols, memory_.gradients);
       const std::size_t n = rows * cols, dp = static_cast<std::size_t>(ex_.size(Axis::dp));
       if (zero_ && dp > 1 && n % dp == 0) {  // ZeRO-1: this replica's row of dp
-        p.grad_row = alloc(1, n / dp, "gradient_shard", memory_.gradients);
+        p.grad_row = counted_matrix<Exec>("gradient_shard", 1, n / dp, memory_.gradients);
         p.dp_rows = dp;
         p.dp_row = static_cast<std::size_t>(ex_.coord(Axis::dp));
       }
       const Mat updated = p.updated();
       std::vector<Mat> state;
       for (std::size_t i = 0; i < optimizer_.state_count(); ++i)
-        state.push_back(alloc(updated.extent(0), updated.extent(1), "optimizer_state",
-                              memory_.optimizer_state));
+        state.push_back(counted_matrix<Exec>("optimizer_state", updated.extent(0),
+                                             updated.extent(1), memory_.optimizer_state));
       optimizer_.add(std::move(state));
     }
     set_.add(std::move(p));
@@ -63,11 +63,6 @@ class ParameterMaker {
   }
 
  private:
-  Mat alloc(std::size_t rows, std::size_t cols, const char* label, std::size_t& use) {
-    use += rows * cols * sizeof(T);
-    return model_matrix<Exec>(label, rows, cols);
-  }
-
   Exec& ex_;
   ParameterSet<T>& set_;
   Optimizer<T>& optimizer_;

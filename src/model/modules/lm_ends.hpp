@@ -23,6 +23,7 @@
 #include "exec/host_reduction.hpp"
 #include "model/fc_layer.hpp"
 #include "model/layer_plan.hpp"
+#include "model/model_buffer.hpp"
 #include "model/model_config.hpp"
 #include "model/modules/rms_norm.hpp"
 #include "model/parameter_maker.hpp"
@@ -92,10 +93,9 @@ class LanguageModelEnds {
     }
     const std::size_t rows = T_ / pr;
     cross_entropy_ = std::make_unique<VocabCrossEntropy<Exec>>(ex, vocab_, rows);
-    final_rinv_ = model_matrix<Exec>("final_rinv", rows, 1);
-    logits_ = model_matrix<Exec>("logits", rows, Vp / pc);
-    memory.work +=
-        (elements(final_rinv_) + elements(logits_)) * sizeof(T) + cross_entropy_->work_bytes();
+    final_rinv_ = counted_matrix<Exec>("final_rinv", rows, 1, memory.work);
+    logits_ = counted_matrix<Exec>("logits", rows, Vp / pc, memory.work);
+    memory.work += cross_entropy_->work_bytes();
   }
 
   bool embeds() const { return embedding_ != kNone; }

@@ -74,8 +74,7 @@ class RmsNorm {
 
  private:
   Mat alloc(std::size_t rows, std::size_t cols, const char* label) {
-    work_bytes_ += rows * cols * sizeof(T);
-    return model_matrix<Exec>(label, rows, cols);
+    return counted_matrix<Exec>(label, rows, cols, work_bytes_);
   }
   // x = its sum over the ring of `axis` (blocking).
   void sum(Axis axis, const Mat& x) {
