@@ -83,6 +83,8 @@ class ActivationStore {
       }
   }
 
+  // Whether block `id` keeps its input alone and recomputes the rest.
+  bool checkpointed(std::size_t id) const { return blocks_.at(id).checkpointed; }
   // Block id's input for `slot`: the residual stream the block starts from.
   const Mat& input(std::size_t id, std::size_t slot) const {
     return blocks_[id].saved.at(slot).x_in;

@@ -162,19 +162,14 @@ class ParameterUpdate {
       for (std::size_t i = 0, k = 0; i < partials.size(); ++i)
         if (counted_parts_[i]) partials[i] = sums.at(k++);
     });
-    const Torus& torus = ex_.torus();
     if (sharded_)
       reduce_through(ex_, "gradient_norm", {Axis::dp}, partials.data(), partials.size(), MPI_DOUBLE,
                      MPI_SUM);
     double local = 0;
     for (const double p : partials) local += p;
-    double squares = 0;
-    ex_.communicate("gradient_norm", Axis::tp, {CommWork::all_reduce, 1},
-                    [&] { squares = sum_over(torus.axis(Axis::tp), local); });
-    if (ex_.size(Axis::pp) > 1)  // every stage's blocks
-      ex_.communicate("gradient_norm", Axis::pp, {CommWork::all_reduce, 1},
-                      [&] { squares = sum_over(torus.axis(Axis::pp), squares); });
-    return squares;
+    // Over the mesh, then every stage's blocks.
+    reduce_through(ex_, "gradient_norm", {Axis::tp, Axis::pp}, &local, 1, MPI_DOUBLE, MPI_SUM);
+    return local;
   }
 
   Exec& ex_;

@@ -211,12 +211,9 @@ void Trainer<Exec>::wait_for(typename Exec::OpId op) {
 
 template <class Exec>
 double Trainer<Exec>::replica_loss(double local_squares, std::size_t batches) {
-  double total = 0;
-  ex_.communicate("loss", Axis::tp, {CommWork::all_reduce, 1},
-                  [&] { total = sum_over(ex_.torus().axis(Axis::tp), local_squares); });
-  if (stages_ > 1)  // from the last stage to every stage (the others add nothing)
-    ex_.communicate("loss", Axis::pp, {CommWork::all_reduce, 1},
-                    [&] { total = sum_over(ex_.torus().axis(Axis::pp), total); });
+  // Over the mesh, then from the last stage to every stage (the others add nothing).
+  double total = local_squares;
+  reduce_through(ex_, "loss", {Axis::tp, Axis::pp}, &total, 1, MPI_DOUBLE, MPI_SUM);
   // The mean over the replica's tokens (language model) or over its outputs' elements.
   const double count =
       static_cast<double>(shape_.tokens() * (language_model() ? 1 : shape_.hidden));

@@ -149,17 +149,17 @@ class Transformer {
   // cross-entropy); `sync` as in backward().
   bool embeds() const { return lm_ && lm_->embeds(); }
   bool has_head() const { return lm_ && lm_->has_head(); }
-  const VocabSplit& vocab() const;  // every rank of a language model
-  void embed(const TokenBatch& batch, const Mat& x) { lm_->embed(batch, x); }
+  const VocabSplit& vocab() const { return lm().vocab(); }  // every rank of a language model
+  void embed(const TokenBatch& batch, const Mat& x) { lm().embed(batch, x); }
   void embed_backward(const TokenBatch& batch, const Mat& dx, bool accumulate, bool sync) {
-    lm_->embed_backward(batch, dx, accumulate, sync ? update_.get() : nullptr);
+    lm().embed_backward(batch, dx, accumulate, sync ? update_.get() : nullptr);
   }
   double head_loss(const TokenBatch& batch, const Mat& y, double scale, const Mat& dy,
                    bool accumulate, bool sync) {
-    return lm_->head_loss(batch, y, scale, dy, accumulate, sync ? update_.get() : nullptr);
+    return lm().head_loss(batch, y, scale, dy, accumulate, sync ? update_.get() : nullptr);
   }
   int next_token(const Mat& y, std::size_t row, const TokenSampling& sampling, std::uint64_t draw) {
-    return lm_->next_token(y, row, sampling, draw);
+    return lm().next_token(y, row, sampling, draw);
   }
 
   // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
@@ -177,8 +177,7 @@ class Transformer {
  private:
   using Saved = SavedActivations<T>;
   struct Block {
-    std::size_t index = 0;  // in the model (the seeding's block number)
-    bool checkpointed = false;
+    std::size_t index = 0;   // in the model (the seeding's block number)
     std::size_t params = 0;  // its kParamKinds parameters' place in params_, in ParamKind order
     std::size_t stored = 0;  // its id in activations_
   };
@@ -199,6 +198,11 @@ class Transformer {
   }
   Block& block_of(std::size_t chunk, std::size_t i) { return blocks_[chunk_begin_[chunk] + i]; }
   BlockParams<T> params_of(const Block& b) const { return {&params_, b.params}; }
+  // A language model's ends; an invariant failure on a model without a vocabulary.
+  LanguageModelEnds<Exec>& lm() const {
+    MESHSLICE_ASSERT(lm_, "Transformer: a language model's call on a model without a vocabulary");
+    return *lm_;
+  }
   StoredLayout stored_layout(ParamKind kind) const;
   void require_whole(const char* call) const;  // UserError unless one chunk of every block
   // The block's layers in order (model/block_layers.hpp), each run by the module that owns it;

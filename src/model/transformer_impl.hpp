@@ -86,13 +86,12 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
     for (std::size_t bi = c.first; bi < c.first + c.blocks; ++bi) {
       Block& b = blocks_.emplace_back();
       b.index = bi;
-      // A model without gradients keeps nothing for a backward pass: every block works in the
-      // shared set.
-      b.checkpointed = !trainable || part.checkpointed.count(bi) > 0;
       b.params = params_.size();  // in ParamKind order: params_of(b)[kind] finds each
       for (const BlockLayerSpec& layer : block_layers())
         if (layer.trains) add_parameter(make, bi, layer.param, seed);
-      b.stored = activations_.add_block(b.checkpointed, c.slots);
+      // A model without gradients keeps nothing for a backward pass: every block works in the
+      // shared set.
+      b.stored = activations_.add_block(!trainable || part.checkpointed.count(bi) > 0, c.slots);
     }
   }
   h_ = activation(Layout::standard, H, "normed", memory_.work);
@@ -167,12 +166,6 @@ void Transformer<Exec>::add_lm_ends(ParameterMaker<Exec>& make, std::uint64_t se
   lm_ = std::make_unique<LanguageModelEnds<Exec>>(
       ex_, shape_, *plan_.lm_head, holds(0), holds(shape_.blocks - 1), make, seed, norm_,
       typename LanguageModelEnds<Exec>::SharedWork{h_, g_h_}, trainable_, memory_);
-}
-
-template <class Exec>
-const VocabSplit& Transformer<Exec>::vocab() const {
-  MESHSLICE_ASSERT(lm_, "Transformer::vocab of a model without a vocabulary");
-  return lm_->vocab();
 }
 
 template <class Exec>
@@ -279,7 +272,8 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
     const Block& b = block_of(chunk, i);
     const Mat& din = i == 0 && elements(dx) ? dx : g_x_[i % 2];
     const Saved s = working_set(b, slot);
-    if (b.checkpointed) ex_.phase("recompute", [&] { block_forward(b, s, Mat()); });
+    if (activations_.checkpointed(b.stored))
+      ex_.phase("recompute", [&] { block_forward(b, s, Mat()); });
     block_backward(b, s, *dout, din, accumulate, sync);
     dout = &din;
   }
