@@ -39,6 +39,7 @@ Teuchos::ParameterList valid_parameters() {
             "rotary position embeddings (RoPE) on attention's queries and keys; "
             "needs an even head size (hidden / heads)");
   model.set("tied_head", false, "task lm: the LM head is the embedding transposed (one table)");
+  add_mlp_parameters(model);
   auto& data = valid.sublist("data", false,
                              "task lm: the token dataset (Megatron's indexed "
                              "format: PREFIX.bin + PREFIX.idx, e.g. from meshslice-data).");
@@ -198,7 +199,7 @@ const std::map<std::string, std::vector<std::string>> kPlanSections = {{"mesh", 
                                                                        {"optimizer", {"zero"}},
                                                                        {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
-const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "layers"};
+const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "mlp", "ffn", "layers"};
 // Keys inside those sections that say what the plan was made for: checked, never set.
 const std::vector<std::string> kPlanMadeFor = {"optimizer.kind"};
 
@@ -227,7 +228,8 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
             "'recompute' (activation recomputation; 'checkpoint' now means saved training "
             "state): rename the section");
     require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
-            "'; a plan holds hidden, heads, tokens, layers and the sections mesh, pipeline, "
+            "'; a plan holds hidden, heads, tokens, mlp, ffn, layers and the sections mesh, "
+            "pipeline, "
             "recompute, optimizer (zero and kind only) and model (sequences only)");
     if (!section) continue;
     require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
@@ -262,6 +264,16 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   check("heads", get_param<int>(merged, "model.heads"));
   check("tokens",
         get_param<int>(merged, "model.seq_len") * get_param<int>(merged, "model.sequences"));
+  // The MLP whose FF1 and FF2 the plan's layers were tuned for (plans before SwiGLU: GeLU's).
+  const MlpChoice mlp = mlp_from(merged);
+  const std::size_t hidden = static_cast<std::size_t>(get_param<int>(merged, "model.hidden"));
+  check("ffn", static_cast<int>(mlp.ffn_hidden ? mlp.ffn_hidden : default_ffn(hidden, mlp.mlp)));
+  if (file.isParameter("mlp")) {
+    const std::string made_for = Teuchos::toString(file.getEntry("mlp").getAny());
+    require(made_for == mlp_name(mlp.mlp), "plan file ", path,
+            " was made for model.mlp = ", made_for,
+            " but this run has model.mlp = ", mlp_name(mlp.mlp), "; make a plan for this model");
+  }
   // The optimizer whose state the plan's memory estimate counts.
   if (file.isSublist("optimizer") && file.sublist("optimizer").isParameter("kind")) {
     const std::string made_for =
@@ -314,6 +326,9 @@ Settings settings_from(const AppContext& context) {
   s.model.seq_len = positive("model.seq_len");
   s.model.sequences = positive("model.sequences");
   s.model.rope = get_param<bool>(d, "model.rope");
+  const MlpChoice mlp = mlp_from(d);
+  s.model.mlp = mlp.mlp;
+  s.model.ffn_hidden = mlp.ffn_hidden;
   s.lm = get_param<std::string>(d, "train.task") == "lm";
   if (s.lm) {
     s.model.vocab = positive("model.vocab");

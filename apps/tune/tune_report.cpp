@@ -20,8 +20,11 @@ std::string mesh_name(int rows, int cols) { return concat(rows, "x", cols); }
 }  // namespace
 
 void print_phase1(const TuneSettings& s, const std::vector<sim::FcGemm>& gemms) {
-  std::printf("\nPhase 1 (dataflow and sharding): %s, T = %zu tokens (%zu sequences x %zu)\n",
-              s.llm.label.c_str(), s.tokens(), s.sequences, s.seq_len);
+  std::printf(
+      "\nPhase 1 (dataflow and sharding): %s, %s MLP of width %zu, T = %zu tokens (%zu sequences "
+      "x %zu)\n",
+      s.llm.label.c_str(), mlp_name(s.llm.mlp), s.llm.ffn_hidden(), s.tokens(), s.sequences,
+      s.seq_len);
   std::printf("%-9s %-6s %-4s %-58s %s\n", "layer", "row", "tr", "sharding (dimension/mesh axis)",
               "GEMMs fwd | bwd_data | bwd_weight");
   for (std::size_t i = 0; i + 2 < gemms.size(); i += 3) {
@@ -215,6 +218,8 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
   const std::size_t per_replica = s.sequences / static_cast<std::size_t>(c.dp);
   plan.set("hidden", static_cast<int>(s.llm.hidden));
   plan.set("heads", s.llm.heads);
+  plan.set("mlp", std::string(mlp_name(s.llm.mlp)));
+  plan.set("ffn", static_cast<int>(s.llm.ffn_hidden()));
   plan.set("tokens", static_cast<int>(per_replica * s.seq_len));
   plan.sublist("model").set("sequences", static_cast<int>(per_replica));
   auto& mesh = plan.sublist("mesh");
@@ -250,8 +255,8 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                          " chips of ", machine_name, ": ", c.str(),
                          ".\nRun it: meshslice-train DECK --set plan=", path,
                          "\n(the plan sets the deck's mesh, pipeline, recomputation, ZeRO-1 and "
-                         "sequences per replica; the deck's model must have these hidden, heads "
-                         "and seq_len, and its optimizer.kind the one named here)"));
+                         "sequences per replica; the deck's model must have these hidden, heads, "
+                         "MLP and seq_len, and its optimizer.kind the one named here)"));
 }
 
 }  // namespace meshslice::tuneapp

@@ -36,6 +36,7 @@ Teuchos::ParameterList valid_parameters() {
                "meshslice-train pads it) counts in the mesh choice and the planner's step and "
                "memory, and plan.yaml gets its entry; 0 = no head"},
               {"blocks", 0, "for mode plan; 0 = the named model's (gpt3 96, megatron-nlg 105)"}});
+  add_mlp_parameters(model);
   auto& search = valid.sublist("search", false, "What phase 2 tries.");
   search.set("slices", Teuchos::Array<int>(std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}),
              "slice counts S tried for each GEMM (each takes its own best)");
@@ -116,6 +117,9 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
             name, " has its own (leave them at 0)");
     s.llm = sim::llm_by_name(name);
   }
+  const MlpChoice mlp = mlp_from(deck);
+  s.llm.mlp = mlp.mlp;
+  s.llm.ffn = mlp.ffn_hidden;
   const int seq_len = get_param<int>(deck, "model.seq_len");
   const int sequences = get_param<int>(deck, "model.global_sequences");
   require(seq_len >= 1, "model.seq_len = ", seq_len, " must be at least 1");

@@ -4,25 +4,39 @@
 
 namespace meshslice {
 
-std::array<BlockFcLayer, kFcKinds> block_fc_layers(std::size_t hidden, std::size_t ffn) {
-  using Input = BlockFcLayer::Input;
-  return {{{FcKind::qkv, "qkv", hidden, 3 * hidden, Input::norm},
-           {FcKind::attn_out, "attn_out", hidden, hidden, Input::attention},
-           {FcKind::ff1, "ff1", hidden, ffn, Input::norm},
-           {FcKind::ff2, "ff2", ffn, hidden, Input::previous}}};
+const char* mlp_name(MlpKind mlp) { return mlp == MlpKind::swiglu ? "swiglu" : "gelu"; }
+
+MlpKind parse_mlp(const std::string& name, const std::string& key) {
+  for (const MlpKind mlp : {MlpKind::gelu, MlpKind::swiglu})
+    if (name == mlp_name(mlp)) return mlp;
+  throw UserError(concat(key, " = '", name, "' is not an MLP; use gelu or swiglu"));
 }
 
-double block_fc_weights(std::size_t hidden, std::size_t ffn) {
+std::size_t default_ffn(std::size_t hidden, MlpKind mlp) {
+  if (mlp == MlpKind::gelu) return 4 * hidden;
+  const std::size_t multiple = 256, two_thirds = 8 * hidden / 3;  // Llama's int(2 * 4H / 3)
+  return (two_thirds + multiple - 1) / multiple * multiple;
+}
+
+std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& d) {
+  using Input = BlockFcLayer::Input;
+  return {{{FcKind::qkv, "qkv", d.hidden, 3 * d.hidden, Input::norm},
+           {FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention},
+           {FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm},
+           {FcKind::ff2, "ff2", d.ffn, d.hidden, Input::previous}}};
+}
+
+double block_fc_weights(const BlockDims& dims) {
   double weights = 0;
-  for (const BlockFcLayer& layer : block_fc_layers(hidden, ffn))
+  for (const BlockFcLayer& layer : block_fc_layers(dims))
     weights += static_cast<double>(layer.in) * static_cast<double>(layer.out);
   return weights;
 }
 
-const char* fc_name(FcKind kind) { return block_fc_layers(0, 0)[static_cast<int>(kind)].name; }
+const char* fc_name(FcKind kind) { return block_fc_layers({})[static_cast<int>(kind)].name; }
 
 FcKind parse_fc_kind(const std::string& name) {
-  for (const BlockFcLayer& layer : block_fc_layers(0, 0))
+  for (const BlockFcLayer& layer : block_fc_layers({}))
     if (name == layer.name) return layer.kind;
   throw UserError(concat("unknown FC layer '", name, "'; valid layers: qkv, attn_out, ff1, ff2, ",
                          kLmHeadName));

@@ -4,8 +4,10 @@
 // (sim/fc_layers.hpp) read. Each is Y = X W on the block's tokens:
 //   qkv       H -> 3H  Q, K and V together, from the norm of the residual stream
 //   attn_out  H -> H   the output projection, from attention's output
-//   ff1       H -> F   the feed-forward network's first layer (F = 4H), from the norm
-//   ff2       F -> H   its second, from FF1's output through GeLU
+//   ff1       H -> F   the feed-forward network's first layer, from the norm: F outputs for a GeLU
+//                      MLP; 2F for SwiGLU, its gate and up projections together
+//   ff2       F -> H   its second, from FF1's output through the activation (GeLU, or SwiGLU's
+//                      silu(gate) * up)
 #include <array>
 #include <cstddef>
 #include <string>
@@ -18,6 +20,24 @@ namespace meshslice {
 enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
 constexpr int kFcKinds = 4;
 
+// The block's MLP: GeLU (GPT's: down(gelu(up(x)))) or SwiGLU (Llama's: down(silu(gate(x)) *
+// up(x)), Shazeer 2020), and its width F.
+enum class MlpKind { gelu = 0, swiglu = 1 };
+const char* mlp_name(MlpKind mlp);  // "gelu", "swiglu"
+// "gelu" or "swiglu"; anything else is a UserError naming `key` and both.
+MlpKind parse_mlp(const std::string& name, const std::string& key);
+// F when the deck does not set it: 4H for GeLU; for SwiGLU Llama's 8H/3 (the same parameters
+// in three matrices as GeLU's in two) rounded up to a multiple of 256.
+std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
+
+// The sizes that fix a block's FC layers.
+struct BlockDims {
+  std::size_t hidden = 0;  // H
+  std::size_t ffn = 0;     // F, the MLP's width
+  MlpKind mlp = MlpKind::gelu;
+  std::size_t ff1_outputs() const { return mlp == MlpKind::swiglu ? 2 * ffn : ffn; }
+};
+
 struct BlockFcLayer {
   FcKind kind;
   const char* name;  // "qkv", "attn_out", "ff1", "ff2"
@@ -27,12 +47,12 @@ struct BlockFcLayer {
   enum class Input { norm, attention, previous } input;
 };
 
-// The block's layers for hidden size H and feed-forward width F.
-std::array<BlockFcLayer, kFcKinds> block_fc_layers(std::size_t hidden, std::size_t ffn);
+// The block's layers.
+std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& dims);
 
-// The elements of the layers' weights, sum of in x out (12 H^2 at F = 4H): a block's FC
-// parameters, and a third of its training step's GEMM FLOPs per token and multiply-add.
-double block_fc_weights(std::size_t hidden, std::size_t ffn);
+// The elements of the layers' weights, sum of in x out (12 H^2 for GeLU at F = 4H): a block's
+// FC parameters, and a third of its training step's GEMM FLOPs per token and multiply-add.
+double block_fc_weights(const BlockDims& dims);
 
 const char* fc_name(FcKind kind);
 // A block layer by name; UserError listing the names (and a language model's kLmHeadName).

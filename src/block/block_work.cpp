@@ -37,7 +37,7 @@ AttentionKernel default_attention_kernel() {
 }
 
 BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
-                            double ffn) {
+                            double ffn, MlpKind mlp) {
   using namespace kernel_work;
   const double n = tokens * hidden;
   BlockWork w;
@@ -50,9 +50,9 @@ BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, doub
     add(w.backward, residual(n, false));
   }
   add(w.forward, attention.forward_work());
-  add(w.forward, gelu(ffn));
+  add(w.forward, mlp_activation(mlp, ffn));
   add(w.backward, attention.backward_work());
-  add(w.backward, gelu_backward(ffn));
+  add(w.backward, mlp_activation_backward(mlp, ffn));
   return w;
 }
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <string>
 
+#include "block/block_fc_layers.hpp"
 #include "exec/caller_work.hpp"
 
 namespace meshslice {
@@ -107,17 +108,26 @@ inline LocalWork rmsnorm_backward_apply(double n, double gain = 0) {
 inline LocalWork residual(double n, bool add) { return LocalWork::streaming(add ? 5 * n : 2 * n); }
 inline LocalWork gelu(double n) { return LocalWork::streaming(2 * n); }           // z -> u
 inline LocalWork gelu_backward(double n) { return LocalWork::streaming(3 * n); }  // du, z -> dz
+// n outputs z = silu(g) * u from 2n inputs; backward reads g, u, dz and writes dg, du.
+inline LocalWork swiglu(double n) { return LocalWork::streaming(3 * n); }
+inline LocalWork swiglu_backward(double n) { return LocalWork::streaming(5 * n); }
+inline LocalWork mlp_activation(MlpKind mlp, double n) {
+  return mlp == MlpKind::swiglu ? swiglu(n) : gelu(n);
+}
+inline LocalWork mlp_activation_backward(MlpKind mlp, double n) {
+  return mlp == MlpKind::swiglu ? swiglu_backward(n) : gelu_backward(n);
+}
 }  // namespace kernel_work
 
 // One block's step on a chip, outside its FC GEMMs: per pass, the kernels model/transformer
-// runs (forward: two RMSNorms, attention, GeLU, two residual adds; backward: GeLU's and
-// attention's gradients, the residual paths' copies, two RMSNorm gradients). `tokens` and
-// `hidden` are the chip's shard of the residual stream (tokens x hidden), `ffn` its elements of
-// the feed-forward's hidden activations.
+// runs (forward: two RMSNorms, attention, the MLP's activation, two residual adds; backward: the
+// activation's and attention's gradients, the residual paths' copies, two RMSNorm gradients).
+// `tokens` and `hidden` are the chip's shard of the residual stream (tokens x hidden), `ffn` its
+// elements of the MLP's hidden activations (FF2's input).
 struct BlockWork {
   LocalWork forward, backward;
 };
 BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
-                            double ffn);
+                            double ffn, MlpKind mlp);
 
 }  // namespace meshslice

@@ -220,6 +220,8 @@ json::Value model_json(const ModelShape& m) {
   v.set("rope", m.rope);
   v.set("vocab", m.vocab);
   v.set("tied_head", m.tied_head);
+  v.set("mlp", mlp_name(m.mlp));
+  v.set("ffn_hidden", m.ffn());
   return v;
 }
 
@@ -340,6 +342,16 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
             ", or start afresh "
             "without --resume)");
   }
+  // Checkpoints before SwiGLU: a GeLU MLP of width 4H.
+  const json::Value* mlp = model.find("mlp");
+  const std::string saved_mlp = mlp ? mlp->as_string() : mlp_name(MlpKind::gelu);
+  require(saved_mlp == mlp_name(run.model.mlp), "checkpoint ", path,
+          " holds a model with model.mlp = ", saved_mlp,
+          ", the deck asks for model.mlp = ", mlp_name(run.model.mlp),
+          ": the model's shape cannot change on resume (set model.mlp to ", saved_mlp,
+          ", or start afresh without --resume)");
+  const json::Value* ffn = model.find("ffn_hidden");
+  same("ffn_hidden", ffn ? ffn->as_uint() : 4 * run.model.hidden, run.model.ffn());
   const std::string optimizer = root.at("optimizer").as_string();
   require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path,
           " holds the state of "

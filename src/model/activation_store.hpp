@@ -137,7 +137,7 @@ class ActivationStore {
     s.x_mid = activation(Layout::standard, H, "x_mid");
     s.rinv2 = alloc(rows, 1, "rinv");
     s.ff1_in = ff1_in_output ? *output : activation(p1.input(), H, "ff1_in");
-    s.u = activation(p1.output(), shape_.ffn(), "ff1_out");
+    s.u = activation(p1.output(), fc_outputs(shape_, FcKind::ff1), "ff1_out");
     s.ff2_in = activation(p2.input(), shape_.ffn(), "ff2_in");
     return s;
   }

@@ -12,7 +12,7 @@ const std::vector<BlockLayerSpec>& block_layers() {
       {BlockLayer::attn_residual, "attn_residual", false, {}, {}},
       {BlockLayer::norm2, "norm2", true, ParamKind::norm2_gain, {A::x_mid, A::rinv2}},
       {BlockLayer::ff1, "ff1", true, ParamKind::ff1, {A::ff1_in}},
-      {BlockLayer::gelu, "gelu", false, {}, {A::ff1_out}},
+      {BlockLayer::activation, "activation", false, {}, {A::ff1_out}},
       {BlockLayer::ff2, "ff2", true, ParamKind::ff2, {A::ff2_in}},
       {BlockLayer::ff_residual, "ff_residual", false, {}, {}},
   };

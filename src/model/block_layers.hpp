@@ -28,8 +28,8 @@ enum class Activation {
   x_mid,        // the residual stream between the halves
   rinv2,        // the second norm's
   ff1_in,       // FF1's input, in its layout
-  ff1_out,      // FF1's output (GeLU's input), in FF1's output layout
-  ff2_in,       // GeLU's output in FF2's input layout
+  ff1_out,      // FF1's output (the activation's input), in FF1's output layout
+  ff2_in,       // the activation's output in FF2's input layout
 };
 
 enum class BlockLayer {
@@ -40,7 +40,7 @@ enum class BlockLayer {
   attn_residual,
   norm2,
   ff1,
-  gelu,
+  activation,  // the MLP's: GeLU or SwiGLU (model/modules/mlp.hpp)
   ff2,
   ff_residual
 };

@@ -22,10 +22,10 @@ ParamKind fc_param(FcKind kind) {
 }
 
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind) {
-  return block_fc_layers(shape.hidden, shape.ffn())[static_cast<int>(kind)].in;
+  return block_fc_layers(shape.dims())[static_cast<int>(kind)].in;
 }
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind) {
-  return block_fc_layers(shape.hidden, shape.ffn())[static_cast<int>(kind)].out;
+  return block_fc_layers(shape.dims())[static_cast<int>(kind)].out;
 }
 
 Layout FcPlan::input() const {
@@ -47,8 +47,8 @@ std::string FcPlan::str() const {
 
 ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) {
   // Attention gives its output in the standard layout, whatever QKV's.
-  const auto flows = choose_dataflows(
-      shape.tokens(), block_chain(block_fc_layers(shape.hidden, shape.ffn()), false));
+  const auto flows =
+      choose_dataflows(shape.tokens(), block_chain(block_fc_layers(shape.dims()), false));
   ModelPlan plan;
   for (int k = 0; k < kFcKinds; ++k) {
     plan[k].stationary = flows[k].stationary;

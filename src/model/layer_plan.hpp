@@ -11,8 +11,9 @@
 //   weight kept as       W for Y- and W-stn, W^T for X-stn; the other in the transposed variant
 //
 // Everything else in a block (RMSNorm, attention, residual adds) works in the standard layout,
-// and GeLU in whatever layout FF1 produces; where a layer's input or output layout differs from
-// its neighbour's, the driver re-lays the activation out (a distributed transpose) and counts it.
+// and the MLP's activation in whatever layout FF1 produces; where a layer's input or output
+// layout differs from its neighbour's, the driver re-lays the activation out (a distributed
+// transpose) and counts it.
 // A language model's head (lm_head, H -> V) reads the final norm and gives the cross-entropy its
 // logits, both standard: it is Y- or X-stationary, never transposed, and X when tied (it then
 // shares the embedding's table, kept as W^T).

@@ -28,7 +28,7 @@ std::string parameter_name(std::size_t block, ParamKind kind) {
 }
 
 ParamShape param_shape(const ModelShape& s, ParamKind kind) {
-  const auto layers = block_fc_layers(s.hidden, s.ffn());
+  const auto layers = block_fc_layers(s.dims());
   const auto weight = [&layers](FcKind k) {
     const BlockFcLayer& layer = layers[static_cast<int>(k)];
     return ParamShape{layer.in, layer.out};
@@ -96,17 +96,19 @@ double block_flops(const ModelShape& m) {
   const double t = static_cast<double>(m.tokens()), h = static_cast<double>(m.hidden);
   const double s = static_cast<double>(m.seq_len), b = static_cast<double>(m.sequences);
   // Three GEMMs of 2 FLOPs per multiply-add for each weight and token; attention's two.
-  return 6 * t * block_fc_weights(m.hidden, m.ffn()) + 12 * b * s * s * h;
+  return 6 * t * block_fc_weights(m.dims()) + 12 * b * s * s * h;
 }
 
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
                             std::size_t scalar_bytes) {
   const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
-  const double weights = block_fc_weights(shape.hidden, shape.ffn()) * shape.blocks / chips;
+  const double weights = block_fc_weights(shape.dims()) * shape.blocks / chips;
   const double states = static_cast<double>(optimizer_state_names(optimizer).size());
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
-  // mid-block residual, FF1's input and output (4H) and FF2's input (4H): 16 T H.
-  const double activations = 16 * t * h * shape.blocks / chips;
+  // mid-block residual, FF1's input and output (4H for GeLU) and FF2's input (F): 16 T H for GeLU.
+  const BlockDims dims = shape.dims();
+  const double mlp = static_cast<double>(dims.ff1_outputs() + dims.ffn);
+  const double activations = t * (8 * h + mlp) * shape.blocks / chips;
   const double s = static_cast<double>(shape.seq_len);
   const double probabilities = shape.sequences * shape.heads * s * s / 2 * shape.blocks / chips;
   return ((3 + states) * weights + activations + probabilities) * scalar_bytes;

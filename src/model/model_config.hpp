@@ -6,8 +6,9 @@
 //
 // The model: L pre-norm blocks, each
 //   h = RMSNorm(x) * g1;  [q k v] = h Wqkv;  a = causal multi-head attention(q, k, v);
-//   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + GeLU(h W1) W2
-// with no biases; with `rope`, q and k are rotated by their token's position in its sequence
+//   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + MLP(h)
+// with MLP(h) = GeLU(h W1) W2, or with `mlp` swiglu (Llama's) (silu(h W1g) * (h W1u)) W2, the gate
+// and up projections one FF1 weight [W1g | W1u] of 2F columns; no biases; with `rope`, q and k are rotated by their token's position in its sequence
 // first (RoPE: in each head, dimensions d and d + dim/2 turn by position * kRopeBase^(-2d/dim)).
 // The synthetic task: a fixed random teacher of the same shape maps random inputs to targets;
 // the loss is the mean squared error over every element of the output. A language model
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "block/block_fc_layers.hpp"
 #include "model/optimizers/optimizer_settings.hpp"
 
 namespace meshslice {
@@ -33,7 +35,10 @@ struct ModelShape {
   // over the vocabulary; the head is its own H x V matrix or, tied, the embedding transposed.
   std::size_t vocab = 0;
   bool tied_head = false;
-  std::size_t ffn() const { return 4 * hidden; }
+  MlpKind mlp = MlpKind::gelu;
+  std::size_t ffn_hidden = 0;  // F, the MLP's width; 0: default_ffn (4H for GeLU)
+  std::size_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : default_ffn(hidden, mlp); }
+  BlockDims dims() const { return {hidden, ffn(), mlp}; }
   std::size_t head_dim() const { return hidden / heads; }
   std::size_t tokens() const { return sequences * seq_len; }  // T per replica and step
 };

@@ -34,6 +34,25 @@ KOKKOS_INLINE_FUNCTION T gelu_derivative(T x) {
   return s + x * s * (T(1) - s) * two_c * (T(1) + T(3 * 0.044715) * x * x);
 }
 
+// SiLU (swish), SwiGLU's gate: x sigmoid(x), with the same exp as GeLU's.
+template <class T>
+KOKKOS_INLINE_FUNCTION T silu_sigmoid(T x) {
+  return T(1) / (T(1) + kmath::fast_exp(-x));
+}
+
+// SwiGLU's element: silu(g) u, and its partial derivatives dz/dg = u silu'(g) and dz/du =
+// silu(g), with silu'(g) = s + g s (1 - s), s = sigmoid(g).
+template <class T>
+KOKKOS_INLINE_FUNCTION T swiglu(T g, T u) {
+  return g * silu_sigmoid(g) * u;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION void swiglu_derivatives(T g, T u, T& d_gate, T& d_up) {
+  const T s = silu_sigmoid(g);
+  d_gate = u * (s + g * s * (T(1) - s));
+  d_up = g * s;
+}
+
 // Standard deviation of a weight matrix's initial values: 1/sqrt(fan_in), and for the two
 // matrices that write into the residual stream (attention output, FF2) a further 1/sqrt(2L)
 // (GPT-2), so the residual stream's variance does not grow with depth.

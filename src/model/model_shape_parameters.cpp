@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "core/deck.hpp"
 #include "core/errors.hpp"
 
 namespace meshslice {
@@ -22,6 +23,25 @@ void add_model_shape_parameters(Teuchos::ParameterList& model,
     model.set(key.name, key.default_value,
               key.note.empty() ? meaning->second : meaning->second + "; " + key.note);
   }
+}
+
+void add_mlp_parameters(Teuchos::ParameterList& model) {
+  set_choice(model, "mlp", mlp_name(MlpKind::gelu),
+             {mlp_name(MlpKind::gelu), mlp_name(MlpKind::swiglu)},
+             "the block's MLP: gelu (GPT's: ff2(gelu(ff1 x))) or swiglu (Llama's: ff2(silu(gate x) "
+             "* up x), the gate and up projections one FF1 of 2 x ffn_hidden outputs)");
+  model.set("ffn_hidden", 0,
+            "the MLP's width F (FF2's input); 0 = 4 x hidden for gelu, Llama's 8 x hidden / 3 "
+            "rounded up to a multiple of 256 for swiglu");
+}
+
+MlpChoice mlp_from(const Teuchos::ParameterList& deck) {
+  MlpChoice c;
+  c.mlp = parse_mlp(get_param<std::string>(deck, "model.mlp"), "model.mlp");
+  const int ffn = get_param<int>(deck, "model.ffn_hidden");
+  require(ffn >= 0, "model.ffn_hidden = ", ffn, " must not be negative (0: the MLP's default)");
+  c.ffn_hidden = static_cast<std::size_t>(ffn);
+  return c;
 }
 
 }  // namespace meshslice

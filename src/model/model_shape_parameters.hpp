@@ -8,12 +8,17 @@
 //   model.sequences         sequences per data-parallel replica and step (meshslice-train: the
 //                           deck fixes mesh.dp, so the global batch is mesh.dp x this)
 //   model.global_sequences  sequences per step over all replicas (meshslice-tune: it chooses dp)
+//   model.mlp               the block's MLP: gelu or swiglu (block/block_fc_layers.hpp)
+//   model.ffn_hidden        the MLP's width F (0: its default)
 // An app declares the keys it reads, each with its default and what the key means to that app
 // beyond the shared meaning (its limits, what 0 stands for).
 #include <Teuchos_ParameterList.hpp>
 
+#include <cstddef>
 #include <string>
 #include <vector>
+
+#include "block/block_fc_layers.hpp"
 
 namespace meshslice {
 
@@ -26,5 +31,15 @@ struct ModelShapeKey {
 // Declares `keys` in `model` (the deck's sublist), in the order given.
 void add_model_shape_parameters(Teuchos::ParameterList& model,
                                 const std::vector<ModelShapeKey>& keys);
+
+// Declares model.mlp and model.ffn_hidden, the MLP's kind and width, in `model`.
+void add_mlp_parameters(Teuchos::ParameterList& model);
+
+// Their values in a validated deck; ffn_hidden 0 stands for the kind's default (default_ffn).
+struct MlpChoice {
+  MlpKind mlp = MlpKind::gelu;
+  std::size_t ffn_hidden = 0;
+};
+MlpChoice mlp_from(const Teuchos::ParameterList& deck);
 
 }  // namespace meshslice

@@ -1,7 +1,8 @@
 #pragma once
 // The serial reference's building blocks (model/reference_model.hpp, model/reference_lm.hpp):
-// a linear layer's three products, RMSNorm forward and backward and the optimizers' updates, on
-// whole row-major tensors in std::vector with plain loops: no Kokkos, MPI or BLAS.
+// a linear layer's three products, RMSNorm forward and backward, the MLP's activation and the
+// optimizers' updates, on whole row-major tensors in std::vector with plain loops: no Kokkos,
+// MPI or BLAS.
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -81,6 +82,40 @@ void rms_norm_backward(const std::vector<T>& x, const std::vector<T>& gain,
     for (std::size_t c = 0; c < hidden; ++c)
       dx[row + c] += r * dh[row + c] * gain[c] - coupling * x[row + c];
   }
+}
+
+// The MLP's activation on FF1's output u (tokens x F, or with SwiGLU tokens x 2F: [gate | up]):
+// z (tokens x F) = gelu(u) or silu(gate) * up.
+template <class T>
+void mlp_activation(MlpKind mlp, const std::vector<T>& u, std::size_t tokens, std::size_t ffn,
+                    std::vector<T>& z) {
+  z.resize(tokens * ffn);
+  for (std::size_t t = 0; t < tokens; ++t)
+    for (std::size_t f = 0; f < ffn; ++f)
+      z[t * ffn + f] = mlp == MlpKind::swiglu ? swiglu(u[t * 2 * ffn + f], u[t * 2 * ffn + ffn + f])
+                                              : gelu(u[t * ffn + f]);
+}
+
+// u's gradient given z's, dz.
+template <class T>
+std::vector<T> mlp_activation_backward(MlpKind mlp, const std::vector<T>& u,
+                                       const std::vector<T>& dz, std::size_t tokens,
+                                       std::size_t ffn) {
+  std::vector<T> du(u.size());
+  for (std::size_t t = 0; t < tokens; ++t)
+    for (std::size_t f = 0; f < ffn; ++f) {
+      const T d = dz[t * ffn + f];
+      if (mlp == MlpKind::gelu) {
+        du[t * ffn + f] = d * gelu_derivative(u[t * ffn + f]);
+        continue;
+      }
+      T d_gate, d_up;
+      const std::size_t g = t * 2 * ffn + f;
+      swiglu_derivatives(u[g], u[g + ffn], d_gate, d_up);
+      du[g] = d * d_gate;
+      du[g + ffn] = d * d_up;
+    }
+  return du;
 }
 
 // The sum of the squares of every element of `tensors`, in double: their part of a global norm.

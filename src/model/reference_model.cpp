@@ -147,7 +147,7 @@ void check_batch(const ModelShape& shape, std::size_t x_size, std::size_t tokens
 template <class T>
 struct ReferenceModel<T>::Activations {
   std::vector<T> x_in, inv_rms1, h1, qkv, probs, attn;  // attention half (RoPE: q, k turned)
-  std::vector<T> x_mid, inv_rms2, h2, u, z;             // feed-forward half (z = gelu(u))
+  std::vector<T> x_mid, inv_rms2, h2, u, z;             // feed-forward half (z = act(u))
 };
 
 template <class T>
@@ -205,6 +205,7 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
                                               std::vector<Activations>* saved) const {
   check_batch(shape_, x_in.size(), tokens);
   const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
+  const std::size_t ff1_out = shape_.dims().ff1_outputs();
   if (saved) saved->resize(shape_.blocks);
   Activations scratch;
   std::vector<T> x = x_in;
@@ -220,10 +221,9 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
 
     a.x_mid = x;
     rms_norm(x, param(b, ParamKind::norm2_gain), n, hidden, a.h2, a.inv_rms2);
-    a.u.assign(n * ffn, T(0));
-    add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ffn);
-    a.z.resize(a.u.size());
-    for (std::size_t i = 0; i < a.u.size(); ++i) a.z[i] = gelu(a.u[i]);
+    a.u.assign(n * ff1_out, T(0));
+    add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ff1_out);
+    mlp_activation(shape_.mlp, a.u, n, ffn, a.z);
     add_ab(a.z, param(b, ParamKind::ff2), x, n, ffn, hidden);
   }
   return x;
@@ -258,20 +258,21 @@ template <class T>
 void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vector<T> dx,
                                  std::size_t tokens) {
   const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
+  const std::size_t ff1_out = shape_.dims().ff1_outputs();
   for (auto& g : grads_) std::fill(g.begin(), g.end(), T(0));
   auto grad = [&](std::size_t b, ParamKind kind) -> std::vector<T>& {
     return grads_[index(b, kind)];
   };
   for (std::size_t b = shape_.blocks; b-- > 0;) {
     const Activations& a = saved[b];
-    // x = x_mid + gelu(h2 W1) W2
-    std::vector<T> du(n * ffn, T(0));
-    add_ab_t(dx, param(b, ParamKind::ff2), du, n, ffn, hidden);
+    // x = x_mid + act(h2 W1) W2
+    std::vector<T> dz(n * ffn, T(0));
+    add_ab_t(dx, param(b, ParamKind::ff2), dz, n, ffn, hidden);
     add_a_t_b(a.z, dx, grad(b, ParamKind::ff2), n, ffn, hidden);
-    for (std::size_t i = 0; i < du.size(); ++i) du[i] *= gelu_derivative(a.u[i]);
+    const std::vector<T> du = mlp_activation_backward(shape_.mlp, a.u, dz, n, ffn);
     std::vector<T> dh(n * hidden, T(0));
-    add_ab_t(du, param(b, ParamKind::ff1), dh, n, hidden, ffn);
-    add_a_t_b(a.h2, du, grad(b, ParamKind::ff1), n, hidden, ffn);
+    add_ab_t(du, param(b, ParamKind::ff1), dh, n, hidden, ff1_out);
+    add_a_t_b(a.h2, du, grad(b, ParamKind::ff1), n, hidden, ff1_out);
     rms_norm_backward(a.x_mid, param(b, ParamKind::norm2_gain), a.inv_rms2, dh, n, hidden, dx,
                       grad(b, ParamKind::norm2_gain));
 

@@ -40,7 +40,7 @@
 // through Exec::wrap, the step's own kernels and collectives go through Exec::compute and
 // Exec::communicate with their costs (exec/caller_work.hpp). The Transformer orchestrates; its
 // parts live in their own files: a block's two halves (model/modules/attention_module.hpp,
-// gelu_mlp.hpp) over what they share (model/modules/block_context.hpp: the planned FC layers of
+// mlp.hpp) over what they share (model/modules/block_context.hpp: the planned FC layers of
 // model/planned_fc_layers.hpp, the re-layouts of model/relayouts.hpp, the norm of
 // model/modules/rms_norm.hpp), the parameters' making (model/parameter_maker.hpp), the saved
 // activations (model/activation_store.hpp), a language model's ends (model/modules/lm_ends.hpp)
@@ -64,7 +64,7 @@
 #include "model/model_config.hpp"
 #include "model/modules/attention_module.hpp"
 #include "model/modules/block_context.hpp"
-#include "model/modules/gelu_mlp.hpp"
+#include "model/modules/mlp.hpp"
 #include "model/modules/lm_ends.hpp"
 #include "model/modules/rms_norm.hpp"
 #include "model/optimizer.hpp"
@@ -235,7 +235,7 @@ class Transformer {
   std::array<Mat, 2> g_x_;      // the residual stream's gradient, block to block
   BlockContext<Exec> context_;  // what the modules share (the buffers above)
   std::unique_ptr<AttentionModule<Exec>> attention_;
-  std::unique_ptr<GeluMlp<Exec>> mlp_;
+  std::unique_ptr<MlpModule<Exec>> mlp_;
   std::unique_ptr<LanguageModelEnds<Exec>> lm_;  // a language model's (shape.vocab > 0)
 };
 

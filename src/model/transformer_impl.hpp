@@ -31,6 +31,11 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
           " mesh columns that split the hidden dimension "
           "(each column keeps whole heads); choose heads divisible by ",
           pc, " or another mesh");
+  const std::size_t F = s.ffn();
+  require(F % std::size_t(pr) == 0 && F % std::size_t(pc) == 0, "model: the MLP's width ", F,
+          " (model.ffn_hidden) does not divide over the mesh's ", pr, " rows and ", pc,
+          " columns (FF1's outputs are split over either, as its plan lays them out); choose a "
+          "width divisible by both");
   require(s.sequences % static_cast<std::size_t>(pr) == 0, "model: ", s.sequences,
           " sequences per replica do not divide over the ", pr,
           " mesh rows that split the "
@@ -109,7 +114,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   context_.mid_grad = g_mid_;
   attention_ = std::make_unique<AttentionModule<Exec>>(
       context_, transformer_detail::attention_shape(ex, shape, plan), trainable, memory_);
-  mlp_ = std::make_unique<GeluMlp<Exec>>(context_, trainable, memory_);
+  mlp_ = std::make_unique<MlpModule<Exec>>(context_, trainable, memory_);
   if (shape.vocab > 0) add_lm_ends(make, seed);
   if (trainable) {
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
@@ -189,7 +194,6 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
   const std::size_t pr = ex_.mesh_rows(), pc = ex_.mesh_cols();
   const std::size_t i = ex_.coord(Axis::row), j = ex_.coord(Axis::col);
   StoredLayout layout;
-  layout.mesh_cols = pc;
   const ParamShape logical = param_shape(shape_, kind);
   if (is_gain(kind)) {
     layout.col0 = j * (logical.cols / pc);
@@ -201,7 +205,12 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
   const std::size_t cols = layout.transposed ? logical.rows : logical.cols;
   layout.row0 = i * (rows / pr);
   layout.col0 = j * (cols / pc);
-  if (kind == ParamKind::qkv) layout.qkv_hidden = shape_.hidden;
+  const std::size_t H = shape_.hidden, F = shape_.ffn();
+  if (kind == ParamKind::qkv) layout.outputs = {pc, {H, H, H}};
+  if (kind == ParamKind::ff1 && shape_.mlp == MlpKind::swiglu) {
+    const bool by_columns = plan_[static_cast<int>(FcKind::ff1)].output() == Layout::standard;
+    layout.outputs = {by_columns ? pc : pr, {F, F, 0}};
+  }
   return layout;
 }
 

@@ -24,7 +24,7 @@ namespace {
 
 // The layers of one of the model's blocks.
 std::array<BlockFcLayer, kFcKinds> layers_of(const LlmSpec& llm) {
-  return block_fc_layers(llm.hidden, llm.ffn_hidden());
+  return block_fc_layers(llm.dims());
 }
 
 // The 12 GEMMs of a block whose layers take `flows`.

@@ -5,8 +5,8 @@
 //
 // A block has four FC layers Y = X W on T = batch * sequence tokens, as block/block_fc_layers.hpp
 // describes them for meshslice-train's model too: the attention's input projection (h -> 3h, Q,
-// K and V together) and output projection (h -> h), and the feed-forward network's two layers
-// (h -> 4h -> h).
+// K and V together) and output projection (h -> h), and the MLP's two layers (h -> 4h -> h for
+// the published models' GeLU; h -> 2F -> F -> h for SwiGLU).
 //
 // Dataflow (the paper's autotuner, phase 1): the largest of X (T x I), W (I x O) and
 // Y (T x O) stays stationary, and the backward GEMMs take the same row of Table 1
@@ -32,7 +32,10 @@ struct LlmSpec {
   std::size_t hidden;      // h
   int heads;               // attention heads (h / heads is the head size)
   std::size_t blocks = 0;  // transformer blocks of the published model (0: not given)
-  std::size_t ffn_hidden() const { return 4 * hidden; }  // the feed-forward network's width
+  MlpKind mlp = MlpKind::gelu;
+  std::size_t ffn = 0;  // the MLP's width (0: default_ffn)
+  std::size_t ffn_hidden() const { return ffn > 0 ? ffn : default_ffn(hidden, mlp); }
+  BlockDims dims() const { return {hidden, ffn_hidden(), mlp}; }
 };
 
 const LlmSpec& gpt3();          // hidden 12288, 96 heads, 96 blocks (Brown et al. 2020)

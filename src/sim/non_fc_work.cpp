@@ -20,7 +20,7 @@ NonFcTime non_fc_time(const hw::MachineModel& machine, const LlmSpec& llm, std::
   const double chip_hidden = static_cast<double>(llm.hidden / cols);
   const double chip_ffn = static_cast<double>(llm.ffn_hidden() / cols);
   const BlockWork work =
-      block_non_fc_work(attention, chip_tokens, chip_hidden, chip_ffn * chip_tokens);
+      block_non_fc_work(attention, chip_tokens, chip_hidden, chip_ffn * chip_tokens, llm.mlp);
   SimExecutor chip(machine, rows, cols);
   chip.local_work("non_fc_forward", work.forward);
   chip.local_work("non_fc_backward", work.backward);

@@ -12,9 +12,7 @@ namespace {
 
 constexpr double kOptimizerStateBytes = 4;  // an element of optimizer state, fp32
 
-double block_weights(const TrainingModel& m) {
-  return block_fc_weights(m.llm.hidden, m.llm.ffn_hidden());
-}
+double block_weights(const TrainingModel& m) { return block_fc_weights(m.llm.dims()); }
 
 double block_parameters(const TrainingModel& m) {
   return block_weights(m) + 2 * static_cast<double>(m.llm.hidden);  // and two norm gains
@@ -112,10 +110,15 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   e.optimizer = parameters * static_cast<double>(m.optimizer_states) * kOptimizerStateBytes /
                 (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.
+  // Nine hidden-wide activations (the block's input, QKV's input and output, attention's output
+  // and the output projection's input, the mid-block residual, FF1's input), FF1's output and
+  // FF2's input (17 H for GeLU at F = 4H), and the probabilities.
   const double h = static_cast<double>(m.llm.hidden);
+  const BlockDims dims = m.llm.dims();
+  const double mlp = static_cast<double>(dims.ff1_outputs() + dims.ffn);
   const double tokens = static_cast<double>(c.microbatch_tokens(m)) / c.tp();
   const double full =
-      tokens * (17 * h + m.llm.heads * static_cast<double>(m.seq_len)) * element_bytes;
+      tokens * (9 * h + mlp + m.llm.heads * static_cast<double>(m.seq_len)) * element_bytes;
   const double kept = c.checkpointing ? tokens * h * element_bytes : full;
   const auto order = pipeline_order(c.schedule, c.pp, 0, c.microbatches, c.virtual_stages);
   const double held = static_cast<double>(peak_activations(order));  // chunk activations at once

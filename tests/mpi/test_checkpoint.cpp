@@ -77,8 +77,13 @@ StepSettings pipeline(std::size_t micro_batches, bool zero = false) {
 
 // The language model of the same size with RoPE, a vocabulary that pads on every layout and
 // 8 sequences per step (micro-batches of whole sequences on every mesh row).
-ModelShape lm_shape_for(int dp, bool tied) {
-  return test_lm_shape(8 / static_cast<std::size_t>(dp), tied);
+// With `mlp` swiglu, Llama's MLP of width 72 (FF1's gate and up grouped as each layout splits
+// FF1's output: by mesh columns or rows).
+ModelShape lm_shape_for(int dp, bool tied, MlpKind mlp = MlpKind::gelu) {
+  ModelShape s = test_lm_shape(8 / static_cast<std::size_t>(dp), tied);
+  s.mlp = mlp;
+  s.ffn_hidden = mlp == MlpKind::swiglu ? 72 : 0;
+  return s;
 }
 
 // A layout's plan for a model of `shape`: a head (the layout's, or the default with the first
@@ -97,9 +102,10 @@ ModelPlan plan_for(const RunLayout& l, const ModelShape& shape) {
 template <class T>
 struct LayoutRun {
   explicit LayoutRun(const RunLayout& l, const OptimizerSettings& o = adamw(),
-                     const data::TokenSamples* samples = nullptr, bool tied = false)
+                     const data::TokenSamples* samples = nullptr, bool tied = false,
+                     MlpKind mlp = MlpKind::gelu)
       : layout(l),
-        shape(samples ? lm_shape_for(l.mesh.dp, tied) : shape_for(l.mesh.dp)),
+        shape(samples ? lm_shape_for(l.mesh.dp, tied, mlp) : shape_for(l.mesh.dp)),
         torus(MPI_COMM_WORLD, l.mesh),
         ex(torus, CommOptions{}),
         trainer(ex, shape, plan_for(l, shape), o, kSeeds, l.step, nullptr, samples) {}
@@ -198,27 +204,28 @@ TEST(Checkpoint, ResumesOnAnotherLayoutAsTheStraightRun) {
   }
 }
 
-// A language model (its embedding and head padded differently on each mesh, tied or not):
-// saved after 4 steps on 2x2, resumed on the other layouts, the next 4 steps and the final
-// weights are the serial reference's straight 8 steps (1e-9).
+// A language model (its embedding and head padded differently on each mesh, tied or not; with a
+// SwiGLU MLP): saved after 4 steps on 2x2, resumed on the other layouts, the next 4 steps and the
+// final weights are the serial reference's straight 8 steps (1e-9).
 TEST(Checkpoint, LanguageModelResumesOnAnotherLayout) {
   if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
   const TokenDataset dataset;
   const data::TokenSamples samples = dataset.samples(shape_for(1).seq_len);
-  for (const bool tied : {false, true}) {
+  for (const auto& [tied, mlp] : {std::pair{false, MlpKind::gelu}, std::pair{true, MlpKind::gelu},
+                                  std::pair{false, MlpKind::swiglu}}) {
     TempDir dir;
-    const std::string head = tied ? "tied " : "untied ";
-    ReferenceLm<double> reference(lm_shape_for(1, tied), kSeeds.student);
+    const std::string head = concat(tied ? "tied " : "untied ", mlp_name(mlp), " ");
+    ReferenceLm<double> reference(lm_shape_for(1, tied, mlp), kSeeds.student);
     std::string path;
     {
-      LayoutRun<double> saving(kSquare, adamw(), &samples, tied);
+      LayoutRun<double> saving(kSquare, adamw(), &samples, tied, mlp);
       expect_lm_steps(saving.trainer, reference, samples, adamw(), 8, 0, 4, head + "before saving");
       path = saving.save(dir.path());
     }
     for (const RunLayout& layout : other_layouts()) {
       if (tied && layout.mesh.pp > 1) continue;  // a tied head needs both ends on one stage
       ReferenceLm<double> straight = reference;
-      LayoutRun<double> resumed(layout, adamw(), &samples, tied);
+      LayoutRun<double> resumed(layout, adamw(), &samples, tied, mlp);
       resumed.load(find_checkpoint(path, dir.path(), MPI_COMM_WORLD));
       expect_lm_steps(resumed.trainer, straight, samples, adamw(), 8, 4, 4,
                       head + "resumed on " + layout.name);
@@ -415,6 +422,14 @@ TEST(CheckpointErrors, DamagedIncompleteOrMismatchedCheckpointsAreClearErrors) {
   facts.model.hidden = 48;
   expect_error_everywhere([&] { bigger.load(first, facts); },
                           "model.hidden = 24, the deck asks for model.hidden = 48");
+  facts = bigger.facts();
+  facts.model.mlp = MlpKind::swiglu;
+  expect_error_everywhere([&] { bigger.load(first, facts); },
+                          "model.mlp = gelu, the deck asks for model.mlp = swiglu");
+  facts = bigger.facts();
+  facts.model.ffn_hidden = 48;
+  expect_error_everywhere([&] { bigger.load(first, facts); },
+                          "model.ffn_hidden = 96, the deck asks for model.ffn_hidden = 48");
   OptimizerSettings sgd = adamw();
   sgd.kind = parse_optimizer("sgd");
   LayoutRun<double> with_sgd(kSquare, sgd);

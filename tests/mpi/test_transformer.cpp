@@ -1,8 +1,8 @@
 // The distributed transformer against the serial reference (model/reference_model.hpp) on the
 // same global data, in double: 20 training steps of losses, gradient norms and then every final
 // weight agree to 1e-9 relative, for plans covering every row of Table 1 and its transposed
-// variant (with re-layouts), MeshSlice at several S and the baselines, SGD and AdamW, on every
-// mesh the suite runs (dp and tensor-parallel shapes).
+// variant (with re-layouts), MeshSlice at several S and the baselines, SGD, AdamW and Lion, GeLU
+// and SwiGLU MLPs, on every mesh the suite runs (dp and tensor-parallel shapes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,6 +104,20 @@ std::vector<Case> cases() {
       {"other_attention_kernel_adamw", other_kernel, parse_optimizer("adamw"), long_sequences});
   transposed.attention = other;
   c.push_back({"other_attention_kernel_rope_sgd", transposed, parse_optimizer("sgd"), rope});
+  // SwiGLU: FF1's gate and up grouped per chip block of its output, over mesh columns (FF1's
+  // output standard) or rows (transposed: the mixed and transposed plans), with re-layouts
+  // between FF1 and FF2 in the mixed plan.
+  ModelShape swiglu = s;
+  swiglu.mlp = MlpKind::swiglu;
+  swiglu.ffn_hidden = 72;
+  const ModelPlan standard{{fc(Stationary::Y, false, ms(2)), fc(Stationary::Y, false, ms(1)),
+                            fc(Stationary::Y, false, ms(2)), fc(Stationary::X, false, ms(2))},
+                           std::nullopt};
+  c.push_back({"swiglu_standard_adamw", standard, parse_optimizer("adamw"), swiglu});
+  c.push_back({"swiglu_default_meshslice_S2_lion", default_model_plan(swiglu, ms(2)),
+               parse_optimizer("lion"), swiglu});
+  c.push_back({"swiglu_mixed_relayouts_adamw", mixed, parse_optimizer("adamw"), swiglu});
+  c.push_back({"swiglu_transposed_variants_sgd", transposed, parse_optimizer("sgd"), swiglu});
   return c;
 }
 
@@ -245,6 +259,34 @@ TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
     s.sequences = 1;
     expect_error(s, "mesh rows");
   }
+  const int pr = torus().size(Axis::row), pc = torus().size(Axis::col);
+  if (pr > 1 || pc > 1) {  // an MLP width neither splits
+    s = test_block_shape(4);
+    s.mlp = MlpKind::swiglu;
+    s.ffn_hidden = 12 * static_cast<std::size_t>(pr * pc) + 1;
+    expect_error(s, "model.ffn_hidden");
+  }
+}
+
+// SwiGLU's FF1 is one H x 2F weight whose logical columns are [gate | up] (as the reference and
+// checkpoints have them), and its default width is Llama's 8H/3 rounded up to 256.
+TEST(Transformer, SwigluFf1HoldsGateAndUp) {
+  RealExecutor<double> ex(torus(), CommOptions{});
+  ModelShape s = test_block_shape(4);
+  s.mlp = MlpKind::swiglu;
+  EXPECT_EQ(s.ffn(), 256u);
+  s.ffn_hidden = 72;
+  const Transformer<RealExecutor<double>> model(
+      ex, s, default_model_plan(s, choice(Algorithm::collective, 1)), 1, true);
+  const Parameter<double>* ff1 = model.parameters().find("blocks.0.ff1.weight");
+  const Parameter<double>* ff2 = model.parameters().find("blocks.0.ff2.weight");
+  ASSERT_NE(ff1, nullptr);
+  ASSERT_NE(ff2, nullptr);
+  EXPECT_EQ(ff1->global.rows, s.hidden);
+  EXPECT_EQ(ff1->global.cols, 2 * s.ffn());
+  EXPECT_EQ(ff2->global.rows, s.ffn());
+  EXPECT_EQ(default_ffn(4096, MlpKind::swiglu), 11008u);  // Llama 2 7B's
+  EXPECT_EQ(default_ffn(4096, MlpKind::gelu), 16384u);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST(BlockLayers, GradientsCompleteInReverse) {
 TEST(BlockLayers, RecomputationStopsBeforeFf2) {
   ASSERT_LT(recomputed_layers(), block_layers().size());
   EXPECT_EQ(block_layers()[recomputed_layers()].layer, BlockLayer::ff2);
-  EXPECT_EQ(block_layers()[recomputed_layers() - 1].layer, BlockLayer::gelu);
+  EXPECT_EQ(block_layers()[recomputed_layers() - 1].layer, BlockLayer::activation);
 }
 
 }  // namespace

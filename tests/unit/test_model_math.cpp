@@ -50,5 +50,20 @@ TEST(Gelu, DerivativeMatchesFiniteDifferences) {
   }
 }
 
+TEST(Swiglu, IsSiluOfTheGateTimesUpAndItsDerivativesMatchFiniteDifferences) {
+  const double h = 1e-6;
+  for (double g = -8; g <= 8; g += 0.25)
+    for (const double u : {-1.5, 0.3, 2.0}) {
+      EXPECT_NEAR(swiglu(g, u), g / (1 + std::exp(-g)) * u, 1e-14 * (1 + std::abs(g))) << g;
+      double d_gate = 0, d_up = 0;
+      swiglu_derivatives(g, u, d_gate, d_up);
+      EXPECT_NEAR(d_gate, (swiglu(g + h, u) - swiglu(g - h, u)) / (2 * h), 1e-8) << g;
+      EXPECT_NEAR(d_up, (swiglu(g, u + h) - swiglu(g, u - h)) / (2 * h), 1e-8) << g;
+      float fg = 0, fu = 0;
+      swiglu_derivatives(static_cast<float>(g), static_cast<float>(u), fg, fu);
+      EXPECT_NEAR(fg, d_gate, 1e-5 * (1 + std::abs(d_gate))) << g;
+    }
+}
+
 }  // namespace
 }  // namespace meshslice::testing

@@ -48,12 +48,18 @@ void perturb(ReferenceModel<double>& model) {
     }
 }
 
-// Without and with RoPE (q and k turned by their positions).
-class ReferenceGradients : public ::testing::TestWithParam<bool> {};
+// Without and with RoPE (q and k turned by their positions), with a GeLU or a SwiGLU MLP.
+struct GradientCase {
+  bool rope;
+  MlpKind mlp;
+};
+class ReferenceGradients : public ::testing::TestWithParam<GradientCase> {};
 
 TEST_P(ReferenceGradients, MatchFiniteDifferences) {
   ModelShape s = tiny_shape();
-  s.rope = GetParam();
+  s.rope = GetParam().rope;
+  s.mlp = GetParam().mlp;
+  s.ffn_hidden = s.mlp == MlpKind::swiglu ? 12 : 0;
   const std::size_t tokens = s.tokens();
   ReferenceModel<double> model(s, 11);
   perturb(model);
@@ -69,8 +75,13 @@ TEST_P(ReferenceGradients, MatchFiniteDifferences) {
   expect_gradient(model.input_gradient(), x, loss, "input");
 }
 
-INSTANTIATE_TEST_SUITE_P(Rope, ReferenceGradients, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "rope" : "no_rope"; });
+INSTANTIATE_TEST_SUITE_P(
+    RopeAndMlp, ReferenceGradients,
+    ::testing::Values(GradientCase{false, MlpKind::gelu}, GradientCase{true, MlpKind::gelu},
+                      GradientCase{false, MlpKind::swiglu}, GradientCase{true, MlpKind::swiglu}),
+    [](const auto& info) {
+      return std::string(info.param.rope ? "rope_" : "no_rope_") + mlp_name(info.param.mlp);
+    });
 
 TEST(ReferenceModel, RopeTurnsQueriesAndKeysByPosition) {
   ModelShape s = tiny_shape();

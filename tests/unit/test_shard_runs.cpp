@@ -1,10 +1,12 @@
 // A shard's runs in the global tensor (checkpoint/shard_runs.hpp) against the element-wise map
 // of its layout: every element of the part of the shard lands where StoredLayout::logical puts
-// it, exactly once, in increasing global order, for plain, transposed and QKV-permuted shards
+// it, exactly once, in increasing global order, for plain, transposed and grouped (QKV, SwiGLU) shards
 // and for parts that start and end inside a row (a ZeRO-1 replica's row of the shard).
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <vector>
 
 #include "checkpoint/shard_runs.hpp"
 
@@ -33,7 +35,7 @@ void expect_runs_match_layout(const StoredLayout& layout, const ParamShape& glob
     last = run.offset + run.length;
     any = true;
   }
-  EXPECT_EQ(got, want) << "transposed " << layout.transposed << " qkv " << layout.qkv_hidden
+  EXPECT_EQ(got, want) << "transposed " << layout.transposed << " groups " << layout.outputs.blocks
                        << " first " << first << " count " << count;
   // Staging puts the runs' elements one after another (however it orders its copying), and
   // staging there and back is the identity (the padding untouched).
@@ -50,18 +52,48 @@ void expect_runs_match_layout(const StoredLayout& layout, const ParamShape& glob
   for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(back[i], inside[i] ? part[i] : -1.0) << i;
 }
 
+// Output columns in logical order; QKV's [q | k | v] in 2 groups; grouped-query QKV (k and v a
+// third of q's width); SwiGLU's [gate | up] in 2 groups.
+std::vector<GroupedColumns> output_groupings(std::size_t hidden) {
+  return {GroupedColumns{}, GroupedColumns{2, {hidden, hidden, hidden}},
+          GroupedColumns{2, {hidden, hidden / 3, hidden / 3}},
+          GroupedColumns{2, {hidden, hidden, 0}}};
+}
+
+// The grouping puts the parts of the same features in each group: QKV's former formula (stored
+// column s of group s / 3w is part (s mod 3w) / w's column j w + (s mod w), w = H / Pc).
+TEST(GroupedColumns, QkvGroupsHoldTheSameHeadsOfQKAndV) {
+  const std::size_t hidden = 12, pc = 3, w = hidden / pc;
+  const GroupedColumns qkv{pc, {hidden, hidden, hidden}};
+  std::set<std::size_t> seen;
+  for (std::size_t s = 0; s < 3 * hidden; ++s) {
+    const std::size_t block = s / (3 * w), within = s % (3 * w);
+    EXPECT_EQ(qkv.logical(s), (within / w) * hidden + block * w + within % w) << s;
+    seen.insert(qkv.logical(s));
+  }
+  EXPECT_EQ(seen.size(), 3 * hidden);          // a permutation
+  const GroupedColumns gate_up{2, {6, 6, 0}};  // F = 6 over 2: [g0 g1 g2 u0 u1 u2 | g3 ...]
+  const std::size_t want[] = {0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11};
+  for (std::size_t s = 0; s < 12; ++s) EXPECT_EQ(gate_up.logical(s), want[s]) << s;
+  const GroupedColumns grouped_query{2, {8, 4, 4}};  // [q0-3 k0-1 v0-1 | q4-7 k2-3 v2-3]
+  const std::size_t gq[] = {0, 1, 2, 3, 8, 9, 12, 13, 4, 5, 6, 7, 10, 11, 14, 15};
+  for (std::size_t s = 0; s < 16; ++s) EXPECT_EQ(grouped_query.logical(s), gq[s]) << s;
+  EXPECT_EQ(GroupedColumns{}.logical(7), 7u);
+}
+
 TEST(ShardRuns, EveryElementLandsWhereItsLayoutSays) {
   const std::size_t hidden = 12;
   for (const bool transposed : {false, true})
-    for (const bool qkv : {false, true})
+    for (const GroupedColumns& outputs : output_groupings(hidden))
       for (std::size_t j = 0; j < 2; ++j) {  // mesh column j of 2, mesh row 1 of 2
-        const ParamShape global{hidden, qkv ? 3 * hidden : 2 * hidden};
+        const std::size_t out =
+            outputs.blocks ? outputs.parts[0] + outputs.parts[1] + outputs.parts[2] : 2 * hidden;
+        const ParamShape global{hidden, out};
         const std::size_t stored_rows = transposed ? global.cols : global.rows;
         const std::size_t stored_cols = transposed ? global.rows : global.cols;
         StoredLayout layout;
         layout.transposed = transposed;
-        layout.mesh_cols = 2;
-        layout.qkv_hidden = qkv ? hidden : 0;
+        layout.outputs = outputs;
         const std::size_t rows = stored_rows / 2, cols = stored_cols / 2;
         layout.row0 = rows;
         layout.col0 = j * cols;

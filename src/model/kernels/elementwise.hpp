@@ -1,6 +1,6 @@
 #pragma once
-// The element-by-element kernels of the training step: initialisation, GeLU, residual adds, the
-// loss, sums of squares and the optimizers' updates. Every one runs on the caller's execution
+// The element-by-element kernels of the training step: initialisation, GeLU, SwiGLU, residual
+// adds, the loss, sums of squares and the optimizers' updates. Every one runs on the caller's execution
 // space instance, on shards of any layout.
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +68,37 @@ void gelu_backward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& 
   for_each_element(
       "gelu_backward", space, u.extent(0), u.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) { dz(r, c) *= gelu_derivative(u(r, c)); });
+}
+
+// SwiGLU on FF1's output y, whose chip block holds its features' gate and then their up
+// projection (model/parameter_layout.hpp), along its columns (the standard layout) or rows
+// (transposed): z = silu(gate) * up, z the chip's block of those features in the same layout.
+template <class T>
+void swiglu_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& z,
+                    bool features_in_rows) {
+  const std::size_t dr = features_in_rows ? z.extent(0) : 0,
+                    dc = features_in_rows ? 0 : z.extent(1);
+  for_each_element(
+      "swiglu_forward", space, z.extent(0), z.extent(1),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        z(r, c) = swiglu(y(r, c), y(r + dr, c + dc));
+      });
+}
+
+// dy, the gradient of y (gate and up as in y), from dz.
+template <class T>
+void swiglu_backward(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& dz,
+                     const Matrix<T>& dy, bool features_in_rows) {
+  const std::size_t dr = features_in_rows ? dz.extent(0) : 0,
+                    dc = features_in_rows ? 0 : dz.extent(1);
+  for_each_element(
+      "swiglu_backward", space, dz.extent(0), dz.extent(1),
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        T d_gate, d_up;
+        swiglu_derivatives(y(r, c), y(r + dr, c + dc), d_gate, d_up);
+        dy(r, c) = dz(r, c) * d_gate;
+        dy(r + dr, c + dc) = dz(r, c) * d_up;
+      });
 }
 
 // x += y (the residual stream).

@@ -1,6 +1,6 @@
 #pragma once
 // What the modules of a transformer block share on a rank (model/modules/attention_module.hpp,
-// gelu_mlp.hpp): the executor, the planned FC layers, the re-layouts, the norm, and the work
+// mlp.hpp): the executor, the planned FC layers, the re-layouts, the norm, and the work
 // buffers that pass activations and gradients between their steps; and the steps they have in
 // common: the residual stream's copy and add, a norm into an FC layer's input, and an FC layer's
 // backward step in the standard layout. A module runs its layers' steps (model/block_layers.hpp

@@ -190,7 +190,6 @@ class LanguageModelEnds {
     p.global = lm_param_shape(shape_, param);
     p.layout.row0 = row0;
     p.layout.col0 = col0;
-    p.layout.mesh_cols = ex_.mesh_cols();
     p.row_copies = param == LmParam::final_norm_gain;
     return p;
   }

@@ -1,0 +1,140 @@
+#pragma once
+// The block's feed-forward half: out = x_mid + ff2(act(ff1(norm2(x_mid)))), its two FC layers
+// through the planned FC layers. The activation is the MLP's kind (model.mlp): GeLU on FF1's F
+// outputs, or SwiGLU, silu(gate) * up on FF1's 2F outputs (the gate and up projections in one
+// weight, grouped per chip block: model/parameter_layout.hpp), as Megatron's MLP with a gated
+// linear unit. It runs in FF1's output layout and its output lands in FF2's input layout,
+// re-laid out when the two differ. Its layers: norm2, ff1, activation, ff2, ff_residual
+// (model/block_layers.hpp).
+//
+//     MlpModule<Exec> mlp(context, trainable, memory);
+//     mlp.forward(BlockLayer::ff1, params, saved, out);
+//     mlp.backward(BlockLayer::ff1, params, saved, dout, accumulate, sync);
+#include "core/errors.hpp"
+#include "model/activation_store.hpp"
+#include "model/block_layers.hpp"
+#include "model/kernels/elementwise.hpp"
+#include "model/memory_use.hpp"
+#include "model/modules/block_context.hpp"
+
+namespace meshslice {
+
+template <class Exec>
+class MlpModule {
+ public:
+  using T = typename Exec::Scalar;
+  using Mat = Matrix<T>;
+  using Saved = SavedActivations<T>;
+
+  MlpModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory) : c_(context) {
+    const std::size_t tokens = c_.shape.tokens(), F = c_.shape.ffn();
+    const Layout u = ff1_output(), z = ff2_input();
+    if (z != u) {
+      z_ = activation_matrix(c_.ex, tokens, u, F, "gelu_out", memory.work);
+      c_.relayouts.plan(F);
+    }
+    if (!trainable) return;
+    g_u_ = activation_matrix(c_.ex, tokens, u, fc_outputs(c_.shape, FcKind::ff1), "grad_ff1_out",
+                             memory.work);
+    // GeLU's gradient works in place; SwiGLU's output gradient is half its input's.
+    g_act_ =
+        gated() ? activation_matrix(c_.ex, tokens, u, F, "grad_activation_out", memory.work) : g_u_;
+    if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
+  }
+
+  static bool owns(BlockLayer layer) {
+    return layer == BlockLayer::norm2 || layer == BlockLayer::ff1 ||
+           layer == BlockLayer::activation || layer == BlockLayer::ff2 ||
+           layer == BlockLayer::ff_residual;
+  }
+
+  // One layer's forward step: from the residual stream s.x_mid to the block's output `out`.
+  void forward(BlockLayer layer, const BlockParams<T>& w, const Saved& s, const Mat& out) {
+    switch (layer) {
+      case BlockLayer::norm2:
+        return c_.norm_into_input(FcKind::ff1, s.x_mid, w[ParamKind::norm2_gain].value, s.rinv2,
+                                  s.ff1_in);
+      case BlockLayer::ff1:
+        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1].value, s.u);
+      case BlockLayer::activation:  // in FF1's output layout
+        return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_, s.ff2_in,
+                                         [&](const Mat& z) { activate(s.u, z); });
+      case BlockLayer::ff2:
+        return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2].value, c_.output);
+      case BlockLayer::ff_residual: return c_.residual(out, s.x_mid, c_.output);
+      default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
+    }
+  }
+
+  // One layer's backward step: from dout, the block's output gradient, to the gradient of
+  // s.x_mid (the context's mid_grad).
+  void backward(BlockLayer layer, const BlockParams<T>& w, const Saved& s, const Mat& dout,
+                bool accumulate, ParameterUpdate<Exec>* sync) {
+    switch (layer) {
+      case BlockLayer::ff_residual:  // the residual path
+        return c_.residual(c_.mid_grad, dout, Mat());
+      case BlockLayer::ff2: {
+        const Parameter<T>& p = w[ParamKind::ff2];
+        const Mat& dy = c_.fc.output_gradient(FcKind::ff2, dout);
+        c_.fc.backward_weight(FcKind::ff2, s.ff2_in, dy, p.grad, accumulate);
+        if (sync) sync->start(p);
+        return c_.relayouts.produce_into(ff2_input(), ff1_output(), c_.shape.ffn(), g_z_, g_act_,
+                                         [&](const Mat& dz) {
+                                           c_.fc.backward_data(FcKind::ff2, dy, p.value, dz);
+                                         });
+      }
+      case BlockLayer::activation: return activate_backward(s.u);
+      case BlockLayer::ff1: {
+        const Parameter<T>& p = w[ParamKind::ff1];
+        c_.fc.backward_weight(FcKind::ff1, s.ff1_in, g_u_, p.grad, accumulate);
+        if (sync) sync->start(p);
+        return c_.fc.backward_data_to_standard(FcKind::ff1, g_u_, p.value, c_.normed_grad);
+      }
+      case BlockLayer::norm2: {
+        const Parameter<T>& gain = w[ParamKind::norm2_gain];
+        c_.norm.backward(c_.normed_grad, s.x_mid, gain.value, s.rinv2, c_.mid_grad, gain.grad,
+                         accumulate);
+        if (sync) sync->start(gain);
+        return;
+      }
+      default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
+    }
+  }
+
+ private:
+  bool gated() const { return c_.shape.mlp == MlpKind::swiglu; }
+  Layout ff1_output() const { return c_.fc.plan(FcKind::ff1).output(); }
+  Layout ff2_input() const { return c_.fc.plan(FcKind::ff2).input(); }
+
+  // z = act(u), u FF1's output, z in its layout.
+  void activate(const Mat& u, const Mat& z) {
+    const double n = static_cast<double>(elements(z));
+    const bool rows = ff1_output() == Layout::transposed;  // features along the rows
+    if (gated())
+      c_.ex.compute("swiglu", kernel_work::swiglu(n),
+                    [&] { swiglu_forward(c_.ex.compute_space(), u, z, rows); });
+    else
+      c_.ex.compute("gelu", kernel_work::gelu(n),
+                    [&] { gelu_forward(c_.ex.compute_space(), u, z); });
+  }
+
+  // FF1's output gradient g_u_ from the activation's, g_act_.
+  void activate_backward(const Mat& u) {
+    const double n = static_cast<double>(elements(g_act_));
+    const bool rows = ff1_output() == Layout::transposed;
+    if (gated())
+      c_.ex.compute("swiglu_backward", kernel_work::swiglu_backward(n),
+                    [&] { swiglu_backward(c_.ex.compute_space(), u, g_act_, g_u_, rows); });
+    else
+      c_.ex.compute("gelu_backward", kernel_work::gelu_backward(n),
+                    [&] { gelu_backward(c_.ex.compute_space(), u, g_u_); });
+  }
+
+  BlockContext<Exec>& c_;
+  Mat z_;      // the activation's output before its re-layout to FF2's input (the layouts differ)
+  Mat g_u_;    // FF1's output gradient
+  Mat g_act_;  // the activation's output gradient in FF1's layout (GeLU: g_u_, in place)
+  Mat g_z_;    // FF2's input gradient before its re-layout
+};
+
+}  // namespace meshslice
