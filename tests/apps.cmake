@@ -196,8 +196,8 @@ meshslice_app_test(tune_laptop_lm_plan_trains 2 ${CHECK_TUNE} ${CMAKE_CURRENT_BI
   --set train.steps=20)
 set_tests_properties(tune_laptop_lm_plan_trains PROPERTIES PASS_REGULAR_EXPRESSION
   "lm_head .128 -> 272, the vocabulary of 257 padded.*lm_head .128 -> 257.: Y-stn.*PASS")
-# Llama's block (a SwiGLU MLP): the deck on 2x1, and the tuner's plan for it (FF1 of 2 x 340
-# outputs, recorded in the plan with the MLP) trained on 1x2.
+# Llama's block (a SwiGLU MLP, grouped-query attention): the deck on 2x1, and the tuner's plan
+# for it (QKV of 128 + 2 x 64 outputs, FF1 of 2 x 384, recorded in the plan) trained on 1x2.
 set(LLAMA_TRAIN ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/laptop-llama.yaml ${SHORT_TRAIN}
     --set data.prefix=${CMAKE_CURRENT_BINARY_DIR}/lm-data/text)
 meshslice_app_test(train_llama_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-llama-2x1 40
@@ -205,11 +205,12 @@ meshslice_app_test(train_llama_2x1 2 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/
 meshslice_app_test(tune_laptop_llama_plan_trains 2 ${CHECK_TUNE}
   ${CMAKE_CURRENT_BINARY_DIR}/tune-llama ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/laptop.yaml
   --set model.hidden=128 --set model.seq_len=64 --set model.global_sequences=8
-  --set model.vocab=257 --set model.mlp=swiglu --set model.ffn_hidden=340 --
+  --set model.vocab=257 --set model.heads=4 --set model.kv_heads=2 --set model.mlp=swiglu
+  --set model.ffn_hidden=384 --
   ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/tune-llama/train 20 ${MPI2} ${LLAMA_TRAIN}
   --set train.steps=20)
 set_tests_properties(tune_laptop_llama_plan_trains PROPERTIES PASS_REGULAR_EXPRESSION
-  "swiglu MLP of width 340.*ff1 .*M=512 N=680 K=128.*PASS")
+  "swiglu MLP of width 384.*qkv .*M=512 N=256 K=128.*ff1 .*M=512 N=768 K=128.*PASS")
 set_tests_properties(train_lm_1x2 train_lm_tied_2x1 tune_laptop_lm_plan_trains train_llama_2x1
   tune_laptop_llama_plan_trains PROPERTIES FIXTURES_REQUIRED lm_data)
 meshslice_app_test(data_help 1 ${DATA_APP} --help)

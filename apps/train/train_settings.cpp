@@ -29,6 +29,7 @@ Teuchos::ParameterList valid_parameters() {
   add_model_shape_parameters(
       model, {{"hidden", 64, ""},
               {"heads", 4, "divisible by mesh.cols (each column keeps whole heads)"},
+              {"kv_heads", 0, "divisible by mesh.cols too"},
               {"blocks", 2, ""},
               {"seq_len", 32, ""},
               {"sequences", 16, "divisible by mesh.rows"},
@@ -199,7 +200,8 @@ const std::map<std::string, std::vector<std::string>> kPlanSections = {{"mesh", 
                                                                        {"optimizer", {"zero"}},
                                                                        {"model", {"sequences"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
-const std::vector<std::string> kPlanKeys = {"hidden", "heads", "tokens", "mlp", "ffn", "layers"};
+const std::vector<std::string> kPlanKeys = {"hidden", "heads", "kv_heads", "tokens",
+                                            "mlp",    "ffn",   "layers"};
 // Keys inside those sections that say what the plan was made for: checked, never set.
 const std::vector<std::string> kPlanMadeFor = {"optimizer.kind"};
 
@@ -227,10 +229,11 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
             ": 'checkpointing' was renamed "
             "'recompute' (activation recomputation; 'checkpoint' now means saved training "
             "state): rename the section");
-    require(section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
-            "'; a plan holds hidden, heads, tokens, mlp, ffn, layers and the sections mesh, "
-            "pipeline, "
-            "recompute, optimizer (zero and kind only) and model (sequences only)");
+    require(
+        section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
+        "'; a plan holds hidden, heads, kv_heads, tokens, mlp, ffn, layers and the sections mesh, "
+        "pipeline, "
+        "recompute, optimizer (zero and kind only) and model (sequences only)");
     if (!section) continue;
     require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
     const Teuchos::ParameterList& part = file.sublist(key);
@@ -262,6 +265,8 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   };
   check("hidden", get_param<int>(merged, "model.hidden"));
   check("heads", get_param<int>(merged, "model.heads"));
+  const int kv_heads = get_param<int>(merged, "model.kv_heads");
+  check("kv_heads", kv_heads > 0 ? kv_heads : get_param<int>(merged, "model.heads"));
   check("tokens",
         get_param<int>(merged, "model.seq_len") * get_param<int>(merged, "model.sequences"));
   // The MLP whose FF1 and FF2 the plan's layers were tuned for (plans before SwiGLU: GeLU's).
@@ -322,6 +327,7 @@ Settings settings_from(const AppContext& context) {
   };
   s.model.hidden = positive("model.hidden");
   s.model.heads = positive("model.heads");
+  s.model.kv_heads = non_negative("model.kv_heads");
   s.model.blocks = positive("model.blocks");
   s.model.seq_len = positive("model.seq_len");
   s.model.sequences = positive("model.sequences");

@@ -218,6 +218,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
   const std::size_t per_replica = s.sequences / static_cast<std::size_t>(c.dp);
   plan.set("hidden", static_cast<int>(s.llm.hidden));
   plan.set("heads", s.llm.heads);
+  plan.set("kv_heads", s.llm.kv_heads > 0 ? static_cast<int>(s.llm.kv_heads) : s.llm.heads);
   plan.set("mlp", std::string(mlp_name(s.llm.mlp)));
   plan.set("ffn", static_cast<int>(s.llm.ffn_hidden()));
   plan.set("tokens", static_cast<int>(per_replica * s.seq_len));
@@ -256,7 +257,7 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
                          ".\nRun it: meshslice-train DECK --set plan=", path,
                          "\n(the plan sets the deck's mesh, pipeline, recomputation, ZeRO-1 and "
                          "sequences per replica; the deck's model must have these hidden, heads, "
-                         "MLP and seq_len, and its optimizer.kind the one named here)"));
+                         "kv_heads, MLP and seq_len, and its optimizer.kind the one named here)"));
 }
 
 }  // namespace meshslice::tuneapp

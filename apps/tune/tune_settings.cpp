@@ -29,6 +29,7 @@ Teuchos::ParameterList valid_parameters() {
   add_model_shape_parameters(
       model, {{"hidden", 0, "for model.name = custom"},
               {"heads", 0, "for model.name = custom"},
+              {"kv_heads", 0, ""},
               {"seq_len", 2048, ""},
               {"global_sequences", 0, "0 = chips / 2, the paper's weak scaling"},
               {"vocab", 0,
@@ -117,6 +118,11 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
             name, " has its own (leave them at 0)");
     s.llm = sim::llm_by_name(name);
   }
+  const int kv_heads = get_param<int>(deck, "model.kv_heads");
+  require(kv_heads >= 0 && (kv_heads == 0 || s.llm.heads % kv_heads == 0),
+          "model.kv_heads = ", kv_heads, " must divide the model's ", s.llm.heads,
+          " heads (0: one per head)");
+  s.llm.kv_heads = static_cast<std::size_t>(kv_heads);
   const MlpChoice mlp = mlp_from(deck);
   s.llm.mlp = mlp.mlp;
   s.llm.ffn = mlp.ffn_hidden;

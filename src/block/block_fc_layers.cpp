@@ -20,7 +20,7 @@ std::size_t default_ffn(std::size_t hidden, MlpKind mlp) {
 
 std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& d) {
   using Input = BlockFcLayer::Input;
-  return {{{FcKind::qkv, "qkv", d.hidden, 3 * d.hidden, Input::norm},
+  return {{{FcKind::qkv, "qkv", d.hidden, d.qkv_outputs(), Input::norm},
            {FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention},
            {FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm},
            {FcKind::ff2, "ff2", d.ffn, d.hidden, Input::previous}}};

@@ -2,7 +2,8 @@
 // The fully-connected layers of a transformer block, in the order they run: the one description
 // of a block that meshslice-train's model (model/layer_plan.hpp), the simulator and the tuner
 // (sim/fc_layers.hpp) read. Each is Y = X W on the block's tokens:
-//   qkv       H -> 3H  Q, K and V together, from the norm of the residual stream
+//   qkv       H -> 3H  Q, K and V together, from the norm of the residual stream (H + 2 KV with
+//                      grouped-query attention: KV = kv_heads x head size)
 //   attn_out  H -> H   the output projection, from attention's output
 //   ff1       H -> F   the feed-forward network's first layer, from the norm: F outputs for a GeLU
 //                      MLP; 2F for SwiGLU, its gate and up projections together
@@ -35,7 +36,9 @@ struct BlockDims {
   std::size_t hidden = 0;  // H
   std::size_t ffn = 0;     // F, the MLP's width
   MlpKind mlp = MlpKind::gelu;
+  std::size_t kv_hidden = 0;  // K's and V's width: kv_heads x head size (0: H, one per head)
   std::size_t ff1_outputs() const { return mlp == MlpKind::swiglu ? 2 * ffn : ffn; }
+  std::size_t qkv_outputs() const { return hidden + 2 * (kv_hidden > 0 ? kv_hidden : hidden); }
 };
 
 struct BlockFcLayer {

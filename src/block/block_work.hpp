@@ -111,6 +111,10 @@ inline LocalWork gelu_backward(double n) { return LocalWork::streaming(3 * n); }
 // n outputs z = silu(g) * u from 2n inputs; backward reads g, u, dz and writes dg, du.
 inline LocalWork swiglu(double n) { return LocalWork::streaming(3 * n); }
 inline LocalWork swiglu_backward(double n) { return LocalWork::streaming(5 * n); }
+// Grouped-query attention's keys and values repeated per query head into `wide` elements, and
+// their gradients summed back into `narrow` (model/kernels/grouped_query.hpp).
+inline LocalWork repeat_kv(double wide) { return LocalWork::streaming(2 * wide); }
+inline LocalWork sum_kv(double wide, double narrow) { return LocalWork::streaming(wide + narrow); }
 inline LocalWork mlp_activation(MlpKind mlp, double n) {
   return mlp == MlpKind::swiglu ? swiglu(n) : gelu(n);
 }

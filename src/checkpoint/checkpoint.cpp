@@ -214,6 +214,7 @@ json::Value model_json(const ModelShape& m) {
   json::Value v = json::Value::object();
   v.set("hidden", m.hidden);
   v.set("heads", m.heads);
+  v.set("kv_heads", m.kv());
   v.set("blocks", m.blocks);
   v.set("seq_len", m.seq_len);
   v.set("sequences", m.sequences);
@@ -323,6 +324,8 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
   };
   same("hidden", model.at("hidden").as_uint(), run.model.hidden);
   same("heads", model.at("heads").as_uint(), run.model.heads);
+  const json::Value* kv_heads = model.find("kv_heads");  // before grouped-query attention: heads
+  same("kv_heads", kv_heads ? kv_heads->as_uint() : run.model.heads, run.model.kv());
   same("blocks", model.at("blocks").as_uint(), run.model.blocks);
   // Keys later formats added: absent, the teacher task's model (no RoPE, no vocabulary).
   const auto flag = [&](const char* key) {

@@ -7,9 +7,12 @@
 // The model: L pre-norm blocks, each
 //   h = RMSNorm(x) * g1;  [q k v] = h Wqkv;  a = causal multi-head attention(q, k, v);
 //   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + MLP(h)
-// with MLP(h) = GeLU(h W1) W2, or with `mlp` swiglu (Llama's) (silu(h W1g) * (h W1u)) W2, the gate
-// and up projections one FF1 weight [W1g | W1u] of 2F columns; no biases; with `rope`, q and k are rotated by their token's position in its sequence
-// first (RoPE: in each head, dimensions d and d + dim/2 turn by position * kRopeBase^(-2d/dim)).
+// with MLP(h) = GeLU(h W1) W2, or with `mlp` swiglu (Llama's) (silu(h W1g) * (h W1u)) W2, the
+// gate and up projections one FF1 weight [W1g | W1u] of 2F columns; no biases. With `kv_heads`
+// below `heads` (grouped-query attention), k and v have kv_heads heads, query head h using k and
+// v head h / (heads / kv_heads). With `rope`, q and k are rotated by their token's position in
+// its sequence first (RoPE: in each head, dimensions d and d + dim/2 turn by position *
+// kRopeBase^(-2d/dim)).
 // The synthetic task: a fixed random teacher of the same shape maps random inputs to targets;
 // the loss is the mean squared error over every element of the output. A language model
 // (vocab > 0) embeds tokens before the blocks and predicts the next token after them
@@ -25,8 +28,11 @@
 namespace meshslice {
 
 struct ModelShape {
-  std::size_t hidden = 64;    // H
-  std::size_t heads = 4;      // heads x head_dim = H
+  std::size_t hidden = 64;  // H
+  std::size_t heads = 4;    // heads x head_dim = H
+  // Grouped-query attention: heads / kv_heads query heads share each key and value head
+  // (Ainslie et al. 2023); 0: kv_heads = heads, multi-head attention.
+  std::size_t kv_heads = 0;
   std::size_t blocks = 2;     // L
   std::size_t seq_len = 16;   // tokens per sequence
   std::size_t sequences = 4;  // sequences per data-parallel replica and step
@@ -38,7 +44,9 @@ struct ModelShape {
   MlpKind mlp = MlpKind::gelu;
   std::size_t ffn_hidden = 0;  // F, the MLP's width; 0: default_ffn (4H for GeLU)
   std::size_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : default_ffn(hidden, mlp); }
-  BlockDims dims() const { return {hidden, ffn(), mlp}; }
+  std::size_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  std::size_t kv_hidden() const { return kv() * head_dim(); }
+  BlockDims dims() const { return {hidden, ffn(), mlp, kv_hidden()}; }
   std::size_t head_dim() const { return hidden / heads; }
   std::size_t tokens() const { return sequences * seq_len; }  // T per replica and step
 };

@@ -12,6 +12,9 @@ void add_model_shape_parameters(Teuchos::ParameterList& model,
   static const std::map<std::string, std::string> meanings = {
       {"hidden", "hidden size H (heads x head size)"},
       {"heads", "attention heads"},
+      {"kv_heads",
+       "key and value heads, each shared by heads / kv_heads query heads (grouped-query "
+       "attention, as Llama 2 70B and Mistral); must divide heads; 0 = heads (multi-head)"},
       {"blocks", "transformer blocks L"},
       {"seq_len", "tokens per sequence"},
       {"sequences", "sequences per data-parallel replica and step"},

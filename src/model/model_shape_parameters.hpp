@@ -2,6 +2,7 @@
 // The model's shape as every app's deck spells it, each key with one meaning:
 //   model.hidden            hidden size H (heads x head size)
 //   model.heads             attention heads
+//   model.kv_heads          key and value heads (grouped-query attention; 0: one per head)
 //   model.blocks            transformer blocks L
 //   model.seq_len           tokens per sequence
 //   model.vocab             a language model's vocabulary

@@ -15,22 +15,24 @@ namespace {
 
 using namespace reference;
 
-// Where q, k, v of (token, head) start in a row of qkv, and the row-major index of the
-// attention probability p_ij of (sequence, head).
+// Where q, k, v of (token, query head) start in a row of qkv ([q | k | v], H + 2 KV wide: query
+// head h reads key and value head h / group), and the row-major index of the attention
+// probability p_ij of (sequence, head).
 struct AttentionIndex {
-  std::size_t hidden, heads, head_dim, seq_len;
-  std::size_t q(std::size_t token, std::size_t head) const {
-    return token * 3 * hidden + head * head_dim;
+  std::size_t hidden, kv_hidden, heads, group, head_dim, seq_len;
+  std::size_t row(std::size_t token) const { return token * (hidden + 2 * kv_hidden); }
+  std::size_t q(std::size_t token, std::size_t head) const { return row(token) + head * head_dim; }
+  std::size_t k(std::size_t token, std::size_t head) const {
+    return row(token) + hidden + (head / group) * head_dim;
   }
-  std::size_t k(std::size_t token, std::size_t head) const { return q(token, head) + hidden; }
-  std::size_t v(std::size_t token, std::size_t head) const { return q(token, head) + 2 * hidden; }
+  std::size_t v(std::size_t token, std::size_t head) const { return k(token, head) + kv_hidden; }
   std::size_t p(std::size_t sequence, std::size_t head, std::size_t i, std::size_t j) const {
     return ((sequence * heads + head) * seq_len + i) * seq_len + j;
   }
 };
 
 AttentionIndex attention_index(const ModelShape& s) {
-  return {s.hidden, s.heads, s.head_dim(), s.seq_len};
+  return {s.hidden, s.kv_hidden(), s.heads, s.heads / s.kv(), s.head_dim(), s.seq_len};
 }
 
 // Causal softmax attention of every sequence and head; keeps the probabilities (zero above the
@@ -111,7 +113,7 @@ void attention_backward(const std::vector<T>& qkv, const std::vector<T>& probs,
       }
 }
 
-// RoPE on the q and k columns of qkv (tokens x 3H), in place: in each head, dimensions d and
+// RoPE on the q and k columns of qkv, in place: in each head of q and of k, dimensions d and
 // d + dim/2 of the token at position i of its sequence turn by i * kRopeBase^(-2d/dim);
 // `inverse` turns them back (what the gradient of the turned q and k needs).
 template <class T>
@@ -127,7 +129,10 @@ void rotate_positions(std::vector<T>& qkv, const ModelShape& shape, std::size_t 
                                       static_cast<double>(at.head_dim) * std::log(kRopeBase));
         const T c = static_cast<T>(std::cos(angle));
         const T sn = static_cast<T>((inverse ? -1.0 : 1.0) * std::sin(angle));
+        // Key head h / group once, with the group's first query head.
+        const bool turns_key = head % at.group == 0;
         for (const std::size_t first : {at.q(t, head), at.k(t, head)}) {
+          if (first == at.k(t, head) && !turns_key) continue;
           const T x1 = qkv[first + d], x2 = qkv[first + d + half];
           qkv[first + d] = x1 * c - x2 * sn;
           qkv[first + d + half] = x2 * c + x1 * sn;
@@ -154,6 +159,8 @@ template <class T>
 ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
   require(shape.heads > 0 && shape.hidden % shape.heads == 0, "reference model: heads (",
           shape.heads, ") must divide hidden (", shape.hidden, ")");
+  require(shape.heads % shape.kv() == 0, "reference model: kv_heads (", shape.kv(),
+          ") must divide heads (", shape.heads, ")");
   require(!shape.rope || shape.head_dim() % 2 == 0,
           "reference model: RoPE needs an even head "
           "size, not ",
@@ -205,7 +212,7 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
                                               std::vector<Activations>* saved) const {
   check_batch(shape_, x_in.size(), tokens);
   const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
-  const std::size_t ff1_out = shape_.dims().ff1_outputs();
+  const std::size_t ff1_out = shape_.dims().ff1_outputs(), qkv_out = shape_.dims().qkv_outputs();
   if (saved) saved->resize(shape_.blocks);
   Activations scratch;
   std::vector<T> x = x_in;
@@ -213,8 +220,8 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
     Activations& a = saved ? (*saved)[b] : scratch;
     a.x_in = x;
     rms_norm(x, param(b, ParamKind::norm1_gain), n, hidden, a.h1, a.inv_rms1);
-    a.qkv.assign(n * 3 * hidden, T(0));
-    add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, 3 * hidden);
+    a.qkv.assign(n * qkv_out, T(0));
+    add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, qkv_out);
     if (shape_.rope) rotate_positions(a.qkv, shape_, n, /*inverse=*/false);  // kept turned
     attention(a.qkv, shape_, n, a.probs, a.attn);
     add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden);
@@ -258,7 +265,7 @@ template <class T>
 void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vector<T> dx,
                                  std::size_t tokens) {
   const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
-  const std::size_t ff1_out = shape_.dims().ff1_outputs();
+  const std::size_t ff1_out = shape_.dims().ff1_outputs(), qkv_out = shape_.dims().qkv_outputs();
   for (auto& g : grads_) std::fill(g.begin(), g.end(), T(0));
   auto grad = [&](std::size_t b, ParamKind kind) -> std::vector<T>& {
     return grads_[index(b, kind)];
@@ -280,12 +287,12 @@ void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vec
     std::vector<T> d_attn(n * hidden, T(0));
     add_ab_t(dx, param(b, ParamKind::attn_out), d_attn, n, hidden, hidden);
     add_a_t_b(a.attn, dx, grad(b, ParamKind::attn_out), n, hidden, hidden);
-    std::vector<T> dqkv(n * 3 * hidden, T(0));
+    std::vector<T> dqkv(n * qkv_out, T(0));
     attention_backward(a.qkv, a.probs, d_attn, shape_, n, dqkv);
     if (shape_.rope) rotate_positions(dqkv, shape_, n, /*inverse=*/true);
     std::fill(dh.begin(), dh.end(), T(0));
-    add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, 3 * hidden);
-    add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, 3 * hidden);
+    add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, qkv_out);
+    add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, qkv_out);
     rms_norm_backward(a.x_in, param(b, ParamKind::norm1_gain), a.inv_rms1, dh, n, hidden, dx,
                       grad(b, ParamKind::norm1_gain));
   }

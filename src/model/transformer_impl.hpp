@@ -31,6 +31,14 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
           " mesh columns that split the hidden dimension "
           "(each column keeps whole heads); choose heads divisible by ",
           pc, " or another mesh");
+  require(s.kv() > 0 && s.heads % s.kv() == 0, "model: model.kv_heads = ", s.kv(),
+          " must divide model.heads = ", s.heads,
+          " (each key and value head serves a group of query heads)");
+  require(s.kv() % static_cast<std::size_t>(pc) == 0, "model: ", s.kv(),
+          " key and value heads (model.kv_heads) do not divide over the ", pc,
+          " mesh columns (each column keeps whole groups of query heads with their key and value "
+          "heads); choose kv_heads divisible by ",
+          pc, " or another mesh");
   const std::size_t F = s.ffn();
   require(F % std::size_t(pr) == 0 && F % std::size_t(pc) == 0, "model: the MLP's width ", F,
           " (model.ffn_hidden) does not divide over the mesh's ", pr, " rows and ", pc,
@@ -206,7 +214,8 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
   layout.row0 = i * (rows / pr);
   layout.col0 = j * (cols / pc);
   const std::size_t H = shape_.hidden, F = shape_.ffn();
-  if (kind == ParamKind::qkv) layout.outputs = {pc, {H, H, H}};
+  const std::size_t KV = shape_.kv_hidden();
+  if (kind == ParamKind::qkv) layout.outputs = {pc, {H, KV, KV}};
   if (kind == ParamKind::ff1 && shape_.mlp == MlpKind::swiglu) {
     const bool by_columns = plan_[static_cast<int>(FcKind::ff1)].output() == Layout::standard;
     layout.outputs = {by_columns ? pc : pr, {F, F, 0}};

@@ -33,9 +33,12 @@ struct LlmSpec {
   int heads;               // attention heads (h / heads is the head size)
   std::size_t blocks = 0;  // transformer blocks of the published model (0: not given)
   MlpKind mlp = MlpKind::gelu;
-  std::size_t ffn = 0;  // the MLP's width (0: default_ffn)
+  std::size_t ffn = 0;       // the MLP's width (0: default_ffn)
+  std::size_t kv_heads = 0;  // grouped-query attention's key and value heads (0: heads)
   std::size_t ffn_hidden() const { return ffn > 0 ? ffn : default_ffn(hidden, mlp); }
-  BlockDims dims() const { return {hidden, ffn_hidden(), mlp}; }
+  BlockDims dims() const {
+    return {hidden, ffn_hidden(), mlp, kv_heads * (hidden / static_cast<std::size_t>(heads))};
+  }
 };
 
 const LlmSpec& gpt3();          // hidden 12288, 96 heads, 96 blocks (Brown et al. 2020)

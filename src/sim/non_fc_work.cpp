@@ -1,5 +1,7 @@
 #include "sim/non_fc_work.hpp"
 
+#include <string>
+
 #include "core/errors.hpp"
 #include "exec/sim_executor.hpp"
 #include "block/block_work.hpp"
@@ -10,9 +12,12 @@ NonFcTime non_fc_time(const hw::MachineModel& machine, const LlmSpec& llm, std::
                       std::size_t sequence, int rows, int cols) {
   NonFcTime t;
   const std::size_t sequences = tokens / sequence, heads = static_cast<std::size_t>(llm.heads);
-  if (sequences % rows || heads % cols) {
-    t.why_not = concat(sequences, " sequences over ", rows, " rows or ", heads, " heads over ",
-                       cols, " columns do not split whole");
+  const std::size_t kv_heads = llm.kv_heads > 0 ? llm.kv_heads : heads;
+  if (sequences % rows || heads % cols || kv_heads % cols) {
+    const std::string grouped =
+        kv_heads < heads ? concat(" (", kv_heads, " key and value heads)") : std::string();
+    t.why_not = concat(sequences, " sequences over ", rows, " rows or ", heads, " heads", grouped,
+                       " over ", cols, " columns do not split whole");
     return t;
   }
   const AttentionShape attention{sequences / rows, sequence, heads / cols, llm.hidden / heads};

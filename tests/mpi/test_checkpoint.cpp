@@ -77,12 +77,14 @@ StepSettings pipeline(std::size_t micro_batches, bool zero = false) {
 
 // The language model of the same size with RoPE, a vocabulary that pads on every layout and
 // 8 sequences per step (micro-batches of whole sequences on every mesh row).
-// With `mlp` swiglu, Llama's MLP of width 72 (FF1's gate and up grouped as each layout splits
-// FF1's output: by mesh columns or rows).
+// With `mlp` swiglu, Llama's block: its MLP of width 72 (FF1's gate and up grouped as each
+// layout splits FF1's output: by mesh columns or rows) and grouped-query attention (6 query
+// heads, 2 key and value heads).
 ModelShape lm_shape_for(int dp, bool tied, MlpKind mlp = MlpKind::gelu) {
   ModelShape s = test_lm_shape(8 / static_cast<std::size_t>(dp), tied);
   s.mlp = mlp;
   s.ffn_hidden = mlp == MlpKind::swiglu ? 72 : 0;
+  s.kv_heads = mlp == MlpKind::swiglu ? 2 : 0;
   return s;
 }
 
@@ -422,6 +424,10 @@ TEST(CheckpointErrors, DamagedIncompleteOrMismatchedCheckpointsAreClearErrors) {
   facts.model.hidden = 48;
   expect_error_everywhere([&] { bigger.load(first, facts); },
                           "model.hidden = 24, the deck asks for model.hidden = 48");
+  facts = bigger.facts();
+  facts.model.kv_heads = 3;
+  expect_error_everywhere([&] { bigger.load(first, facts); },
+                          "model.kv_heads = 6, the deck asks for model.kv_heads = 3");
   facts = bigger.facts();
   facts.model.mlp = MlpKind::swiglu;
   expect_error_everywhere([&] { bigger.load(first, facts); },

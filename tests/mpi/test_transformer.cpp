@@ -260,12 +260,67 @@ TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
     expect_error(s, "mesh rows");
   }
   const int pr = torus().size(Axis::row), pc = torus().size(Axis::col);
+  s = test_block_shape(4);
+  s.kv_heads = 4;
+  expect_error(s, "model.kv_heads = 4 must divide model.heads = 6");
+  if (pc > 1) {
+    s = test_block_shape(4);
+    s.kv_heads = 1;
+    expect_error(s, "key and value heads (model.kv_heads) do not divide over the");
+  }
   if (pr > 1 || pc > 1) {  // an MLP width neither splits
     s = test_block_shape(4);
     s.mlp = MlpKind::swiglu;
     s.ffn_hidden = 12 * static_cast<std::size_t>(pr * pc) + 1;
     expect_error(s, "model.ffn_hidden");
   }
+}
+
+// Grouped-query attention: 6 query heads sharing each key and value head in groups of 2 or 3
+// (the key and value heads must split over the mesh columns), with RoPE, on the default plan,
+// the plan with re-layouts and transposed variants, the other attention kernel, and with
+// SwiGLU: Llama's block.
+TEST(Transformer, GroupedQueryAttentionMatchesTheReference) {
+  const std::size_t pc = static_cast<std::size_t>(torus().size(Axis::col));
+  ModelShape s = test_block_shape(4);
+  s.rope = true;
+  s.kv_heads = pc == 2 ? 2 : 3;
+  ASSERT_EQ(s.kv_heads % pc, 0u);
+  const GemmChoice ms2 = choice(Algorithm::meshslice, 2);
+  ModelPlan mixed{{fc(Stationary::X, false, ms2), fc(Stationary::W, false, ms2),
+                   fc(Stationary::W, true, choice(Algorithm::summa, 2)),
+                   fc(Stationary::Y, false, choice(Algorithm::collective, 1))},
+                  std::nullopt};
+  ModelPlan transposed{{fc(Stationary::W, true, ms2), fc(Stationary::Y, true, ms2),
+                        fc(Stationary::X, true, ms2), fc(Stationary::X, false, ms2)},
+                       std::nullopt};
+  ModelPlan other_kernel = default_model_plan(s, ms2);
+  other_kernel.attention = default_attention_kernel() == AttentionKernel::fused
+                               ? AttentionKernel::blas_blocks
+                               : AttentionKernel::fused;
+  ModelShape llama = s;
+  llama.mlp = MlpKind::swiglu;
+  llama.ffn_hidden = 72;
+  const std::pair<std::string, std::pair<ModelShape, ModelPlan>> runs[] = {
+      {"default", {s, default_model_plan(s, ms2)}},
+      {"mixed_relayouts", {s, mixed}},
+      {"transposed_variants", {s, transposed}},
+      {"other_attention_kernel", {s, other_kernel}},
+      {"llama_block", {llama, default_model_plan(llama, ms2)}}};
+  const OptimizerSettings opt = optimizer(parse_optimizer("adamw"));
+  const TaskSeeds seeds{11, 12, 13};
+  for (const auto& [name, run] : runs) {
+    RealExecutor<double> ex(torus(), CommOptions{});
+    Trainer<RealExecutor<double>> trainer(ex, run.first, run.second, opt, seeds);
+    ReferenceTrainer<double> reference(run.first, seeds, opt);
+    expect_matches_reference(trainer, reference, run.first, torus().size(Axis::dp), 20,
+                             "grouped_query_" + name);
+  }
+  RealExecutor<double> ex(torus(), CommOptions{});
+  const Transformer<RealExecutor<double>> model(ex, s, default_model_plan(s, ms2), 1, true);
+  const Parameter<double>* qkv = model.parameters().find("blocks.0.qkv.weight");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->global.cols, s.hidden + 2 * s.kv_heads * s.head_dim());  // [q | k | v]
 }
 
 // SwiGLU's FF1 is one H x 2F weight whose logical columns are [gate | up] (as the reference and

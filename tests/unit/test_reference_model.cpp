@@ -48,10 +48,12 @@ void perturb(ReferenceModel<double>& model) {
     }
 }
 
-// Without and with RoPE (q and k turned by their positions), with a GeLU or a SwiGLU MLP.
+// Without and with RoPE (q and k turned by their positions), with a GeLU or a SwiGLU MLP, and
+// with grouped-query attention.
 struct GradientCase {
   bool rope;
   MlpKind mlp;
+  std::size_t kv_heads = 0;
 };
 class ReferenceGradients : public ::testing::TestWithParam<GradientCase> {};
 
@@ -60,6 +62,7 @@ TEST_P(ReferenceGradients, MatchFiniteDifferences) {
   s.rope = GetParam().rope;
   s.mlp = GetParam().mlp;
   s.ffn_hidden = s.mlp == MlpKind::swiglu ? 12 : 0;
+  s.kv_heads = GetParam().kv_heads;
   const std::size_t tokens = s.tokens();
   ReferenceModel<double> model(s, 11);
   perturb(model);
@@ -78,9 +81,11 @@ TEST_P(ReferenceGradients, MatchFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(
     RopeAndMlp, ReferenceGradients,
     ::testing::Values(GradientCase{false, MlpKind::gelu}, GradientCase{true, MlpKind::gelu},
-                      GradientCase{false, MlpKind::swiglu}, GradientCase{true, MlpKind::swiglu}),
+                      GradientCase{false, MlpKind::swiglu}, GradientCase{true, MlpKind::swiglu},
+                      GradientCase{true, MlpKind::swiglu, 1}),  // Llama's: 2 heads, 1 kv head
     [](const auto& info) {
-      return std::string(info.param.rope ? "rope_" : "no_rope_") + mlp_name(info.param.mlp);
+      return std::string(info.param.rope ? "rope_" : "no_rope_") + mlp_name(info.param.mlp) +
+             (info.param.kv_heads ? "_grouped_query" : "");
     });
 
 TEST(ReferenceModel, RopeTurnsQueriesAndKeysByPosition) {

@@ -3,6 +3,10 @@
 // multi-head attention local to each chip (tokens over mesh rows keep whole sequences, mesh
 // columns whole heads; model/kernels/attention.hpp), its projections through the planned FC
 // layers. Its layers: norm1, qkv, attention, attn_out, attn_residual (model/block_layers.hpp).
+// With grouped-query attention (model.kv_heads below model.heads) the projection's narrower
+// output has its keys and values repeated per query head before attention, and their gradients
+// summed over each group after it (model/kernels/grouped_query.hpp); the saved activation is the
+// repeated one, which the attention kernels read.
 //
 //     AttentionModule<Exec> attention(context, attention_shape, trainable, memory);
 //     attention.forward(BlockLayer::qkv, params, saved);
@@ -15,6 +19,7 @@
 #include "model/activation_store.hpp"
 #include "model/block_layers.hpp"
 #include "model/kernels/attention.hpp"
+#include "model/kernels/grouped_query.hpp"
 #include "model/memory_use.hpp"
 #include "model/modules/block_context.hpp"
 
@@ -29,13 +34,22 @@ class AttentionModule {
 
   AttentionModule(BlockContext<Exec>& context, const AttentionShape& shape, bool trainable,
                   MemoryUse& memory)
-      : c_(context), work_{shape.forward_work(), shape.backward_work()} {
+      : c_(context),
+        work_{shape.forward_work(), shape.backward_work()},
+        group_{shape.heads, c_.shape.kv() / static_cast<std::size_t>(c_.ex.mesh_cols()),
+               shape.dim} {
     if constexpr (Exec::holds_data) local_ = std::make_unique<LocalAttention<T>>(shape, trainable);
     memory.work += LocalAttention<T>::bytes_for(shape, trainable);
-    if (!trainable) return;
     const std::size_t tokens = c_.shape.tokens(), H = c_.shape.hidden;
+    const std::size_t narrow = fc_outputs(c_.shape, FcKind::qkv);
+    if (grouped())
+      qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, narrow, "qkv_out", memory.work);
+    if (!trainable) return;
     g_a_ = activation_matrix(c_.ex, tokens, Layout::standard, H, "grad_attention", memory.work);
     g_qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, 3 * H, "grad_qkv", memory.work);
+    if (grouped())
+      g_qkv_out_ =
+          activation_matrix(c_.ex, tokens, Layout::standard, narrow, "grad_qkv_out", memory.work);
   }
 
   static bool owns(BlockLayer layer) {
@@ -51,7 +65,12 @@ class AttentionModule {
         return c_.norm_into_input(FcKind::qkv, s.x_in, w[ParamKind::norm1_gain].value, s.rinv1,
                                   s.qkv_in);
       case BlockLayer::qkv:
-        return c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv].value, s.qkv);
+        c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv].value,
+                                  grouped() ? qkv_ : s.qkv);
+        if (grouped())
+          c_.ex.compute("repeat_kv", kernel_work::repeat_kv(double(elements(s.qkv))),
+                        [&] { repeat_kv(c_.ex.compute_space(), group_, qkv_, s.qkv); });
+        return;
       case BlockLayer::attention:
         return c_.ex.compute("attention", work_[0], [&] {
           local_->forward(c_.ex.compute_space(), s.qkv, s.attention, s.a);
@@ -79,8 +98,13 @@ class AttentionModule {
           local_->backward(c_.ex.compute_space(), s.qkv, s.a, g_a_, s.attention, g_qkv_);
         });
       case BlockLayer::qkv:
-        return c_.fc_backward_in_standard(FcKind::qkv, w[ParamKind::qkv], s.qkv_in, g_qkv_,
-                                          c_.normed_grad, accumulate, sync);
+        if (grouped())
+          c_.ex.compute(
+              "sum_kv", kernel_work::sum_kv(double(elements(g_qkv_)), double(elements(g_qkv_out_))),
+              [&] { sum_kv_over_groups(c_.ex.compute_space(), group_, g_qkv_, g_qkv_out_); });
+        return c_.fc_backward_in_standard(FcKind::qkv, w[ParamKind::qkv], s.qkv_in,
+                                          grouped() ? g_qkv_out_ : g_qkv_, c_.normed_grad,
+                                          accumulate, sync);
       case BlockLayer::norm1: {
         const Parameter<T>& gain = w[ParamKind::norm1_gain];
         c_.norm.backward(c_.normed_grad, s.x_in, gain.value, s.rinv1, din, gain.grad, accumulate);
@@ -92,10 +116,14 @@ class AttentionModule {
   }
 
  private:
+  bool grouped() const { return group_.kv < group_.heads; }
+
   BlockContext<Exec>& c_;
   std::unique_ptr<LocalAttention<T>> local_;  // where the executor holds data
   std::array<LocalWork, 2> work_;             // what its forward and backward passes cost
+  GroupedQuery group_;                        // the chip's query, key and value heads
   Mat g_a_, g_qkv_;                           // the gradients of attention's output and input
+  Mat qkv_, g_qkv_out_;  // grouped: the projection's output and its gradient (narrow)
 };
 
 }  // namespace meshslice
