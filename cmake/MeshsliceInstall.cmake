@@ -21,6 +21,7 @@ set_target_properties(meshslice_hardware PROPERTIES
 set_target_properties(meshslice_warnings PROPERTIES EXPORT_NAME warnings)
 
 install(TARGETS meshslice-train meshslice-bench meshslice-sim meshslice-tune meshslice-data
+                meshslice-export
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/apps/flight_report/meshslice-flight-report
         DESTINATION ${CMAKE_INSTALL_BINDIR})

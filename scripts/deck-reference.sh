@@ -4,7 +4,7 @@
 #
 # Usage:
 #   scripts/deck-reference.sh BIN_DIR OUT_DIR
-#       writes OUT_DIR/<app>.md for every app (train, bench, sim, tune, data,
+#       writes OUT_DIR/<app>.md for every app (train, bench, sim, tune, data, export,
 #       flight-report) from BIN_DIR/meshslice-<app> --help. After adding or changing a deck key,
 #       from the repository root:  scripts/deck-reference.sh build/bin docs/decks
 #   scripts/deck-reference.sh --check BIN_DIR DECKS_DIR
@@ -17,8 +17,8 @@
 # --help text: a title, a generated-file notice, then for the deck apps (train, bench, sim, tune)
 # the usage line and the remaining text in fenced blocks, the summary as a paragraph, and the
 # "Deck keys:" table as a Markdown table (key, type, default, description; an overlong row that
-# --help continues on a second line is one row); for the others (data, flight-report: no deck)
-# the whole help text in one fenced block.
+# --help continues on a second line is one row); for the others (data, flight-report, export:
+# no deck) the whole help text in one fenced block.
 #
 # What is kept out of a page, because it depends on where the app runs rather than on the code
 # (the check runs in every build: Debian's Kokkos 3.4 Serial, Kokkos 4/5 OpenMP, CUDA):
@@ -34,7 +34,7 @@
 set -euo pipefail
 
 PROG=deck-reference
-APPS=(train bench sim tune data flight-report)
+APPS=(train bench sim tune data flight-report export)
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }

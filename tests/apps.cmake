@@ -211,7 +211,16 @@ meshslice_app_test(tune_laptop_llama_plan_trains 2 ${CHECK_TUNE}
   --set train.steps=20)
 set_tests_properties(tune_laptop_llama_plan_trains PROPERTIES PASS_REGULAR_EXPRESSION
   "swiglu MLP of width 384.*qkv .*M=512 N=256 K=128.*ff1 .*M=512 N=768 K=128.*PASS")
+# The Llama deck's checkpoint exported (meshslice-export) and run by Hugging Face transformers:
+# its logits, loss and greedy continuation are meshslice's (skipped without torch and
+# transformers: tests/scripts/check_export_llama.sh says where it looks for them).
+meshslice_app_test(export_llama_runs_in_transformers 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_export_llama.sh ${CMAKE_CURRENT_BINARY_DIR}/export-llama
+  $<TARGET_FILE:meshslice-export> $<TARGET_FILE:meshslice-test-reference-logits> ${MPI2} --
+  ${LLAMA_TRAIN})
+set_tests_properties(export_llama_runs_in_transformers PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(train_lm_1x2 train_lm_tied_2x1 tune_laptop_lm_plan_trains train_llama_2x1
+  export_llama_runs_in_transformers
   tune_laptop_llama_plan_trains PROPERTIES FIXTURES_REQUIRED lm_data)
 meshslice_app_test(data_help 1 ${DATA_APP} --help)
 set_tests_properties(data_help PROPERTIES PASS_REGULAR_EXPRESSION

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/app.hpp"
 #include "core/errors.hpp"
 #include "core/version.hpp"
 #include "data/byte_tokens.hpp"
@@ -96,7 +97,7 @@ int prepare(const DataCommandLine& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return run_serial_app(kApp, [&] {
     const DataCommandLine line = parse_data_command_line(argc, argv);
     if (line.version) {
       std::cout << kApp << "\n" << version_text() << std::flush;
@@ -107,13 +108,5 @@ int main(int argc, char** argv) {
       return 0;
     }
     return prepare(line);
-  } catch (const UserError& e) {
-    std::cerr << kApp << ": error: " << e.what() << std::endl;
-  } catch (const RankLocalError& e) {  // an output file it cannot write
-    std::cerr << kApp << ": error: " << e.what() << std::endl;
-  } catch (const std::exception& e) {
-    std::cerr << kApp << ": internal error: " << e.what() << std::endl;
-    return 3;
-  }
-  return 2;
+  });
 }

@@ -7,12 +7,14 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "checkpoint/shard_runs.hpp"
 #include "checkpoint/tensor_file.hpp"
 #include "core/broadcast_text.hpp"
+#include "core/crc32.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
@@ -24,9 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kModelFile = "model.safetensors";
+const char* const kModelFile = kCheckpointModelFile;
 const char* const kOptimizerFile = "optimizer.safetensors";
-const char* const kTrainerFile = "trainer.json";
+const char* const kTrainerFile = kCheckpointTrainerFile;
 const char* const kFormat = "meshslice checkpoint";
 
 int rank_of(MPI_Comm comm) {
@@ -49,12 +51,6 @@ void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
   }
   error = broadcast_text(comm, error);
   if (!error.empty()) throw UserError(error);
-}
-
-std::string hex32(std::uint32_t v) {
-  char text[9];
-  std::snprintf(text, sizeof text, "%08x", v);
-  return text;
 }
 
 // The model's tensors in file order: every rank lists the same, whatever it holds.
@@ -205,8 +201,8 @@ void read_file(const std::string& path, MPI_Comm comm, const FileContents<T>& co
     read_tensors<T, float>(in, contents);
   const std::uint32_t crc = in.finish();
   const std::string recorded = record.at("crc32").as_string();
-  require(hex32(crc) == recorded, path, " fails its CRC-32 check (trainer.json records ", recorded,
-          ", the file gives ", hex32(crc),
+  require(crc32_hex(crc) == recorded, path, " fails its CRC-32 check (trainer.json records ",
+          recorded, ", the file gives ", crc32_hex(crc),
           "): the file is damaged; resume from another checkpoint");
 }
 
@@ -225,6 +221,36 @@ json::Value model_json(const ModelShape& m) {
   v.set("ffn_hidden", m.ffn());
   return v;
 }
+
+}  // namespace
+
+ModelShape model_from_json(const json::Value& v) {
+  ModelShape m;
+  m.hidden = v.at("hidden").as_uint();
+  m.heads = v.at("heads").as_uint();
+  m.blocks = v.at("blocks").as_uint();
+  m.seq_len = v.at("seq_len").as_uint();
+  m.sequences = v.at("sequences").as_uint();
+  // Keys later formats added; absent: the teacher task's GPT block.
+  const auto uint_or = [&](const char* key, std::size_t absent) {
+    const json::Value* x = v.find(key);
+    return x ? x->as_uint() : absent;
+  };
+  const auto flag = [&](const char* key) {
+    const json::Value* x = v.find(key);
+    return x != nullptr && x->as_bool();
+  };
+  m.rope = flag("rope");
+  m.tied_head = flag("tied_head");
+  m.vocab = uint_or("vocab", 0);
+  m.kv_heads = uint_or("kv_heads", 0);
+  const json::Value* mlp = v.find("mlp");
+  m.mlp = mlp ? parse_mlp(mlp->as_string(), "trainer.json's model.mlp") : MlpKind::gelu;
+  m.ffn_hidden = uint_or("ffn_hidden", 0);
+  return m;
+}
+
+namespace {
 
 std::string trainer_json(
     const CheckpointFacts& f,
@@ -254,7 +280,7 @@ std::string trainer_json(
   for (const auto& [name, facts] : files) {
     json::Value file = json::Value::object();
     file.set("bytes", facts.second);
-    file.set("crc32", hex32(facts.first));
+    file.set("crc32", crc32_hex(facts.first));
     list.set(name, file);
   }
   root.set("files", list);
@@ -314,47 +340,30 @@ std::string read_text(const fs::path& path) {
 void check_fits(const std::string& path, const json::Value& root, const CheckpointFacts& run) {
   require(root.at("format").as_string() == kFormat && root.at("format_version").as_uint() == 1,
           path, "/trainer.json is not a meshslice checkpoint of format version 1");
-  const json::Value& model = root.at("model");
-  const auto same = [&](const char* key, std::uint64_t saved, std::uint64_t now) {
-    require(saved == now, "checkpoint ", path, " holds a model with model.", key, " = ", saved,
-            ", the deck asks for model.", key, " = ", now,
-            ": the model's shape cannot change "
-            "on resume (set model.",
-            key, " to ", saved, ", or start afresh without --resume)");
+  // The shape as the checkpoint's format records it (keys added later: their value before).
+  const ModelShape saved = model_from_json(root.at("model"));
+  const ModelShape& now = run.model;
+  const auto same = [&](const char* key, const auto& was, const auto& wants) {
+    const auto text = [](const auto& v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
+        return std::string(v ? "true" : "false");
+      else
+        return concat(v);
+    };
+    require(was == wants, "checkpoint ", path, " holds a model with model.", key, " = ", text(was),
+            ", the deck asks for model.", key, " = ", text(wants),
+            ": the model's shape cannot change on resume (set model.", key, " to ", text(was),
+            ", or start afresh without --resume)");
   };
-  same("hidden", model.at("hidden").as_uint(), run.model.hidden);
-  same("heads", model.at("heads").as_uint(), run.model.heads);
-  const json::Value* kv_heads = model.find("kv_heads");  // before grouped-query attention: heads
-  same("kv_heads", kv_heads ? kv_heads->as_uint() : run.model.heads, run.model.kv());
-  same("blocks", model.at("blocks").as_uint(), run.model.blocks);
-  // Keys later formats added: absent, the teacher task's model (no RoPE, no vocabulary).
-  const auto flag = [&](const char* key) {
-    const json::Value* v = model.find(key);
-    return v != nullptr && v->as_bool();
-  };
-  const json::Value* vocab = model.find("vocab");
-  same("vocab", vocab ? vocab->as_uint() : 0, run.model.vocab);
-  for (const auto& [key, now] : {std::pair<const char*, bool>{"rope", run.model.rope},
-                                 std::pair<const char*, bool>{"tied_head", run.model.tied_head}}) {
-    const char* saved = flag(key) ? "true" : "false";
-    require(flag(key) == now, "checkpoint ", path, " holds a model with model.", key, " = ", saved,
-            ", the deck asks for model.", key, " = ", now ? "true" : "false",
-            ": the model's "
-            "shape cannot change on resume (set model.",
-            key, " to ", saved,
-            ", or start afresh "
-            "without --resume)");
-  }
-  // Checkpoints before SwiGLU: a GeLU MLP of width 4H.
-  const json::Value* mlp = model.find("mlp");
-  const std::string saved_mlp = mlp ? mlp->as_string() : mlp_name(MlpKind::gelu);
-  require(saved_mlp == mlp_name(run.model.mlp), "checkpoint ", path,
-          " holds a model with model.mlp = ", saved_mlp,
-          ", the deck asks for model.mlp = ", mlp_name(run.model.mlp),
-          ": the model's shape cannot change on resume (set model.mlp to ", saved_mlp,
-          ", or start afresh without --resume)");
-  const json::Value* ffn = model.find("ffn_hidden");
-  same("ffn_hidden", ffn ? ffn->as_uint() : 4 * run.model.hidden, run.model.ffn());
+  same("hidden", saved.hidden, now.hidden);
+  same("heads", saved.heads, now.heads);
+  same("kv_heads", saved.kv(), now.kv());
+  same("blocks", saved.blocks, now.blocks);
+  same("vocab", saved.vocab, now.vocab);
+  same("rope", saved.rope, now.rope);
+  same("tied_head", saved.tied_head, now.tied_head);
+  same("mlp", std::string(mlp_name(saved.mlp)), std::string(mlp_name(now.mlp)));
+  same("ffn_hidden", saved.ffn(), now.ffn());
   const std::string optimizer = root.at("optimizer").as_string();
   require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path,
           " holds the state of "

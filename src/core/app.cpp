@@ -322,4 +322,18 @@ std::string resolve_default_deck(const std::string& relative) {
                          "); give a deck path on the command line"));
 }
 
+int run_serial_app(const char* name, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const UserError& e) {
+    std::cerr << name << ": error: " << e.what() << std::endl;
+  } catch (const RankLocalError& e) {
+    std::cerr << name << ": error: " << e.what() << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << name << ": internal error: " << e.what() << std::endl;
+    return 3;
+  }
+  return 2;
+}
+
 }  // namespace meshslice

@@ -73,6 +73,12 @@ int run_app(int argc, char** argv, const AppSpec& spec,
 // every rank returns 2, so no rank exits 0 beside a failed run.
 int run_on_rank_zero(const AppContext& ctx, const std::function<int()>& work);
 
+// The error policy of an app of one process without MPI or Kokkos (meshslice-data,
+// meshslice-export): returns body's exit status, or prints "NAME: error: MESSAGE" and returns 2
+// on a UserError or a RankLocalError (an output file it cannot write), "NAME: internal error:
+// ..." and 3 on any other exception.
+int run_serial_app(const char* name, const std::function<int()>& body);
+
 // Finds inputs/<relative>: under the current directory, then under the install prefix of the
 // executable (<prefix>/bin -> <prefix>/share/meshslice/inputs), then ../../inputs from the
 // executable (build/bin/ in the source tree), then the source tree the library was built from.

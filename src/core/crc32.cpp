@@ -12,6 +12,7 @@
 #include "core/crc32.hpp"
 
 #include <array>
+#include <cstdio>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -186,6 +187,12 @@ std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint6
   for (std::size_t k = 0; bytes_b != 0; ++k, bytes_b >>= 1)
     if (bytes_b & 1u) shifted = multiply_mod_p(shifted, kZeroRunPowers[k]);
   return shifted ^ crc_b;
+}
+
+std::string crc32_hex(std::uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", crc);
+  return text;
 }
 
 }  // namespace meshslice

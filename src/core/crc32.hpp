@@ -14,6 +14,7 @@
 //     std::uint32_t file_crc = crc32_combine(crc_rank0, crc_rank1, n1);
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace meshslice {
 
@@ -24,5 +25,8 @@ std::uint32_t crc32_update(std::uint32_t crc, const void* data, std::size_t byte
 // The CRC of A followed by B from crc(A), crc(B) and B's length alone (any length, also 0 and
 // beyond 4 GiB). Costs a few dozen 32-bit multiplications, not a pass over B.
 std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b);
+
+// "0a1b2c3d": a CRC as checkpoints record it.
+std::string crc32_hex(std::uint32_t crc);
 
 }  // namespace meshslice

@@ -117,15 +117,20 @@ typename ReferenceLm<T>::Forward ReferenceLm<T>::forward(const std::vector<int>&
 }
 
 template <class T>
+std::vector<T> ReferenceLm<T>::logits(const std::vector<int>& ids) const {
+  return forward(ids, std::vector<int>(ids.size(), 0)).logits;
+}
+
+template <class T>
 int ReferenceLm<T>::next_token(const std::vector<int>& sequence, std::size_t position,
                                const TokenSampling& sampling, std::uint64_t draw) const {
   const std::size_t vocab = shape().vocab;
-  const Forward f = forward(sequence, std::vector<int>(sequence.size(), 0));
+  const std::vector<T> scores = logits(sequence);
   int best = 0;
   double best_score = -1e300;
   for (std::size_t id = 0; id < vocab; ++id) {
     const double score =
-        token_score(sampling, draw, id, static_cast<double>(f.logits[position * vocab + id]));
+        token_score(sampling, draw, id, static_cast<double>(scores[position * vocab + id]));
     if (score > best_score) {
       best_score = score;
       best = static_cast<int>(id);

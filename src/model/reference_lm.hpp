@@ -57,6 +57,8 @@ class ReferenceLm {
   // The mean over tokens of -log softmax(logits)[target] for the tokens `ids` (whole sequences
   // of seq_len) and their next tokens.
   T loss(const std::vector<int>& ids, const std::vector<int>& targets) const;
+  // The logits (tokens x vocab) of the tokens `ids` (whole sequences of seq_len).
+  std::vector<T> logits(const std::vector<int>& ids) const;
   // The same, and every gradient (the blocks' in blocks()).
   T loss_and_gradients(const std::vector<int>& ids, const std::vector<int>& targets);
   // Decoding: the token after position `position` of `sequence` (seq_len tokens, the ones after

@@ -18,7 +18,7 @@ rm -rf "$work"
 mkdir -p "$work/empty"
 "$cmake" --install "$build" --prefix "$work/prefix" >"$work/install.log"
 
-for app in meshslice-train meshslice-bench meshslice-sim meshslice-tune meshslice-data; do
+for app in meshslice-train meshslice-bench meshslice-sim meshslice-tune meshslice-data meshslice-export; do
   text=$("$work/prefix/bin/$app" --version)
   for key in meshslice git_revision kokkos kokkos_backends kokkoskernels teuchos mpi mpi_library; do
     grep -q "^$key: ." <<<"$text" || fail "$app --version has no '$key:' line:"$'\n'"$text"
