@@ -74,7 +74,7 @@ int plan_training(const AppContext& context, TuneSettings s) {
   if (s.planner.memory_bytes == 0) s.planner.memory_bytes = machine.machine.chip.hbm_capacity_bytes;
   const tune::CostModel cost(machine, s.gemm_rate);
   const tune::TrainingModel model{s.llm,       s.blocks, s.seq_len,
-                                  s.sequences, s.vocab,  optimizer_state_names(s.optimizer).size()};
+                                  s.sequences, s.vocab,  optimizer_states_per_weight(s.optimizer)};
   const tune::PlanSearch search = tune::plan_training(cost, model, s.chips, s.planner);
   const tune::Candidate& best = search.best();  // a UserError naming the closest misses
   print_planner(s, search, s.chips, machine.machine);

@@ -68,21 +68,40 @@ std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& 
 }
 
 // One tensor of a file as this rank has it: the elements [first, first + count) of a
-// parameter's shard in `data` (all of them are read), and whether this rank writes them. Each
-// element has one writer: replica 0, mesh row 0 for the gains' copies, and with ZeRO-1 every
-// replica for its row of the optimizer state.
+// shard_rows x shard_cols shard (laid out in the global tensor as `layout` says) in `data` (all
+// of them are read), and whether this rank writes them. Each element has one writer: replica 0,
+// mesh row 0 for the gains' copies, and with ZeRO-1 every replica for its row of the optimizer
+// state; a factored optimizer state, whole on every rank that holds its parameter, mesh chip
+// (0, 0) of replica 0.
 template <class T>
 struct Held {
-  const Parameter<T>* param = nullptr;  // null: this rank holds nothing of the tensor
+  bool holds = false;  // false: this rank holds nothing of the tensor
   Matrix<T> data;
+  StoredLayout layout;
+  ParamShape global;
+  std::size_t shard_rows = 0, shard_cols = 0;
   std::size_t first = 0, count = 0;
   bool writes = false;
   std::vector<ShardRun> runs() const {
-    if (!param) return {};
-    return shard_runs(param->layout, param->global, param->value.extent(0), param->value.extent(1),
-                      first, count);
+    if (!holds) return {};
+    return shard_runs(layout, global, shard_rows, shard_cols, first, count);
   }
 };
+
+// p's shard as a file tensor holds it, its elements in `data` from `first`.
+template <class T>
+Held<T> shard_of(const Parameter<T>& p, const Matrix<T>& data, std::size_t first) {
+  Held<T> h;
+  h.holds = true;
+  h.data = data;
+  h.layout = p.layout;
+  h.global = p.global;
+  h.shard_rows = p.value.extent(0);
+  h.shard_cols = p.value.extent(1);
+  h.first = first;
+  h.count = elements(data);
+  return h;
+}
 
 // What one file holds: (name, global shape) in file order, and this rank's part of each.
 template <class T>
@@ -99,11 +118,9 @@ FileContents<T> model_contents(const ModelShape& m, const Torus& torus,
   const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
   for (const auto& [name, shape] : out.tensors) {
     Held<T> h;
-    h.param = params.find(name);
-    if (h.param) {
-      h.data = h.param->value;
-      h.count = elements(h.data);
-      h.writes = replica0 && (!h.param->row_copies || row0);
+    if (const Parameter<T>* p = params.find(name)) {
+      h = shard_of(*p, p->value, 0);
+      h.writes = replica0 && (!p->row_copies || row0);
     }
     out.held.push_back(h);
   }
@@ -115,20 +132,32 @@ FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
                                    const ParameterSet<T>& params, const Optimizer<T>& optimizer) {
   FileContents<T> out;
   const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
-  for (const auto& [name, shape] : model_tensors(m))
-    for (std::size_t s = 0; s < optimizer.state_count(); ++s) {
-      out.tensors.emplace_back(name + "." + optimizer.state_names()[s], shape);
+  const bool chip0 = row0 && torus.coord(Axis::col) == 0;
+  for (const auto& [name, shape] : model_tensors(m)) {
+    const std::vector<OptimizerState> states =
+        optimizer_states(optimizer.kind(), shape.rows, shape.cols);
+    for (std::size_t s = 0; s < states.size(); ++s) {
+      const OptimizerState& state = states[s];
+      out.tensors.emplace_back(name + "." + state.suffix, ParamShape{state.rows, state.cols});
       Held<T> h;
       const std::size_t i = params.index_of(name);
-      if (i != ParameterSet<T>::npos) {
-        h.param = &params[i];
+      if (i != ParameterSet<T>::npos && state.like_parameter) {
+        const Parameter<T>& p = params[i];
+        const Matrix<T>& data = optimizer.state(i, s);
+        h = shard_of(p, data, p.sharded() ? p.dp_row * elements(data) : 0);
+        h.writes = (p.sharded() || replica0) && (!p.row_copies || row0);
+      } else if (i != ParameterSet<T>::npos) {  // whole on this rank
+        h.holds = true;
         h.data = optimizer.state(i, s);
+        h.global = {state.rows, state.cols};
+        h.shard_rows = state.rows;
+        h.shard_cols = state.cols;
         h.count = elements(h.data);
-        h.first = h.param->sharded() ? h.param->dp_row * h.count : 0;
-        h.writes = (h.param->sharded() || replica0) && (!h.param->row_copies || row0);
+        h.writes = replica0 && chip0;
       }
       out.held.push_back(h);
     }
+  }
   return out;
 }
 
@@ -169,7 +198,7 @@ void read_tensors(TensorFileReader& in, const FileContents<T>& contents) {
     const Held<T>& h = contents.held[i];
     const SafetensorsTensor* t = in.layout().find(contents.tensors[i].first);
     const std::size_t index = static_cast<std::size_t>(t - in.layout().tensors.data());
-    if (!h.param) {
+    if (!h.holds) {
       in.read(index, {}, nullptr);
       continue;
     }

@@ -103,7 +103,7 @@ double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, Optimize
                             std::size_t scalar_bytes) {
   const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
   const double weights = block_fc_weights(shape.dims()) * shape.blocks / chips;
-  const double states = static_cast<double>(optimizer_state_names(optimizer).size());
+  const double states = optimizer_states_per_weight(optimizer);
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
   // mid-block residual, FF1's input and output (4H for GeLU) and FF2's input (F): 16 T H for GeLU.
   const BlockDims dims = shape.dims();

@@ -1,13 +1,15 @@
 #pragma once
 // The optimizer of a parameter set, one of optimizers/optimizer_table.hpp's, owning its state
-// as tensors named and laid out like what it updates of each parameter (the shard, or with
-// ZeRO-1 this replica's row of it), so a checkpoint writes "blocks.3.ff1.weight.exp_avg" beside
-// the weight it belongs to. The element-wise formula is the descriptor's, which the serial
-// reference runs too; a step updates every parameter in one launch (kernels/multi_tensor.hpp).
+// tensors as optimizer_states() names and shapes them for each parameter: laid out like what it
+// updates of the parameter (the shard, or with ZeRO-1 this replica's row of it), or a factored
+// state whole, so a checkpoint writes "blocks.3.ff1.weight.exp_avg" beside the weight it belongs
+// to. An element-wise descriptor's formula, which the serial reference runs too, updates every
+// parameter in one launch (kernels/multi_tensor.hpp); a factored one's step sums over whole
+// tensors and runs in model/factored_step.hpp.
 //
 //     Optimizer<float> opt(parse_optimizer("adamw"));
-//     for (const Parameter<float>& p : set) opt.add(state tensors shaped like p.updated());
-//     opt.step(space, settings, t, clip, set);
+//     for (const Parameter<float>& p : set) opt.add(its optimizer_states(), allocated);
+//     opt.step(space, settings, t, clip, set);   // element-wise
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -44,24 +46,25 @@ class Optimizer {
   explicit Optimizer(OptimizerKind kind) : kind_(kind) {}
 
   OptimizerKind kind() const { return kind_; }
-  // The state tensors per parameter and their names' suffixes.
-  const std::vector<std::string>& state_names() const { return optimizer_state_names(kind_); }
-  std::size_t state_count() const { return state_names().size(); }
-  // Adds the next parameter's state, state_count() tensors shaped like what is updated of it.
+  // Whether its step is element-wise (else model/factored_step.hpp runs it).
+  bool element_wise() const { return optimizer_info(kind_).factored_states.empty(); }
+  // Adds the next parameter's state: the tensors optimizer_states() lists for it.
   void add(std::vector<Matrix<T>> state) {
-    MESHSLICE_ASSERT(state.size() == state_count(), "Optimizer: ", state.size(),
-                     " state tensors for ", optimizer_name(kind_), ", which keeps ", state_count());
     for (const Matrix<T>& s : state) bytes_ += elements(s) * sizeof(T);
     states_.push_back(std::move(state));
   }
-  // State tensor `which` (of state_names()) of parameter `param`, in the set's order.
+  // The state tensors of parameter `param` (in the set's order), as optimizer_states() lists them.
+  const std::vector<Matrix<T>>& states(std::size_t param) const { return states_.at(param); }
+  // State tensor `which` of parameter `param`.
   const Matrix<T>& state(std::size_t param, std::size_t which) const {
     return states_.at(param).at(which);
   }
   std::size_t bytes() const { return bytes_; }
-  // Memory traffic of an update per element: the weight, its gradient and the state read, the
-  // weight and the state written.
-  double traffic_per_element() const { return 3.0 + 2.0 * static_cast<double>(state_count()); }
+  // Memory traffic of an element-wise update per element: the weight, its gradient and the state
+  // read, the weight and the state written (FactoredStep counts its own).
+  double traffic_per_element() const {
+    return 3.0 + 2.0 * static_cast<double>(optimizer_state_names(kind_).size());
+  }
 
   // One step t (1-based) of every parameter of `set`, gradients scaled by `clip`.
   void step(const ExecSpace& space, const OptimizerSettings& settings, std::size_t t, double clip,
@@ -79,10 +82,14 @@ class Optimizer {
     }
     visit_optimizer(kind_, [&](auto descriptor) {
       using D = decltype(descriptor);
-      const auto scalars = step_scalars<D>(settings, t, clip);
-      const std::string label = concat(D::info().name, "_update");
-      multi_tensor_for_each(label.c_str(), space, chunks_,
-                            OptimizerElement<D, T>{{scalars[0], scalars[1]}});
+      if constexpr (IsFactored<D>::value) {
+        throw InternalError(concat(D::info().name, " is factored: its step is FactoredStep's"));
+      } else {
+        const auto scalars = step_scalars<D>(settings, t, clip);
+        const std::string label = concat(D::info().name, "_update");
+        multi_tensor_for_each(label.c_str(), space, chunks_,
+                              OptimizerElement<D, T>{{scalars[0], scalars[1]}});
+      }
     });
   }
 

@@ -53,9 +53,12 @@ class ParameterMaker {
       }
       const Mat updated = p.updated();
       std::vector<Mat> state;
-      for (std::size_t i = 0; i < optimizer_.state_count(); ++i)
-        state.push_back(counted_matrix<Exec>("optimizer_state", updated.extent(0),
-                                             updated.extent(1), memory_.optimizer_state));
+      for (const OptimizerState& s :
+           optimizer_states(optimizer_.kind(), p.global.rows, p.global.cols)) {
+        const std::size_t r = s.like_parameter ? updated.extent(0) : s.rows;
+        const std::size_t c = s.like_parameter ? updated.extent(1) : s.cols;
+        state.push_back(counted_matrix<Exec>("optimizer_state", r, c, memory_.optimizer_state));
+      }
       optimizer_.add(std::move(state));
     }
     set_.add(std::move(p));

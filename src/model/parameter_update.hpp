@@ -14,6 +14,7 @@
 //     else ... update.first_nonfinite() names the culprit ...
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include <mpi.h>
@@ -24,6 +25,7 @@
 #include "exec/host_reduction.hpp"
 #include "model/gradient_sync.hpp"
 #include "model/kernels/elementwise.hpp"
+#include "model/factored_step.hpp"
 #include "model/kernels/multi_tensor.hpp"
 #include "model/model_math.hpp"
 #include "model/optimizer.hpp"
@@ -51,6 +53,8 @@ class ParameterUpdate {
       sharded_ = sharded_ || p.sharded();
     }
     plan_gradient_norm();
+    if (!optimizer.element_wise())
+      factored_ = std::make_unique<FactoredStep<Exec>>(ex, params, optimizer);
   }
 
   std::size_t workspace_bytes() const { return sync_.workspace_bytes(); }
@@ -76,9 +80,10 @@ class ParameterUpdate {
   void apply(const OptimizerSettings& settings, std::size_t t, double norm) {
     const double clip = clip_factor(settings, norm);
     const ExecSpace space = ex_.compute_space();
-    const double traffic = optimizer_.traffic_per_element() * update_elements_;
+    if (factored_) factored_->step(settings, t, clip);  // its own kernels and sums
+    const double traffic = factored_ ? 0.0 : optimizer_.traffic_per_element() * update_elements_;
     ex_.compute("optimizer", LocalWork::streaming(traffic), [&] {
-      optimizer_.step(space, settings, t, clip, params_);
+      if (!factored_) optimizer_.step(space, settings, t, clip, params_);
       for (const Parameter<T>& p : params_)  // ZeRO-1: what the gather sends
         if (p.sharded()) Kokkos::deep_copy(space, p.grad_row, p.updated());
       fence(space, "optimizer_step");
@@ -184,6 +189,7 @@ class ParameterUpdate {
   Kokkos::View<double*, MemSpace> chunk_sums_;
   typename Kokkos::View<double*, MemSpace>::HostMirror host_chunk_sums_;
   GradientSync<Exec> sync_;
+  std::unique_ptr<FactoredStep<Exec>> factored_;  // a factored optimizer's step (else none)
 };
 
 }  // namespace meshslice

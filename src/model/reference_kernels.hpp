@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "model/model_config.hpp"
 #include "model/model_math.hpp"
 #include "model/optimizers/optimizer_table.hpp"
@@ -136,19 +137,74 @@ struct VectorState {
   KOKKOS_INLINE_FUNCTION T& operator[](int k) const { return tensors[k][e]; }
 };
 
-// One step t (from 1) of the optimizer o.kind on w from its gradient g times `clip`, with weight
-// decay when `decayed`. `state` holds the optimizer's state tensors; empty, it starts them at 0.
+// One step of factored descriptor D (optimizers/adafactor.hpp) on the rows x cols tensor w:
+// `state` is {R, C} where D factors the shape (optimizer_factors), else {V}. The sums in double.
+template <class D, class T>
+void factored_update(const typename D::Scalars& u, bool factors, std::size_t rows, std::size_t cols,
+                     std::vector<T>& w, const std::vector<T>& g,
+                     std::vector<std::vector<T>>& state) {
+  const std::size_t n = w.size();
+  std::vector<T> direction(n);
+  if (factors) {
+    std::vector<T>& r = state[0];
+    std::vector<T>& c = state[1];
+    const double scale = u.grad_scale * u.grad_scale;
+    std::vector<double> row_squares(rows, 0.0), col_squares(cols, 0.0);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j) {
+        const double square = static_cast<double>(g[i * cols + j]) * g[i * cols + j];
+        row_squares[i] += square;
+        col_squares[j] += square;
+      }
+    double row_sum = 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+      r[i] = static_cast<T>(D::factor(u, r[i], scale * row_squares[i] / cols));
+      row_sum += r[i];
+    }
+    for (std::size_t j = 0; j < cols; ++j)
+      c[j] = static_cast<T>(D::factor(u, c[j], scale * col_squares[j] / rows));
+    const T inverse_mean = static_cast<T>(D::inverse_row_mean(u, row_sum / rows));
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j)
+        direction[i * cols + j] =
+            D::factored_direction(u, g[i * cols + j], r[i], c[j], inverse_mean);
+  } else {
+    for (std::size_t e = 0; e < n; ++e)
+      direction[e] = D::vector_direction(u, g[e], state[0][e], /*advance=*/true);
+  }
+  const auto rms = [n](const std::vector<T>& x) {
+    double sum = 0;
+    for (T value : x) sum += static_cast<double>(value) * static_cast<double>(value);
+    return std::sqrt(sum / static_cast<double>(n));
+  };
+  const double weight_rms = rms(w), direction_rms = rms(direction);
+  const T step = static_cast<T>(D::step_size(u, weight_rms, direction_rms));
+  for (std::size_t e = 0; e < n; ++e) D::update(u, w[e], direction[e], step);
+}
+
+// One step t (from 1) of the optimizer o.kind on the rows x cols tensor w from its gradient g
+// times `clip`, with weight decay when `decayed`. `state` holds the optimizer's state tensors
+// (optimizer_states()); empty, it starts them at 0.
 template <class T>
 void update_tensor(const OptimizerSettings& o, std::size_t t, double clip, bool decayed,
-                   std::vector<T>& w, const std::vector<T>& g, std::vector<std::vector<T>>& state) {
-  if (state.empty()) state.assign(optimizer_state_names(o.kind).size(), std::vector<T>(w.size()));
+                   std::size_t rows, std::size_t cols, std::vector<T>& w, const std::vector<T>& g,
+                   std::vector<std::vector<T>>& state) {
+  MESHSLICE_ASSERT(rows * cols == w.size(), "update_tensor: ", w.size(), " elements, not ", rows,
+                   " x ", cols);
+  if (state.empty())
+    for (const OptimizerState& s : optimizer_states(o.kind, rows, cols))
+      state.emplace_back(s.rows * s.cols);
   std::vector<T*> tensors;
   for (std::vector<T>& s : state) tensors.push_back(s.data());
   visit_optimizer(o.kind, [&](auto descriptor) {
     using D = decltype(descriptor);
     const typename D::Scalars u = step_scalars<D>(o, t, clip)[decayed ? 1 : 0];
-    for (std::size_t e = 0; e < w.size(); ++e)
-      D::update(u, w[e], g[e], VectorState<T>{tensors.data(), e});
+    if constexpr (IsFactored<D>::value) {
+      factored_update<D>(u, optimizer_factors(o.kind, rows, cols), rows, cols, w, g, state);
+    } else {
+      for (std::size_t e = 0; e < w.size(); ++e)
+        D::update(u, w[e], g[e], VectorState<T>{tensors.data(), e});
+    }
   });
 }
 

@@ -179,8 +179,11 @@ double ReferenceLm<T>::step(const OptimizerSettings& o, std::size_t t) {
   const double clip = clip_factor(o, norm);
   blocks_.apply_update(o, t, clip);
   for (std::size_t i = 0; i < params_.size(); ++i) {
+    if (params_[i].empty()) continue;  // a tied head
     const bool gain = i == static_cast<std::size_t>(LmParam::final_norm_gain);
-    reference::update_tensor(o, t, clip, /*decayed=*/!gain, params_[i], grads_[i], states_[i]);
+    const ParamShape ps = lm_param_shape(shape(), static_cast<LmParam>(i));
+    reference::update_tensor(o, t, clip, /*decayed=*/!gain, ps.rows, ps.cols, params_[i], grads_[i],
+                             states_[i]);
   }
   return norm;
 }

@@ -317,7 +317,9 @@ void ReferenceModel<T>::apply_update(const OptimizerSettings& o, std::size_t t, 
     for (int k = 0; k < kParamKinds; ++k) {
       const auto kind = static_cast<ParamKind>(k);
       const std::size_t i = index(b, kind);
-      update_tensor(o, t, clip, /*decayed=*/!is_gain(kind), params_[i], grads_[i], states_[i]);
+      const ParamShape ps = param_shape(shape_, kind);
+      update_tensor(o, t, clip, /*decayed=*/!is_gain(kind), ps.rows, ps.cols, params_[i], grads_[i],
+                    states_[i]);
     }
 }
 

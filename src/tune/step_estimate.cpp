@@ -107,8 +107,7 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   MemoryEstimate e;
   e.weights = parameters * element_bytes;
   e.gradients = parameters * element_bytes;
-  e.optimizer = parameters * static_cast<double>(m.optimizer_states) * kOptimizerStateBytes /
-                (c.zero ? c.dp : 1);
+  e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.
   // Nine hidden-wide activations (the block's input, QKV's input and output, attention's output
   // and the output projection's input, the mid-block residual, FF1's input), FF1's output and

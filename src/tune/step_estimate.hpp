@@ -42,9 +42,9 @@ struct TrainingModel {
   std::size_t seq_len = 0;
   std::size_t global_batch = 0;  // sequences per step over all replicas
   std::size_t vocab = 0;         // a language model's vocabulary (before padding); 0: no head
-  // fp32 state tensors the optimizer keeps per parameter (AdamW's two moments; its table,
-  // model/optimizers/optimizer_table.hpp, has each optimizer's).
-  std::size_t optimizer_states = 2;
+  // fp32 state elements the optimizer keeps per weight (AdamW's two moments; 0 for Adafactor's
+  // factors, a value per row and column: optimizer_states_per_weight() reads the table).
+  double optimizer_states = 2;
 };
 
 struct TrainingConfig {

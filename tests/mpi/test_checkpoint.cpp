@@ -257,27 +257,33 @@ TEST(Checkpoint, SavedByZeroReplicasAndStagesResumesOn2x2) {
   }
 }
 
-// Lion (one state tensor, not AdamW's two) saved by ZeRO-1 replicas, resumed on 2x2 and 4x1:
-// the next 10 steps are the reference's straight run (1e-9).
-TEST(Checkpoint, LionStateResumesOnAnotherLayout) {
+// Lion (one state tensor, not AdamW's two) and Adafactor (a matrix's factors whole on every chip,
+// a gain's moment split as the gain) saved by ZeRO-1 replicas, resumed on 2x2, 2x2 with W^T
+// storage (Adafactor's row factor then along the shard's columns), 4x1 and two stages: the next
+// 10 steps are the reference's straight run (1e-9).
+TEST(Checkpoint, LionAndAdafactorStateResumesOnAnotherLayout) {
   if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
-  OptimizerSettings lion = adamw();
-  lion.kind = parse_optimizer("lion");
-  lion.lr = 1e-3;
-  TempDir dir;
-  ReferenceTrainer<double> reference(shape_for(1), kSeeds, lion);
-  std::string path;
-  {
-    LayoutRun<double> saving(other_layouts()[2], lion);
-    expect_matches_reference(saving.trainer, reference, saving.shape, 2, 10, "lion saving");
-    path = saving.save(dir.path());
-  }
-  for (const RunLayout& layout : {kSquare, other_layouts()[4]}) {
-    ReferenceTrainer<double> straight = reference;
-    LayoutRun<double> resumed(layout, lion);
-    resumed.load(find_checkpoint(path, dir.path(), MPI_COMM_WORLD));
-    expect_matches_reference(resumed.trainer, straight, resumed.shape, layout.mesh.dp, 10,
-                             "lion resumed on " + layout.name);
+  for (const char* name : {"lion", "adafactor"}) {
+    OptimizerSettings o = adamw();
+    o.kind = parse_optimizer(name);
+    o.lr = o.kind == parse_optimizer("lion") ? 1e-3 : 1e-2;
+    TempDir dir;
+    ReferenceTrainer<double> reference(shape_for(1), kSeeds, o);
+    std::string path;
+    {
+      LayoutRun<double> saving(other_layouts()[2], o);
+      expect_matches_reference(saving.trainer, reference, saving.shape, 2, 10,
+                               concat(name, " saving"));
+      path = saving.save(dir.path());
+    }
+    for (const RunLayout& layout :
+         {kSquare, other_layouts()[3], other_layouts()[4], other_layouts()[1]}) {
+      ReferenceTrainer<double> straight = reference;
+      LayoutRun<double> resumed(layout, o);
+      resumed.load(find_checkpoint(path, dir.path(), MPI_COMM_WORLD));
+      expect_matches_reference(resumed.trainer, straight, resumed.shape, layout.mesh.dp, 10,
+                               concat(name, " resumed on ", layout.name));
+    }
   }
 }
 

@@ -26,6 +26,7 @@ struct Case {
   std::size_t micro_batches = 1;
   bool zero = false;
   std::string head;  // the head's plan entry; "" = the default (Y-stationary, X when tied)
+  std::string optimizer = "adamw";
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -37,7 +38,8 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
   const int dp = torus().size(Axis::dp), pp = torus().size(Axis::pp);
   if (c.tied && pp > 1) GTEST_SKIP() << "a tied head needs the first and last block together";
   const ModelShape shape = test_lm_shape(8, c.tied);
-  const OptimizerSettings opt = adamw();
+  OptimizerSettings opt = adamw();
+  opt.kind = parse_optimizer(c.optimizer);
   const TaskSeeds seeds{11, 12, 13};
   StepSettings step;
   step.micro_batches = c.micro_batches;
@@ -80,11 +82,14 @@ TEST_P(LanguageModelMatchesReference, StepsHeldOutLossAndFinalWeights) {
 
 INSTANTIATE_TEST_SUITE_P(
     Heads, LanguageModelMatchesReference,
-    ::testing::Values(Case{"untied", false, 1, false, ""}, Case{"tied", true, 1, false, ""},
-                      Case{"untied_two_micro_batches_zero", false, 2, true, ""},
-                      Case{"tied_two_micro_batches", true, 2, false, ""},
-                      Case{"untied_head_x_stationary_summa", false, 1, false,
-                           "lm_head X summa S=2"}),
+    ::testing::Values(
+        Case{"untied", false, 1, false, ""}, Case{"tied", true, 1, false, ""},
+        Case{"untied_two_micro_batches_zero", false, 2, true, ""},
+        Case{"tied_two_micro_batches", true, 2, false, ""},
+        Case{"untied_head_x_stationary_summa", false, 1, false, "lm_head X summa S=2"},
+        // Adafactor's factors of the vocabulary-parallel embedding and head.
+        Case{"untied_two_micro_batches_zero_adafactor", false, 2, true, "", "adafactor"},
+        Case{"tied_adafactor", true, 1, false, "", "adafactor"}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -23,9 +23,10 @@ namespace {
 OptimizerSettings optimizer(OptimizerKind kind) {
   OptimizerSettings o;
   o.kind = kind;
-  // Lion moves every element by lr: a tenth of AdamW's, as its paper advises.
+  // Lion moves every element by lr: a tenth of AdamW's, as its paper advises. Adafactor's step
+  // is relative to the weight's RMS: PyTorch's default 1e-2.
   const std::string name = optimizer_name(kind);
-  o.lr = name == "adamw" ? 1e-2 : (name == "lion" ? 1e-3 : 0.1);
+  o.lr = name == "adamw" || name == "adafactor" ? 1e-2 : (name == "lion" ? 1e-3 : 0.1);
   o.min_lr = o.lr / 10;
   o.warmup_steps = 3;
   o.total_steps = 20;
@@ -61,6 +62,8 @@ std::vector<Case> cases() {
   c.push_back(
       {"default_meshslice_S4_adamw", default_model_plan(s, ms(4)), parse_optimizer("adamw")});
   c.push_back({"default_meshslice_S2_lion", default_model_plan(s, ms(2)), parse_optimizer("lion")});
+  c.push_back({"default_meshslice_S2_adafactor", default_model_plan(s, ms(2)),
+               parse_optimizer("adafactor")});
   c.push_back({"collective_sgd", default_model_plan(s, choice(Algorithm::collective, 1)),
                parse_optimizer("sgd")});
   c.push_back({"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)),
@@ -76,6 +79,7 @@ std::vector<Case> cases() {
   mixed[0].gemms[1] = choice(Algorithm::wang, 1);
   c.push_back({"mixed_relayouts_adamw", mixed, parse_optimizer("adamw")});
   c.push_back({"mixed_relayouts_lion", mixed, parse_optimizer("lion")});
+  c.push_back({"mixed_relayouts_adafactor", mixed, parse_optimizer("adafactor")});
   ModelPlan transposed{{fc(Stationary::W, true, ms(2)), fc(Stationary::Y, true, ms(1)),
                         fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))},
                        std::nullopt};
@@ -118,6 +122,10 @@ std::vector<Case> cases() {
                parse_optimizer("lion"), swiglu});
   c.push_back({"swiglu_mixed_relayouts_adamw", mixed, parse_optimizer("adamw"), swiglu});
   c.push_back({"swiglu_transposed_variants_sgd", transposed, parse_optimizer("sgd"), swiglu});
+  // Adafactor's factors through grouped columns, stored as W and as W^T.
+  c.push_back({"swiglu_standard_adafactor", standard, parse_optimizer("adafactor"), swiglu});
+  c.push_back(
+      {"swiglu_transposed_variants_adafactor", transposed, parse_optimizer("adafactor"), swiglu});
   return c;
 }
 
@@ -180,7 +188,7 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
   if (torus().size(Axis::dp) == 1) GTEST_SKIP() << "no data parallelism on this mesh";
   ModelShape shape = test_block_shape(4);
   shape.hidden = 18;
-  for (const char* name : {"adamw", "lion"}) {
+  for (const char* name : {"adamw", "lion", "adafactor"}) {
     SCOPED_TRACE(name);
     const OptimizerSettings opt = optimizer(parse_optimizer(name));
     const TaskSeeds seeds{11, 12, 13};
@@ -200,30 +208,42 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
 }
 
 // Every parameter by its name and global shape, the optimizer's state only what it keeps (SGD
-// its momentum, AdamW two moments, Lion one), and each gradient's dp averaging its own place in the
+// its momentum, AdamW two moments, Lion one, Adafactor a value per row and column of a matrix,
+// whole on each chip, and a gain's moment), and each gradient's dp averaging its own place in the
 // backward order: the last block's FF2 first, block 0's first norm gain last.
 TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
   RealExecutor<double> ex(torus(), CommOptions{});
   const ModelShape s = test_block_shape(4);
   const ModelPlan plan = default_model_plan(s, choice(Algorithm::collective, 1));
-  ModelPart sgd_part, adamw_part, lion_part;
+  ModelPart sgd_part, adamw_part, lion_part, adafactor_part;
   sgd_part.optimizer = parse_optimizer("sgd");
   lion_part.optimizer = parse_optimizer("lion");
+  adafactor_part.optimizer = parse_optimizer("adafactor");
   Transformer<RealExecutor<double>> sgd(ex, s, plan, 1, true, sgd_part);
   Transformer<RealExecutor<double>> adamw(ex, s, plan, 1, true, adamw_part);
   Transformer<RealExecutor<double>> lion(ex, s, plan, 1, true, lion_part);
+  Transformer<RealExecutor<double>> adafactor(ex, s, plan, 1, true, adafactor_part);
   ASSERT_EQ(sgd.parameters().size(), s.blocks * kParamKinds);
-  EXPECT_EQ(sgd.optimizer().state_names(), std::vector<std::string>{"momentum"});
-  EXPECT_EQ(adamw.optimizer().state_count(), 2u);
+  const std::size_t ff1_at = sgd.parameters().index_of("blocks.1.ff1.weight");
+  ASSERT_NE(ff1_at, ParameterSet<double>::npos);
+  const Parameter<double>& ff1 = sgd.parameters()[ff1_at];
+  EXPECT_EQ(ff1.global.rows, s.hidden);
+  EXPECT_EQ(ff1.global.cols, s.ffn());
+  EXPECT_EQ(sgd.optimizer().states(ff1_at).size(), 1u);
+  EXPECT_EQ(adamw.optimizer().states(ff1_at).size(), 2u);
   EXPECT_EQ(2 * sgd.memory().optimizer_state, adamw.memory().optimizer_state);
-  EXPECT_EQ(lion.optimizer().state_names(), std::vector<std::string>{"exp_avg"});
   EXPECT_EQ(lion.memory().optimizer_state, sgd.memory().optimizer_state);
   EXPECT_EQ(adamw.optimizer().bytes(), adamw.memory().optimizer_state);
-  const Parameter<double>* ff1 = sgd.parameters().find("blocks.1.ff1.weight");
-  ASSERT_NE(ff1, nullptr);
-  EXPECT_EQ(ff1->global.rows, s.hidden);
-  EXPECT_EQ(ff1->global.cols, s.ffn());
-  EXPECT_NE(sgd.parameters().find("blocks.0.norm2.gain"), nullptr);
+  const std::vector<Matrix<double>>& factors = adafactor.optimizer().states(ff1_at);
+  ASSERT_EQ(factors.size(), 2u);
+  EXPECT_EQ(elements(factors[0]), s.hidden);
+  EXPECT_EQ(elements(factors[1]), s.ffn());
+  const std::size_t gain_at = sgd.parameters().index_of("blocks.0.norm2.gain");
+  ASSERT_NE(gain_at, ParameterSet<double>::npos);
+  ASSERT_EQ(adafactor.optimizer().states(gain_at).size(), 1u);
+  EXPECT_EQ(elements(adafactor.optimizer().states(gain_at)[0]),
+            elements(sgd.parameters()[gain_at].value));
+  EXPECT_LT(adafactor.memory().optimizer_state, sgd.memory().optimizer_state);
   std::vector<std::string> by_handle(sgd.parameters().size());
   for (const Parameter<double>& p : sgd.parameters()) {
     ASSERT_LT(p.sync, by_handle.size());

@@ -11,7 +11,7 @@ namespace meshslice {
 namespace {
 
 TEST(OptimizerTable, NamesTheOptimizersAdamwFirst) {
-  EXPECT_EQ(optimizer_names(), (std::vector<std::string>{"adamw", "sgd", "lion"}));
+  EXPECT_EQ(optimizer_names(), (std::vector<std::string>{"adamw", "sgd", "lion", "adafactor"}));
   EXPECT_STREQ(optimizer_name(OptimizerKind{}), "adamw");
   for (const std::string& name : optimizer_names())
     EXPECT_EQ(optimizer_name(parse_optimizer(name)), name);
@@ -24,13 +24,32 @@ TEST(OptimizerTable, StateTensorsAreTheCheckpointsSuffixes) {
   EXPECT_EQ(optimizer_state_names(parse_optimizer("lion")), std::vector<std::string>{"exp_avg"});
 }
 
+// Adafactor factors a matrix (a value per row, one per column) and keeps a vector's moment whole.
+TEST(OptimizerTable, AdafactorFactorsMatricesNotVectors) {
+  const OptimizerKind adafactor = parse_optimizer("adafactor");
+  const std::vector<OptimizerState> matrix = optimizer_states(adafactor, 6, 4);
+  ASSERT_EQ(matrix.size(), 2u);
+  EXPECT_EQ(matrix[0].suffix, "row_var");
+  EXPECT_EQ(matrix[0].rows * 10 + matrix[0].cols, 61u);
+  EXPECT_EQ(matrix[1].suffix, "col_var");
+  EXPECT_EQ(matrix[1].rows * 10 + matrix[1].cols, 14u);
+  EXPECT_FALSE(matrix[0].like_parameter || matrix[1].like_parameter);
+  const std::vector<OptimizerState> gain = optimizer_states(adafactor, 1, 4);
+  ASSERT_EQ(gain.size(), 1u);
+  EXPECT_EQ(gain[0].suffix, "variance");
+  EXPECT_TRUE(gain[0].like_parameter);
+  EXPECT_EQ(optimizer_states_per_weight(adafactor), 0.0);
+  EXPECT_EQ(optimizer_states_per_weight(parse_optimizer("adamw")), 2.0);
+  EXPECT_EQ(optimizer_states(parse_optimizer("adamw"), 6, 4).size(), 2u);
+}
+
 TEST(OptimizerTable, AnUnknownNameListsTheValidOnes) {
   try {
     parse_optimizer("adam");
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "unknown optimizer 'adam'; valid optimizers: adamw, sgd, lion");
+              "unknown optimizer 'adam'; valid optimizers: adamw, sgd, lion, adafactor");
   }
 }
 
@@ -43,12 +62,14 @@ TEST(OptimizerTable, EachKeyOnceItsDocNamingEveryOptimizerThatReadsIt) {
     if (keys.back() == "weight_decay") decay_doc = k.doc;
   }
   EXPECT_EQ(keys,
-            (std::vector<std::string>{"beta1", "beta2", "epsilon", "weight_decay", "momentum"}));
+            (std::vector<std::string>{"beta1", "beta2", "epsilon", "weight_decay", "momentum",
+                                      "beta2_decay", "epsilon1", "epsilon2", "clip_threshold"}));
   EXPECT_EQ(beta1_doc,
             "adamw: the first moment's decay; lion: the momentum's share of the update's "
             "direction");
   EXPECT_EQ(decay_doc,
-            "adamw, lion: decoupled weight decay of the weight matrices (not the norms' gains)");
+            "adamw, lion, adafactor: decoupled weight decay of the weight matrices (not the "
+            "norms' gains)");
 }
 
 TEST(OptimizerSettings, AKeyNotSetReadsAsItsDefault) {

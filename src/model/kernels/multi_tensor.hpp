@@ -37,6 +37,8 @@ struct TensorChunk {
   T* state[2] = {nullptr, nullptr};
   std::uint32_t count = 0;
   std::uint32_t decays = 0;
+  std::uint32_t tensor = 0;  // its tensor's place in the table
+  std::size_t offset = 0;    // its first element's place in the tensor
 };
 
 constexpr std::size_t kChunkElements = 4096;
@@ -47,7 +49,8 @@ class MultiTensorChunks {
   MultiTensorChunks() = default;
   explicit MultiTensorChunks(const std::vector<MultiTensorEntry<T>>& tensors) {
     std::vector<TensorChunk<T>> chunks;
-    for (const MultiTensorEntry<T>& e : tensors) {
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      const MultiTensorEntry<T>& e = tensors[t];
       const bool grad = e.grad.data() != nullptr;
       MESHSLICE_ASSERT(e.value.span_is_contiguous() && e.state.size() <= 2 &&
                            (!grad ||
@@ -69,6 +72,8 @@ class MultiTensorChunks {
         c.count =
             static_cast<std::uint32_t>(n - first < kChunkElements ? n - first : kChunkElements);
         c.decays = e.decays ? 1 : 0;
+        c.tensor = static_cast<std::uint32_t>(t);
+        c.offset = first;
         chunks.push_back(c);
       }
     }
@@ -101,6 +106,25 @@ void multi_tensor_for_each(const char* name, const ExecSpace& space,
         const TensorChunk<T> c = table(team.league_rank());
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c.count),
                              [&](std::uint32_t i) { element(c, i); });
+      });
+}
+
+// chunk_sums(k) = the sum of term(chunk k, i) over its elements i, in double: one launch.
+template <class T, class Term>
+void multi_tensor_sum_each(const char* name, const ExecSpace& space,
+                           const MultiTensorChunks<T>& chunks, const Term& term,
+                           const Kokkos::View<double*, MemSpace>& chunk_sums) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  const Kokkos::View<TensorChunk<T>*, MemSpace> table = chunks.table();
+  Kokkos::parallel_for(
+      name, Policy(space, static_cast<int>(chunks.size()), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const TensorChunk<T> c = table(team.league_rank());
+        double sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, c.count),
+            [&](std::uint32_t i, double& acc) { acc += term(c, i); }, sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_sums(team.league_rank()) = sum; });
       });
 }
 

@@ -30,19 +30,39 @@ struct OptimizerKey {
 };
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
-// A state tensor an optimizer keeps per parameter, by the suffix a checkpoint gives it
-// ("blocks.3.ff1.weight.exp_avg"), shaped like what the optimizer updates of the parameter.
+// The state tensors an optimizer keeps per parameter, by the suffix a checkpoint gives them
+// ("blocks.3.ff1.weight.exp_avg"): `states`, shaped like what the optimizer updates of the
+// parameter. A factored optimizer (Adafactor) keeps for a weight matrix (rows and columns over
+// 1) `factored_states` in their place: one tensor of a value per row of it (rows x 1) and one of
+// a value per column (1 x cols), whole on every rank that holds a part of the matrix.
 struct OptimizerInfo {
   const char* name;     // the deck's optimizer.kind
   const char* summary;  // a phrase for the deck's help: "SGD with momentum"
   std::vector<std::string> states;
   std::vector<OptimizerKey> keys;
+  std::vector<std::string> factored_states = {};  // {row state, column state}; empty: none
+};
+
+// One state tensor of a parameter: its suffix, its global shape, and whether it is split as the
+// parameter is (else whole on every rank that holds a part of the parameter).
+struct OptimizerState {
+  std::string suffix;
+  std::size_t rows = 0, cols = 0;
+  bool like_parameter = true;
 };
 
 const OptimizerInfo& optimizer_info(OptimizerKind kind);
 const char* optimizer_name(OptimizerKind kind);
-// The state tensors' suffixes of `kind`.
+// The state tensors' suffixes of `kind` for a parameter split as its shard is.
 const std::vector<std::string>& optimizer_state_names(OptimizerKind kind);
+// Whether `kind` keeps a rows x cols parameter's state factored (a row and a column tensor).
+bool optimizer_factors(OptimizerKind kind, std::size_t rows, std::size_t cols);
+// The state tensors `kind` keeps for a rows x cols parameter.
+std::vector<OptimizerState> optimizer_states(OptimizerKind kind, std::size_t rows,
+                                             std::size_t cols);
+// The state elements `kind` keeps per element of a large weight matrix, for memory estimates: its
+// state tensors' count, or 0 for a factored state (rows + cols of rows x cols).
+double optimizer_states_per_weight(OptimizerKind kind);
 // The optimizer named `name`; a UserError listing the valid names for any other.
 OptimizerKind parse_optimizer(const std::string& name);
 std::vector<std::string> optimizer_names();  // in the table's order

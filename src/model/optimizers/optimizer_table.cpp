@@ -81,6 +81,26 @@ const std::vector<std::string>& optimizer_state_names(OptimizerKind kind) {
   return optimizer_info(kind).states;
 }
 
+bool optimizer_factors(OptimizerKind kind, std::size_t rows, std::size_t cols) {
+  return !optimizer_info(kind).factored_states.empty() && rows > 1 && cols > 1;
+}
+
+std::vector<OptimizerState> optimizer_states(OptimizerKind kind, std::size_t rows,
+                                             std::size_t cols) {
+  const OptimizerInfo& info = optimizer_info(kind);
+  if (optimizer_factors(kind, rows, cols))
+    return {{info.factored_states.at(0), rows, 1, false},
+            {info.factored_states.at(1), 1, cols, false}};
+  std::vector<OptimizerState> out;
+  for (const std::string& suffix : info.states) out.push_back({suffix, rows, cols, true});
+  return out;
+}
+
+double optimizer_states_per_weight(OptimizerKind kind) {
+  const OptimizerInfo& info = optimizer_info(kind);
+  return info.factored_states.empty() ? static_cast<double>(info.states.size()) : 0.0;
+}
+
 std::vector<std::string> optimizer_names() {
   std::vector<std::string> names;
   for (const OptimizerInfo* info : table()) names.emplace_back(info->name);

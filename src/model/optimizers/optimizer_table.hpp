@@ -10,13 +10,14 @@
 #include <utility>
 
 #include "model/model_math.hpp"
+#include "model/optimizers/adafactor.hpp"
 #include "model/optimizers/adamw.hpp"
 #include "model/optimizers/lion.hpp"
 #include "model/optimizers/sgd.hpp"
 
 namespace meshslice {
 
-using OptimizerTable = std::tuple<Adamw, Sgd, Lion>;
+using OptimizerTable = std::tuple<Adamw, Sgd, Lion, Adafactor>;
 
 constexpr std::size_t kOptimizers = std::tuple_size<OptimizerTable>::value;
 

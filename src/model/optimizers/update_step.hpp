@@ -6,11 +6,15 @@
 //   static Scalars scalars(const OptimizerSettings&, const UpdateStep&);
 //   template <class T, class State>               // one element; state[k] is its k-th state
 //   KOKKOS_INLINE_FUNCTION static void update(const Scalars&, T& w, T grad, const State& state);
+// A factored descriptor (optimizers/adafactor.hpp) has `static constexpr bool factored = true`
+// and, in place of that `update`, the formulas of a step that sums over whole tensors
+// (model/factored_step.hpp runs it).
 // `update` is the one formula: the distributed step runs it on the device over every parameter
 // in one launch (model/optimizer.hpp), the serial reference on the host (reference_kernels.hpp).
 // Updates run in T: float runs update in float, as PyTorch does, and vectorize; the reference
 // tests run in double.
 #include <cstddef>
+#include <type_traits>
 
 #include "core/kokkos_compat.hpp"
 #include "model/optimizers/optimizer_settings.hpp"
@@ -36,5 +40,15 @@ template <class T>
 KOKKOS_INLINE_FUNCTION T sign_of(T x) {  // -1, 0 or 1
   return T((x > T(0)) - (x < T(0)));
 }
+
+// Whether descriptor D is factored (has `factored` true): its step is not element-wise.
+template <class D, class = void>
+struct IsFactored {
+  static constexpr bool value = false;
+};
+template <class D>
+struct IsFactored<D, std::void_t<decltype(D::factored)>> {
+  static constexpr bool value = D::factored;
+};
 
 }  // namespace meshslice
