@@ -265,14 +265,15 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
   };
   check("hidden", get_param<int>(merged, "model.hidden"));
   check("heads", get_param<int>(merged, "model.heads"));
-  const int kv_heads = get_param<int>(merged, "model.kv_heads");
-  check("kv_heads", kv_heads > 0 ? kv_heads : get_param<int>(merged, "model.heads"));
+  const auto count = [&](const char* key) {
+    return static_cast<std::size_t>(std::max(0, get_param<int>(merged, key)));
+  };
+  check("kv_heads", static_cast<int>(kv_heads_of(count("model.heads"), count("model.kv_heads"))));
   check("tokens",
         get_param<int>(merged, "model.seq_len") * get_param<int>(merged, "model.sequences"));
   // The MLP whose FF1 and FF2 the plan's layers were tuned for (plans before SwiGLU: GeLU's).
   const MlpChoice mlp = mlp_from(merged);
-  const std::size_t hidden = static_cast<std::size_t>(get_param<int>(merged, "model.hidden"));
-  check("ffn", static_cast<int>(mlp.ffn_hidden ? mlp.ffn_hidden : default_ffn(hidden, mlp.mlp)));
+  check("ffn", static_cast<int>(ffn_of(count("model.hidden"), mlp.mlp, mlp.ffn_hidden)));
   if (file.isParameter("mlp")) {
     const std::string made_for = Teuchos::toString(file.getEntry("mlp").getAny());
     require(made_for == mlp_name(mlp.mlp), "plan file ", path,
@@ -284,10 +285,10 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
     const std::string made_for =
         Teuchos::toString(file.sublist("optimizer").getEntry("kind").getAny());
     const std::string runs = get_param<std::string>(merged, "optimizer.kind");
+    const char* counts = " (its memory estimate counts that optimizer's state)";
     require(made_for == runs, "plan file ", path, " was made for optimizer.kind = ", made_for,
-            " (its memory estimate counts that optimizer's state) but this run has "
-            "optimizer.kind = ",
-            runs, "; make a plan with planner.optimizer: ", runs);
+            counts, " but this run has optimizer.kind = ", runs,
+            "; make a plan with planner.optimizer: ", runs);
   }
   require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
           "plan file ", path,
@@ -310,9 +311,7 @@ Settings settings_from(const AppContext& context) {
   s.mesh = mesh_shape_from(d, context.size);
   require(s.plan_applied.empty() || s.emulate_only || s.mesh.total() == context.size, "plan file ",
           get_param<std::string>(d, "plan.file"), " sets mesh ", s.mesh.str(), " (", s.mesh.total(),
-          " ranks) but the job has ", context.size,
-          " MPI ranks; run it with "
-          "mpiexec -np ",
+          " ranks) but the job has ", context.size, " MPI ranks; run it with mpiexec -np ",
           s.mesh.total(), " or make a plan for ", context.size, " ranks");
   s.comm = comm_options_from(d);
   const auto positive = [&d](const std::string& key) {

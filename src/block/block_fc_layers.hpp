@@ -30,6 +30,14 @@ MlpKind parse_mlp(const std::string& name, const std::string& key);
 // F when the deck does not set it: 4H for GeLU; for SwiGLU Llama's 8H/3 (the same parameters
 // in three matrices as GeLU's in two) rounded up to a multiple of 256.
 std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
+// F of a deck's model.ffn_hidden (0: the default) and its key and value heads of model.kv_heads
+// (0: one per head): the one rule the model, the emulator and the plan check read.
+inline std::size_t ffn_of(std::size_t hidden, MlpKind mlp, std::size_t ffn_hidden) {
+  return ffn_hidden > 0 ? ffn_hidden : default_ffn(hidden, mlp);
+}
+inline std::size_t kv_heads_of(std::size_t heads, std::size_t kv_heads) {
+  return kv_heads > 0 ? kv_heads : heads;
+}
 
 // The sizes that fix a block's FC layers.
 struct BlockDims {

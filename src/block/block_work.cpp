@@ -37,7 +37,7 @@ AttentionKernel default_attention_kernel() {
 }
 
 BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
-                            double ffn, MlpKind mlp) {
+                            double ffn, MlpKind mlp, double kv_hidden) {
   using namespace kernel_work;
   const double n = tokens * hidden;
   BlockWork w;
@@ -48,6 +48,11 @@ BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, doub
     add(w.backward, rmsnorm_backward_partials(n));
     add(w.backward, rmsnorm_backward_apply(n));
     add(w.backward, residual(n, false));
+  }
+  if (kv_hidden < hidden) {  // model/kernels/grouped_query.hpp
+    const double wide = tokens * 3 * hidden, narrow = tokens * (hidden + 2 * kv_hidden);
+    add(w.forward, repeat_kv(wide));
+    add(w.backward, sum_kv(wide, narrow));
   }
   add(w.forward, attention.forward_work());
   add(w.forward, mlp_activation(mlp, ffn));

@@ -127,11 +127,13 @@ inline LocalWork mlp_activation_backward(MlpKind mlp, double n) {
 // runs (forward: two RMSNorms, attention, the MLP's activation, two residual adds; backward: the
 // activation's and attention's gradients, the residual paths' copies, two RMSNorm gradients).
 // `tokens` and `hidden` are the chip's shard of the residual stream (tokens x hidden), `ffn` its
-// elements of the MLP's hidden activations (FF2's input).
+// elements of the MLP's hidden activations (FF2's input), `kv_hidden` its keys' width (below
+// `hidden` with grouped-query attention: the keys and values repeated per query head, their
+// gradients summed over each group).
 struct BlockWork {
   LocalWork forward, backward;
 };
 BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
-                            double ffn, MlpKind mlp);
+                            double ffn, MlpKind mlp, double kv_hidden);
 
 }  // namespace meshslice

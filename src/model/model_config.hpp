@@ -43,8 +43,8 @@ struct ModelShape {
   bool tied_head = false;
   MlpKind mlp = MlpKind::gelu;
   std::size_t ffn_hidden = 0;  // F, the MLP's width; 0: default_ffn (4H for GeLU)
-  std::size_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : default_ffn(hidden, mlp); }
-  std::size_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  std::size_t ffn() const { return ffn_of(hidden, mlp, ffn_hidden); }
+  std::size_t kv() const { return kv_heads_of(heads, kv_heads); }
   std::size_t kv_hidden() const { return kv() * head_dim(); }
   BlockDims dims() const { return {hidden, ffn(), mlp, kv_hidden()}; }
   std::size_t head_dim() const { return hidden / heads; }

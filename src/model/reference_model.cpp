@@ -122,22 +122,21 @@ void rotate_positions(std::vector<T>& qkv, const ModelShape& shape, std::size_t 
   const AttentionIndex at = attention_index(shape);
   const std::size_t half = at.head_dim / 2;
   for (std::size_t t = 0; t < tokens; ++t)
-    for (std::size_t head = 0; head < at.heads; ++head)
-      for (std::size_t d = 0; d < half; ++d) {
-        const double angle = static_cast<double>(t % shape.seq_len) *
-                             std::exp(-2.0 * static_cast<double>(d) /
-                                      static_cast<double>(at.head_dim) * std::log(kRopeBase));
-        const T c = static_cast<T>(std::cos(angle));
-        const T sn = static_cast<T>((inverse ? -1.0 : 1.0) * std::sin(angle));
-        // Key head h / group once, with the group's first query head.
-        const bool turns_key = head % at.group == 0;
-        for (const std::size_t first : {at.q(t, head), at.k(t, head)}) {
-          if (first == at.k(t, head) && !turns_key) continue;
-          const T x1 = qkv[first + d], x2 = qkv[first + d + half];
-          qkv[first + d] = x1 * c - x2 * sn;
-          qkv[first + d + half] = x2 * c + x1 * sn;
-        }
-      }
+    for (std::size_t d = 0; d < half; ++d) {
+      const double angle = static_cast<double>(t % shape.seq_len) *
+                           std::exp(-2.0 * static_cast<double>(d) /
+                                    static_cast<double>(at.head_dim) * std::log(kRopeBase));
+      const T c = static_cast<T>(std::cos(angle));
+      const T sn = static_cast<T>((inverse ? -1.0 : 1.0) * std::sin(angle));
+      const auto turn = [&](std::size_t first) {
+        const T x1 = qkv[first + d], x2 = qkv[first + d + half];
+        qkv[first + d] = x1 * c - x2 * sn;
+        qkv[first + d + half] = x2 * c + x1 * sn;
+      };
+      for (std::size_t head = 0; head < at.heads; ++head) turn(at.q(t, head));
+      // Each key head once: the one of query heads g * group ... (g + 1) * group - 1.
+      for (std::size_t head = 0; head < at.heads; head += at.group) turn(at.k(t, head));
+    }
 }
 
 void check_batch(const ModelShape& shape, std::size_t x_size, std::size_t tokens) {

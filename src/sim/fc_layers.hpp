@@ -35,9 +35,11 @@ struct LlmSpec {
   MlpKind mlp = MlpKind::gelu;
   std::size_t ffn = 0;       // the MLP's width (0: default_ffn)
   std::size_t kv_heads = 0;  // grouped-query attention's key and value heads (0: heads)
-  std::size_t ffn_hidden() const { return ffn > 0 ? ffn : default_ffn(hidden, mlp); }
+  std::size_t ffn_hidden() const { return ffn_of(hidden, mlp, ffn); }
   BlockDims dims() const {
-    return {hidden, ffn_hidden(), mlp, kv_heads * (hidden / static_cast<std::size_t>(heads))};
+    const std::size_t head_dim = hidden / static_cast<std::size_t>(heads);
+    return {hidden, ffn_hidden(), mlp,
+            kv_heads_of(static_cast<std::size_t>(heads), kv_heads) * head_dim};
   }
 };
 

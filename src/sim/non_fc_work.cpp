@@ -12,7 +12,7 @@ NonFcTime non_fc_time(const hw::MachineModel& machine, const LlmSpec& llm, std::
                       std::size_t sequence, int rows, int cols) {
   NonFcTime t;
   const std::size_t sequences = tokens / sequence, heads = static_cast<std::size_t>(llm.heads);
-  const std::size_t kv_heads = llm.kv_heads > 0 ? llm.kv_heads : heads;
+  const std::size_t kv_heads = kv_heads_of(heads, llm.kv_heads);
   if (sequences % rows || heads % cols || kv_heads % cols) {
     const std::string grouped =
         kv_heads < heads ? concat(" (", kv_heads, " key and value heads)") : std::string();
@@ -24,8 +24,9 @@ NonFcTime non_fc_time(const hw::MachineModel& machine, const LlmSpec& llm, std::
   const double chip_tokens = static_cast<double>(attention.seqs * sequence);
   const double chip_hidden = static_cast<double>(llm.hidden / cols);
   const double chip_ffn = static_cast<double>(llm.ffn_hidden() / cols);
-  const BlockWork work =
-      block_non_fc_work(attention, chip_tokens, chip_hidden, chip_ffn * chip_tokens, llm.mlp);
+  const double chip_kv_hidden = static_cast<double>(llm.dims().kv_hidden / cols);
+  const BlockWork work = block_non_fc_work(attention, chip_tokens, chip_hidden,
+                                           chip_ffn * chip_tokens, llm.mlp, chip_kv_hidden);
   SimExecutor chip(machine, rows, cols);
   chip.local_work("non_fc_forward", work.forward);
   chip.local_work("non_fc_backward", work.backward);

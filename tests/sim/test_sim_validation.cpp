@@ -363,6 +363,20 @@ TEST(NonFcWork, IsBoundByTheChipsPeakAndHbm) {
   EXPECT_FALSE(non_fc_time(tpuv4(), gpt3(), 4 * 2048, 2048, 8, 4).valid());     // 4 sequences / 8
 }
 
+// Grouped-query attention (GPT-3 with 8 key and value heads) adds the repeat of the keys and
+// values before attention and the sum of their gradients after it, as meshslice-train's
+// emulation counts them; a mesh whose columns do not split the kv heads is refused.
+TEST(NonFcWork, GroupedQueryAttentionAddsTheRepeatAndTheSum) {
+  LlmSpec grouped = gpt3();
+  grouped.kv_heads = 8;
+  const NonFcTime mha = non_fc_time(tpuv4(), gpt3(), 128 * 2048, 2048, 32, 8);
+  const NonFcTime gqa = non_fc_time(tpuv4(), grouped, 128 * 2048, 2048, 32, 8);
+  ASSERT_TRUE(gqa.valid());
+  EXPECT_GT(gqa.seconds, mha.seconds);
+  EXPECT_EQ(gqa.flops, mha.flops);  // the repeat and the sum only move data
+  EXPECT_FALSE(non_fc_time(tpuv4(), grouped, 128 * 2048, 2048, 8, 16).valid());  // 8 kv / 16
+}
+
 TEST(Sweep, WorkloadsAndMeshShapes) {
   const WorkloadOptions w;
   EXPECT_EQ(tokens(Scaling::weak, 256, w), 128u * 2048);

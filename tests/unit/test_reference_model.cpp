@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "finite_differences.hpp"
 #include "model/counter_random.hpp"
+#include "model/reference_kernels.hpp"
 #include "model/model_math.hpp"
 #include "model/reference_model.hpp"
 
@@ -240,6 +241,40 @@ TEST(ReferenceModel, StepClipsToTheGlobalNormAndDecaysOnlyMatrices) {
       for (std::size_t e = 0; e < n; ++e)
         EXPECT_NEAR(adafactor.param(b, kind)[e], w0[e] - decay * w0[e] - step * u[e], 1e-13);
     }
+}
+
+// Adafactor's two steps on a 3 x 4 matrix and a 4-vector as torch.optim.Adafactor takes them
+// (PyTorch 2.15, float64: lr 0.1, beta2_decay -0.8, eps (1e-7, 1e-3), d 1, weight_decay 0.1 on
+// both: tests/scripts/adafactor_torch_golden.py prints them), an implementation written apart
+// from ours.
+TEST(ReferenceKernels, AdafactorStepsAsPyTorchsAdafactor) {
+  OptimizerSettings o;
+  o.kind = parse_optimizer("adafactor");
+  o.lr = o.min_lr = 0.1;  // constant: PyTorch's Adafactor has no schedule
+  o.warmup_steps = 0;
+  o.set("weight_decay", 0.1);
+  std::vector<double> w{0.3, -0.2, 0.5, 0.1, 0.0, 0.4, -0.6, 0.2, 0.25, -0.15, 0.05, -0.35};
+  std::vector<double> v{1.0, 0.9, 1.1, 1.05};
+  const std::vector<std::vector<double>> w_grads{
+      {0.02, -0.01, 0.03, 0.0, 0.05, 0.01, -0.02, 0.04, -0.03, 0.02, 0.01, -0.01},
+      {-0.01, 0.02, 0.01, 0.03, 0.02, -0.04, 0.01, 0.0, 0.01, 0.01, -0.02, 0.02}};
+  const std::vector<std::vector<double>> v_grads{{0.01, -0.02, 0.0, 0.03},
+                                                 {-0.02, 0.01, 0.02, 0.01}};
+  std::vector<std::vector<double>> w_state, v_state;
+  for (std::size_t t = 1; t <= 2; ++t) {
+    reference::update_tensor(o, t, 1.0, true, 3, 4, w, w_grads[t - 1], w_state);
+    reference::update_tensor(o, t, 1.0, true, 1, 4, v, v_grads[t - 1], v_state);
+  }
+  const std::vector<double> torch_w{
+      0.28545898949092186,   -0.19931019234415487, 0.4168269797935972,  0.05194887966725958,
+      -0.048192217563124105, 0.4186696401315891,   -0.5812184134106025, 0.15995641298571184,
+      0.2621362153553136,    -0.21704835818611617, 0.07369422112510912, -0.3609083552818698};
+  const std::vector<double> torch_v{0.9983501044252716, 0.9176606618963861, 0.9488214421336054,
+                                    0.8819168284952633};
+  ASSERT_EQ(w_state.size(), 2u);  // factored: a value per row and per column
+  EXPECT_EQ(w_state[0].size() * 10 + w_state[1].size(), 34u);
+  for (std::size_t e = 0; e < w.size(); ++e) EXPECT_NEAR(w[e], torch_w[e], 1e-14) << e;
+  for (std::size_t e = 0; e < v.size(); ++e) EXPECT_NEAR(v[e], torch_v[e], 1e-14) << e;
 }
 
 // Trains a small student on the teacher's outputs for 60 steps. Measured (default seeds, H=16,
