@@ -1,6 +1,7 @@
 #include "llama_export.hpp"
 
 #include "core/errors.hpp"
+#include "model/block_layers.hpp"
 
 namespace meshslice::exportapp {
 

@@ -20,10 +20,15 @@ std::size_t default_ffn(std::size_t hidden, MlpKind mlp) {
 
 std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& d) {
   using Input = BlockFcLayer::Input;
-  return {{{FcKind::qkv, "qkv", d.hidden, d.qkv_outputs(), Input::norm},
-           {FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention},
-           {FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm},
-           {FcKind::ff2, "ff2", d.ffn, d.hidden, Input::previous}}};
+  const std::size_t kv = d.kv_hidden > 0 ? d.kv_hidden : d.hidden;
+  const std::array<std::size_t, 3> qkv_parts{d.hidden, kv, kv};
+  const std::array<std::size_t, 3> ff1_parts = d.mlp == MlpKind::swiglu
+                                                   ? std::array<std::size_t, 3>{d.ffn, d.ffn, 0}
+                                                   : std::array<std::size_t, 3>{};
+  return {{{FcKind::qkv, "qkv", d.hidden, d.qkv_outputs(), Input::norm, false, qkv_parts},
+           {FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention, true, {}},
+           {FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm, false, ff1_parts},
+           {FcKind::ff2, "ff2", d.ffn, d.hidden, Input::previous, true, {}}}};
 }
 
 double block_fc_weights(const BlockDims& dims) {

@@ -56,6 +56,10 @@ struct BlockFcLayer {
   // What the layer reads: a norm of the residual stream (standard layout), attention's output,
   // or the previous layer's output directly (its layout kept).
   enum class Input { norm, attention, previous } input;
+  bool adds_to_residual = false;  // its output is added into the residual stream
+  // The output's parts, each its own logical block of columns: Q, K and V; SwiGLU's gate and
+  // up. All 0: one part.
+  std::array<std::size_t, 3> output_parts{};
 };
 
 // The block's layers.

@@ -53,20 +53,6 @@ void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
   if (!error.empty()) throw UserError(error);
 }
 
-// The model's tensors in file order: every rank lists the same, whatever it holds.
-// A language model's in the model's order: the embedding, the blocks, the final gain, the head.
-std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& m) {
-  std::vector<std::pair<std::string, ParamShape>> out;
-  const auto add = [&](LmParam p) { out.emplace_back(lm_parameter_name(p), lm_param_shape(m, p)); };
-  if (m.vocab > 0) add(LmParam::embedding);
-  for (std::size_t b = 0; b < m.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      out.emplace_back(parameter_name(b, ParamKind(k)), param_shape(m, ParamKind(k)));
-  if (m.vocab > 0) add(LmParam::final_norm_gain);
-  if (m.vocab > 0 && !m.tied_head) add(LmParam::lm_head);
-  return out;
-}
-
 // One tensor of a file as this rank has it: the elements [first, first + count) of a
 // shard_rows x shard_cols shard (laid out in the global tensor as `layout` says) in `data` (all
 // of them are read), and whether this rank writes them. Each element has one writer: replica 0,
@@ -88,19 +74,27 @@ struct Held {
   }
 };
 
-// p's shard as a file tensor holds it, its elements in `data` from `first`.
+// `data`, elements [first, first + its count) of a shard_rows x shard_cols shard laid in the
+// `global` tensor as `layout` says, as a file tensor holds it (not yet written).
 template <class T>
-Held<T> shard_of(const Parameter<T>& p, const Matrix<T>& data, std::size_t first) {
+Held<T> held_part(const Matrix<T>& data, const StoredLayout& layout, ParamShape global,
+                  std::size_t shard_rows, std::size_t shard_cols, std::size_t first) {
   Held<T> h;
   h.holds = true;
   h.data = data;
-  h.layout = p.layout;
-  h.global = p.global;
-  h.shard_rows = p.value.extent(0);
-  h.shard_cols = p.value.extent(1);
+  h.layout = layout;
+  h.global = global;
+  h.shard_rows = shard_rows;
+  h.shard_cols = shard_cols;
   h.first = first;
   h.count = elements(data);
   return h;
+}
+
+// p's shard as a file tensor holds it, its elements in `data` from `first`.
+template <class T>
+Held<T> shard_of(const Parameter<T>& p, const Matrix<T>& data, std::size_t first) {
+  return held_part(data, p.layout, p.global, p.value.extent(0), p.value.extent(1), first);
 }
 
 // What one file holds: (name, global shape) in file order, and this rank's part of each.
@@ -115,12 +109,12 @@ FileContents<T> model_contents(const ModelShape& m, const Torus& torus,
                                const ParameterSet<T>& params) {
   FileContents<T> out;
   out.tensors = model_tensors(m);
-  const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
+  const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
   for (const auto& [name, shape] : out.tensors) {
     Held<T> h;
     if (const Parameter<T>* p = params.find(name)) {
       h = shard_of(*p, p->value, 0);
-      h.writes = replica0 && (!p->row_copies || row0);
+      h.writes = p->value_counts(replica, row);
     }
     out.held.push_back(h);
   }
@@ -131,8 +125,8 @@ template <class T>
 FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
                                    const ParameterSet<T>& params, const Optimizer<T>& optimizer) {
   FileContents<T> out;
-  const bool replica0 = torus.coord(Axis::dp) == 0, row0 = torus.coord(Axis::row) == 0;
-  const bool chip0 = row0 && torus.coord(Axis::col) == 0;
+  const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
+  const bool chip0 = replica == 0 && row == 0 && torus.coord(Axis::col) == 0;
   for (const auto& [name, shape] : model_tensors(m)) {
     const std::vector<OptimizerState> states =
         optimizer_states(optimizer.kind(), shape.rows, shape.cols);
@@ -145,15 +139,11 @@ FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
         const Parameter<T>& p = params[i];
         const Matrix<T>& data = optimizer.state(i, s);
         h = shard_of(p, data, p.sharded() ? p.dp_row * elements(data) : 0);
-        h.writes = (p.sharded() || replica0) && (!p.row_copies || row0);
+        h.writes = p.update_counts(replica, row);
       } else if (i != ParameterSet<T>::npos) {  // whole on this rank
-        h.holds = true;
-        h.data = optimizer.state(i, s);
-        h.global = {state.rows, state.cols};
-        h.shard_rows = state.rows;
-        h.shard_cols = state.cols;
-        h.count = elements(h.data);
-        h.writes = replica0 && chip0;
+        h = held_part(optimizer.state(i, s), StoredLayout{}, {state.rows, state.cols}, state.rows,
+                      state.cols, 0);
+        h.writes = chip0;
       }
       out.held.push_back(h);
     }

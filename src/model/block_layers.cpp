@@ -1,22 +1,65 @@
 #include "model/block_layers.hpp"
 
+#include <cmath>
+
+#include "core/errors.hpp"
+
 namespace meshslice {
 
 const std::vector<BlockLayerSpec>& block_layers() {
   using A = Activation;
+  const auto gain = [](ParamKind kind) { return BlockParam{kind, true, FcKind::qkv}; };
+  const auto weight = [](ParamKind kind, FcKind fc) { return BlockParam{kind, false, fc}; };
   static const std::vector<BlockLayerSpec> layers = {
-      {BlockLayer::norm1, "norm1", true, ParamKind::norm1_gain, {A::x_in, A::rinv1}},
-      {BlockLayer::qkv, "qkv", true, ParamKind::qkv, {A::qkv_in}},
-      {BlockLayer::attention, "attention", false, {}, {A::qkv, A::probs, A::attn}},
-      {BlockLayer::attn_out, "attn_out", true, ParamKind::attn_out, {A::attn_out_in}},
-      {BlockLayer::attn_residual, "attn_residual", false, {}, {}},
-      {BlockLayer::norm2, "norm2", true, ParamKind::norm2_gain, {A::x_mid, A::rinv2}},
-      {BlockLayer::ff1, "ff1", true, ParamKind::ff1, {A::ff1_in}},
-      {BlockLayer::activation, "activation", false, {}, {A::ff1_out}},
-      {BlockLayer::ff2, "ff2", true, ParamKind::ff2, {A::ff2_in}},
-      {BlockLayer::ff_residual, "ff_residual", false, {}, {}},
+      {BlockLayer::norm1, "norm1", gain(ParamKind::norm1_gain), {A::x_in, A::rinv1}},
+      {BlockLayer::qkv, "qkv", weight(ParamKind::qkv, FcKind::qkv), {A::qkv_in}},
+      {BlockLayer::attention, "attention", {}, {A::qkv, A::probs, A::attn}},
+      {BlockLayer::attn_out,
+       "attn_out",
+       weight(ParamKind::attn_out, FcKind::attn_out),
+       {A::attn_out_in}},
+      {BlockLayer::attn_residual, "attn_residual", {}, {}},
+      {BlockLayer::norm2, "norm2", gain(ParamKind::norm2_gain), {A::x_mid, A::rinv2}},
+      {BlockLayer::ff1, "ff1", weight(ParamKind::ff1, FcKind::ff1), {A::ff1_in}},
+      {BlockLayer::activation, "activation", {}, {A::ff1_out}},
+      {BlockLayer::ff2, "ff2", weight(ParamKind::ff2, FcKind::ff2), {A::ff2_in}},
+      {BlockLayer::ff_residual, "ff_residual", {}, {}},
   };
   return layers;
+}
+
+const BlockLayerSpec& layer_training(ParamKind kind) {
+  for (const BlockLayerSpec& layer : block_layers())
+    if (layer.param && layer.param->kind == kind) return layer;
+  throw InternalError(concat("block_layers: no layer trains parameter kind ", int(kind)));
+}
+
+std::string param_kind_name(ParamKind kind) {
+  const BlockLayerSpec& layer = layer_training(kind);
+  return concat(layer.name, layer.param->gain ? "_gain" : "");
+}
+
+std::string parameter_name(std::size_t block, ParamKind kind) {
+  const BlockLayerSpec& layer = layer_training(kind);
+  return concat("blocks.", block, ".", layer.name, layer.param->gain ? ".gain" : ".weight");
+}
+
+bool is_gain(ParamKind kind) { return layer_training(kind).param->gain; }
+
+ParamShape param_shape(const ModelShape& s, ParamKind kind) {
+  const BlockParam& p = *layer_training(kind).param;
+  if (p.gain) return {1, s.hidden};
+  const BlockFcLayer layer = block_fc_layers(s.dims())[static_cast<int>(p.fc)];
+  return {layer.in, layer.out};
+}
+
+double parameter_std(const ModelShape& s, ParamKind kind) {
+  const BlockParam& p = *layer_training(kind).param;
+  if (p.gain) return 0.0;
+  const BlockFcLayer layer = block_fc_layers(s.dims())[static_cast<int>(p.fc)];
+  double std_dev = 1.0 / std::sqrt(static_cast<double>(layer.in));
+  if (layer.adds_to_residual) std_dev /= std::sqrt(2.0 * static_cast<double>(s.blocks));
+  return std_dev;
 }
 
 std::size_t recomputed_layers() {
@@ -30,7 +73,7 @@ std::array<ParamKind, kParamKinds> gradient_order() {
   std::array<ParamKind, kParamKinds> order{};
   std::size_t n = 0;
   for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
-    if (layer->trains) order[n++] = layer->param;
+    if (layer->param) order[n++] = layer->param->kind;
   return order;
 }
 

@@ -40,22 +40,36 @@
 
 namespace meshslice {
 
-// What the kernels need of one parameter: where its updated elements lie (logical row and column
-// of each), and its factors (null for a vector, which keeps its moment as a chunk state).
+// What the kernels need of one parameter: where its updated elements lie, and its factors (null
+// for a vector, which keeps its moment as a chunk state). Each stored row and column of the
+// shard has its logical line looked up once at planning (a row of W is a logical row, of W^T a
+// logical column; grouped columns mapped), so an element costs one division, not the layout's.
 template <class T>
 struct FactoredTensor {
-  StoredLayout layout;
+  // The line of a stored row or column past the logical shape (the vocabulary's padding).
+  static constexpr std::uint32_t kPadding = ~std::uint32_t{0};
   std::size_t shard_cols = 1;  // the shard's stored columns
   std::size_t first = 0;       // the updated elements start at this element of the shard
   std::size_t rows = 0, cols = 0;
+  bool transposed = false;
+  const std::uint32_t* stored_row_line = nullptr;  // per stored row, its logical line
+  const std::uint32_t* stored_col_line = nullptr;  // per stored column
   T* row_factor = nullptr;
   T* col_factor = nullptr;
   std::size_t sums = 0;  // its rows' squares at sums[sums + i], its columns' after them
 
-  KOKKOS_INLINE_FUNCTION void logical(std::size_t element, std::size_t& row,
+  // Logical row and column of updated element `element`; false for the vocabulary's padding.
+  KOKKOS_INLINE_FUNCTION bool logical(std::size_t element, std::size_t& row,
                                       std::size_t& col) const {
-    const std::size_t e = first + element;
-    layout.logical(e / shard_cols, e % shard_cols, row, col);
+    // In 32 bits (a shard's elements are fewer: add_stored_lines checks), a division several
+    // times cheaper than a 64-bit one on a CPU.
+    const auto e = static_cast<std::uint32_t>(first + element);
+    const std::uint32_t r = e / static_cast<std::uint32_t>(shard_cols);
+    const std::uint32_t a = stored_row_line[r];
+    const std::uint32_t b = stored_col_line[e - r * static_cast<std::uint32_t>(shard_cols)];
+    row = transposed ? b : a;
+    col = transposed ? a : b;
+    return a != kPadding && b != kPadding;
   }
 };
 
@@ -134,8 +148,7 @@ struct FactoredDirection {
     const FactoredTensor<T>& f = tensors(c.tensor);
     if (!f.row_factor) return D::vector_direction(u, c.grad[i], c.state[0][i], advance);
     std::size_t row = 0, col = 0;
-    f.logical(c.offset + i, row, col);
-    if (row >= f.rows || col >= f.cols) return T(0);  // a vocabulary's padding
+    if (!f.logical(c.offset + i, row, col)) return T(0);  // a vocabulary's padding
     return D::factored_direction(u, c.grad[i], f.row_factor[row], f.col_factor[col],
                                  inverse_row_means(c.tensor));
   }
@@ -168,12 +181,11 @@ class FactoredStep {
       : ex_(ex), params_(params), optimizer_(optimizer) {
     MESHSLICE_ASSERT(!optimizer.element_wise(), "FactoredStep: ", optimizer_name(optimizer.kind()),
                      " is element-wise");
-    const bool replica0 = ex.coord(Axis::dp) == 0, row0 = ex.coord(Axis::row) == 0;
     std::size_t slots = params.size();  // each tensor's weight squares first, then the factors
     for (std::size_t i = 0; i < params.size(); ++i) {
       const Parameter<T>& p = params[i];
       elements_.push_back(static_cast<double>(p.global.rows * p.global.cols));
-      counts_.push_back((p.sharded() || replica0) && (!p.row_copies || row0));
+      counts_.push_back(p.update_counts(ex.coord(Axis::dp), ex.coord(Axis::row)));
       factor_slots_.push_back(slots);
       factored_.push_back(optimizer_factors(optimizer.kind(), p.global.rows, p.global.cols));
       if (factored_.back()) slots += p.global.rows + p.global.cols;
@@ -246,28 +258,38 @@ class FactoredStep {
     std::vector<MultiTensorEntry<T>> entries;
     std::vector<FactoredTensor<T>> facts;
     std::vector<SquaresLine<T>> lines;
+    std::vector<std::uint32_t> line_of_stored;  // every tensor's stored rows', then columns'
+    std::vector<std::size_t> first_stored;
     for (std::size_t i = 0; i < params_.size(); ++i) {
       const Parameter<T>& p = params_[i];
       const std::vector<Matrix<T>>& state = optimizer_.states(i);
       const bool factored = factored_[i];
       MultiTensorEntry<T> entry{p.updated(), p.update_gradient(), {}, p.decays};
       FactoredTensor<T> f;
-      f.layout = p.layout;
       f.shard_cols = p.value.extent(1);
       f.first = p.sharded() ? p.dp_row * elements(p.updated()) : 0;
       f.rows = p.global.rows;
       f.cols = p.global.cols;
+      f.transposed = p.layout.transposed;
       f.sums = factor_slots_[i];
+      first_stored.push_back(line_of_stored.size());
       if (factored) {
         f.row_factor = state.at(0).data();
         f.col_factor = state.at(1).data();
+        add_stored_lines(line_of_stored, p);
       } else {
         entry.state = state;
       }
       entries.push_back(entry);
       facts.push_back(f);
       if (!counts_[i]) continue;
-      add_lines(lines, i, f, p.value.extent(0), entry.value, entry.grad, factored);
+      add_lines(lines, i, p.layout, f, p.value.extent(0), entry.value, entry.grad, factored);
+    }
+    stored_lines_ = to_device<std::uint32_t>("factored_stored_lines", line_of_stored);
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+      if (!facts[i].row_factor) continue;
+      facts[i].stored_row_line = stored_lines_.data() + first_stored[i];
+      facts[i].stored_col_line = facts[i].stored_row_line + params_[i].value.extent(0);
     }
     chunks_ = MultiTensorChunks<T>(entries);
     for (std::size_t t = 0; t < chunks_.tensors(); ++t)
@@ -290,12 +312,12 @@ class FactoredStep {
   // row and column into the logical row or column that is (a stored row is a logical row of W,
   // a logical column of W^T). A vocabulary's padding, stored rows or columns past the logical
   // shape at the shard's end, is left out.
-  void add_lines(std::vector<SquaresLine<T>>& lines, std::size_t i, const FactoredTensor<T>& f,
-                 std::size_t shard_rows, const Matrix<T>& value, const Matrix<T>& grad,
-                 bool factored) {
+  void add_lines(std::vector<SquaresLine<T>>& lines, std::size_t i, const StoredLayout& layout,
+                 const FactoredTensor<T>& f, std::size_t shard_rows, const Matrix<T>& value,
+                 const Matrix<T>& grad, bool factored) {
     const std::size_t sc = f.shard_cols, first = f.first, end = first + elements(value);
     const auto logical = [&](std::size_t r, std::size_t c, std::size_t& row, std::size_t& col) {
-      f.layout.logical(r, c, row, col);
+      layout.logical(r, c, row, col);
       return row < f.rows && col < f.cols;
     };
     std::size_t real_rows = 0, real_cols = 0, row = 0, col = 0;
@@ -303,7 +325,7 @@ class FactoredStep {
     while (real_cols < sc && logical(0, real_cols, row, col)) ++real_cols;
     const auto slot = [&](std::size_t r, std::size_t c, bool stored_row) {
       logical(r, c, row, col);
-      return stored_row != f.layout.transposed ? f.sums + row : f.sums + f.rows + col;
+      return stored_row != layout.transposed ? f.sums + row : f.sums + f.rows + col;
     };
     for (std::size_t r = first / sc; r < real_rows && r * sc < end; ++r) {  // stored rows
       const std::size_t from = std::max(first, r * sc), to = std::min(end, r * sc + real_cols);
@@ -324,6 +346,25 @@ class FactoredStep {
                 static_cast<std::uint32_t>(bottom - top + 1)},
                slot(top, c, false), true);
     }
+  }
+
+  // p's stored rows' logical lines, then its stored columns' (FactoredTensor's tables).
+  static void add_stored_lines(std::vector<std::uint32_t>& out, const Parameter<T>& p) {
+    const std::size_t shard_rows = p.value.extent(0), shard_cols = p.value.extent(1);
+    MESHSLICE_ASSERT(elements(p.value) < FactoredTensor<T>::kPadding &&
+                         p.global.rows < FactoredTensor<T>::kPadding &&
+                         p.global.cols < FactoredTensor<T>::kPadding,
+                     "FactoredStep: ", p.name, "'s shard, rows or columns number 2^32 - 1 or more");
+    // The line of a stored row, or column, and whether it is within the logical shape.
+    const auto line = [&](std::size_t r, std::size_t c, bool stored_row) {
+      std::size_t row = 0, col = 0;
+      p.layout.logical(r, c, row, col);
+      const bool of_rows = stored_row != p.layout.transposed;  // a logical row's line
+      const std::size_t index = of_rows ? row : col, end = of_rows ? p.global.rows : p.global.cols;
+      return index < end ? static_cast<std::uint32_t>(index) : FactoredTensor<T>::kPadding;
+    };
+    for (std::size_t r = 0; r < shard_rows; ++r) out.push_back(line(r, 0, true));
+    for (std::size_t c = 0; c < shard_cols; ++c) out.push_back(line(0, c, false));
   }
 
   void add_line(std::vector<SquaresLine<T>>& lines, const SquaresLine<T>& line, std::size_t slot,
@@ -358,6 +399,7 @@ class FactoredStep {
   std::vector<bool> line_of_gradient_;
   Kokkos::View<FactoredTensor<T>*, MemSpace> tensors_;
   Kokkos::View<SquaresLine<T>*, MemSpace> lines_;
+  Kokkos::View<std::uint32_t*, MemSpace> stored_lines_;
   Kokkos::View<double*, MemSpace> line_sums_, sums_, chunk_sums_;
   typename Kokkos::View<double*, MemSpace>::HostMirror host_line_sums_, host_chunk_sums_;
   Kokkos::View<T*, MemSpace> inverse_row_means_, steps_;

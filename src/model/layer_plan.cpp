@@ -11,16 +11,6 @@ const char* layout_name(Layout layout) {
   return layout == Layout::standard ? "tokens/row hidden/col" : "hidden/row tokens/col";
 }
 
-ParamKind fc_param(FcKind kind) {
-  switch (kind) {
-    case FcKind::qkv: return ParamKind::qkv;
-    case FcKind::attn_out: return ParamKind::attn_out;
-    case FcKind::ff1: return ParamKind::ff1;
-    case FcKind::ff2: return ParamKind::ff2;
-  }
-  return ParamKind::qkv;
-}
-
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind) {
   return block_fc_layers(shape.dims())[static_cast<int>(kind)].in;
 }

@@ -35,7 +35,6 @@ enum class Layout { standard, transposed };
 const char* layout_name(Layout layout);  // "tokens/row hidden/col" or "hidden/row tokens/col"
 
 // The block's layers (FcKind, fc_name, their shapes): block/block_fc_layers.hpp.
-ParamKind fc_param(FcKind kind);  // the parameter holding the layer's weight
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind);
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind);
 

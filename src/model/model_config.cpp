@@ -2,47 +2,11 @@
 
 #include <cmath>
 
-#include "core/errors.hpp"
 #include "block/block_fc_layers.hpp"
+#include "core/errors.hpp"
+#include "model/block_layers.hpp"
 
 namespace meshslice {
-
-const char* param_kind_name(ParamKind kind) {
-  switch (kind) {
-    case ParamKind::norm1_gain: return "norm1_gain";
-    case ParamKind::qkv: return "qkv";
-    case ParamKind::attn_out: return "attn_out";
-    case ParamKind::norm2_gain: return "norm2_gain";
-    case ParamKind::ff1: return "ff1";
-    case ParamKind::ff2: return "ff2";
-  }
-  return "?";
-}
-
-std::string parameter_name(std::size_t block, ParamKind kind) {
-  switch (kind) {
-    case ParamKind::norm1_gain: return concat("blocks.", block, ".norm1.gain");
-    case ParamKind::norm2_gain: return concat("blocks.", block, ".norm2.gain");
-    default: return concat("blocks.", block, ".", param_kind_name(kind), ".weight");
-  }
-}
-
-ParamShape param_shape(const ModelShape& s, ParamKind kind) {
-  const auto layers = block_fc_layers(s.dims());
-  const auto weight = [&layers](FcKind k) {
-    const BlockFcLayer& layer = layers[static_cast<int>(k)];
-    return ParamShape{layer.in, layer.out};
-  };
-  switch (kind) {
-    case ParamKind::norm1_gain:
-    case ParamKind::norm2_gain: return {1, s.hidden};
-    case ParamKind::qkv: return weight(FcKind::qkv);
-    case ParamKind::attn_out: return weight(FcKind::attn_out);
-    case ParamKind::ff1: return weight(FcKind::ff1);
-    case ParamKind::ff2: return weight(FcKind::ff2);
-  }
-  return {};
-}
 
 const char* lm_parameter_name(LmParam param) {
   switch (param) {
@@ -90,6 +54,18 @@ std::string model_parameter_name(const ModelShape& s, std::size_t order) {
   if (order < after_blocks)
     return parameter_name((order - 1) / kParamKinds, ParamKind((order - 1) % kParamKinds));
   return lm_parameter_name(order == after_blocks ? LmParam::final_norm_gain : LmParam::lm_head);
+}
+
+std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& m) {
+  std::vector<std::pair<std::string, ParamShape>> out;
+  const auto add = [&](LmParam p) { out.emplace_back(lm_parameter_name(p), lm_param_shape(m, p)); };
+  if (m.vocab > 0) add(LmParam::embedding);
+  for (std::size_t b = 0; b < m.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      out.emplace_back(parameter_name(b, ParamKind(k)), param_shape(m, ParamKind(k)));
+  if (m.vocab > 0) add(LmParam::final_norm_gain);
+  if (m.vocab > 0 && !m.tied_head) add(LmParam::lm_head);
+  return out;
 }
 
 double block_flops(const ModelShape& m) {

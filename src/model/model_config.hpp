@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "block/block_fc_layers.hpp"
@@ -55,22 +56,16 @@ constexpr double kRmsNormEpsilon = 1e-6;
 constexpr double kRopeBase = 10000.0;  // RoPE's wavelength base (LLaMA's, GPT-NeoX's)
 
 // The parameters of one block, in the order the backward pass produces their gradients last
-// to first (kind numbers are part of the seeding: do not reorder).
+// to first (kind numbers are part of the seeding: do not reorder). The layer that trains each
+// declares what it is (model/block_layers.hpp: its name, shape and initial values).
 enum class ParamKind { norm1_gain = 0, qkv = 1, attn_out = 2, norm2_gain = 3, ff1 = 4, ff2 = 5 };
 constexpr int kParamKinds = 6;
-const char* param_kind_name(ParamKind kind);  // "norm1_gain", "qkv", ...
-// "blocks.3.ff1.weight", "blocks.3.norm1.gain": the names in checkpoints (PyTorch's style).
-std::string parameter_name(std::size_t block, ParamKind kind);
-inline bool is_gain(ParamKind kind) {
-  return kind == ParamKind::norm1_gain || kind == ParamKind::norm2_gain;
-}
 
 // Logical shape of a parameter (gains are 1 x H).
 struct ParamShape {
   std::size_t rows = 0;
   std::size_t cols = 0;
 };
-ParamShape param_shape(const ModelShape& shape, ParamKind kind);
 
 // A language model's parameters outside the blocks (model/reference_lm.hpp has the formulas):
 // the embedding table (V x H), the final norm's gain (1 x H) and the head (H x V; none tied).
@@ -91,6 +86,8 @@ std::size_t model_parameter_order(std::size_t block, ParamKind kind);
 std::size_t model_parameter_order(const ModelShape& shape, LmParam param);
 // The name of the parameter at `order` (checkpoints', reports').
 std::string model_parameter_name(const ModelShape& shape, std::size_t order);
+// Every parameter's name and logical shape in that order: what a checkpoint file holds.
+std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& shape);
 
 // The id that seeds parameter `kind` of block `block`.
 constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {

@@ -53,26 +53,11 @@ KOKKOS_INLINE_FUNCTION void swiglu_derivatives(T g, T u, T& d_gate, T& d_up) {
   d_up = g * s;
 }
 
-// Standard deviation of a weight matrix's initial values: 1/sqrt(fan_in), and for the two
-// matrices that write into the residual stream (attention output, FF2) a further 1/sqrt(2L)
-// (GPT-2), so the residual stream's variance does not grow with depth.
-inline double init_std(const ModelShape& shape, ParamKind kind) {
-  const double fan_in = static_cast<double>(param_shape(shape, kind).rows);
-  double s = 1.0 / std::sqrt(fan_in);
-  if (kind == ParamKind::attn_out || kind == ParamKind::ff2)
-    s /= std::sqrt(2.0 * static_cast<double>(shape.blocks));
-  return s;
-}
-
 // Initial value of logical element (row, col) of a parameter; gains start at 1.
 KOKKOS_INLINE_FUNCTION double init_value(std::uint64_t seed, std::uint64_t stream, double std_dev,
                                          std::size_t row, std::size_t col) {
-  if (std_dev == 0) return 1.0;  // a gain (see parameter_std)
+  if (std_dev == 0) return 1.0;  // a gain (block_layers.hpp's parameter_std)
   return std_dev * counter_normal(seed, stream, row, col);
-}
-// The std_dev argument of init_value for a parameter: 0 marks a gain.
-inline double parameter_std(const ModelShape& shape, ParamKind kind) {
-  return is_gain(kind) ? 0.0 : init_std(shape, kind);
 }
 
 // Learning rate of step t (1-based): linear warm-up from lr/warmup to lr over warmup_steps, then

@@ -55,6 +55,15 @@ struct Parameter {
   std::size_t sync = 0;
 
   bool sharded() const { return elements(grad_row) > 0; }
+  // Whether this rank's copy is the one that counts once, in a norm, a sum or a file, among the
+  // copies of the replicas and of the mesh rows: replica 0's (mesh row 0's for row copies).
+  // The updated part (updated()) of a ZeRO-1 parameter is every replica's own, not a copy.
+  bool value_counts(int replica, int mesh_row) const {
+    return replica == 0 && (!row_copies || mesh_row == 0);
+  }
+  bool update_counts(int replica, int mesh_row) const {
+    return (sharded() || replica == 0) && (!row_copies || mesh_row == 0);
+  }
   // What the optimizer updates and from which gradient: the shard, or this replica's row.
   Matrix<T> updated() const { return sharded() ? row_of(value, dp_rows, dp_row) : value; }
   const Matrix<T>& update_gradient() const { return sharded() ? grad_row : grad; }

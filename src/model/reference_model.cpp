@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/errors.hpp"
+#include "model/block_layers.hpp"
 #include "model/counter_random.hpp"
 #include "model/model_math.hpp"
 #include "model/reference_kernels.hpp"

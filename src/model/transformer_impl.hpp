@@ -101,7 +101,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       b.index = bi;
       b.params = params_.size();  // in ParamKind order: params_of(b)[kind] finds each
       for (const BlockLayerSpec& layer : block_layers())
-        if (layer.trains) add_parameter(make, bi, layer.param, seed);
+        if (layer.param) add_parameter(make, bi, layer.param->kind, seed);
       // A model without gradients keeps nothing for a backward pass: every block works in the
       // shared set.
       b.stored = activations_.add_block(!trainable || part.checkpointed.count(bi) > 0, c.slots);
@@ -155,16 +155,17 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
 template <class Exec>
 void Transformer<Exec>::add_parameter(ParameterMaker<Exec>& make, std::size_t block, ParamKind kind,
                                       std::uint64_t seed) {
+  const bool gain = is_gain(kind);
   Parameter<T> p;
   p.name = parameter_name(block, kind);
   p.order = model_parameter_order(block, kind);
-  p.decays = !is_gain(kind);
+  p.decays = !gain;
   p.global = param_shape(shape_, kind);
   p.layout = stored_layout(kind);
-  p.row_copies = is_gain(kind);
+  p.row_copies = gain;
   std::size_t rows = p.global.rows, cols = p.global.cols;
   if (p.layout.transposed) std::swap(rows, cols);
-  if (!is_gain(kind)) rows /= ex_.mesh_rows();
+  if (!gain) rows /= ex_.mesh_rows();
   cols /= ex_.mesh_cols();
   make.add(std::move(p), rows, cols, seed, param_stream(block, kind), parameter_std(shape_, kind));
 }
@@ -203,22 +204,26 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
   const std::size_t i = ex_.coord(Axis::row), j = ex_.coord(Axis::col);
   StoredLayout layout;
   const ParamShape logical = param_shape(shape_, kind);
-  if (is_gain(kind)) {
+  const BlockParam& declared = *layer_training(kind).param;
+  if (declared.gain) {
     layout.col0 = j * (logical.cols / pc);
     return layout;
   }
-  for (int k = 0; k < kFcKinds; ++k)
-    if (fc_param(FcKind(k)) == kind) layout.transposed = plan_[k].weight_transposed();
+  const int fc = static_cast<int>(declared.fc);
+  layout.transposed = plan_[fc].weight_transposed();
   const std::size_t rows = layout.transposed ? logical.cols : logical.rows;
   const std::size_t cols = layout.transposed ? logical.rows : logical.cols;
   layout.row0 = i * (rows / pr);
   layout.col0 = j * (cols / pc);
-  const std::size_t H = shape_.hidden, F = shape_.ffn();
-  const std::size_t KV = shape_.kv_hidden();
-  if (kind == ParamKind::qkv) layout.outputs = {pc, {H, KV, KV}};
-  if (kind == ParamKind::ff1 && shape_.mlp == MlpKind::swiglu) {
-    const bool by_columns = plan_[static_cast<int>(FcKind::ff1)].output() == Layout::standard;
-    layout.outputs = {by_columns ? pc : pr, {F, F, 0}};
+  const auto layers = block_fc_layers(shape_.dims());
+  const auto& parts = layers[fc].output_parts;
+  if (parts[0] > 0) {
+    // A chip holds whole parts of the outputs it holds where they are read: in the standard
+    // layout (over mesh columns), or in the layer's own output layout when the next layer reads
+    // it directly (FF1's, through the MLP's activation).
+    const bool kept = fc + 1 < kFcKinds && layers[fc + 1].input == BlockFcLayer::Input::previous;
+    const bool by_columns = !kept || plan_[fc].output() == Layout::standard;
+    layout.outputs = {by_columns ? pc : pr, {parts[0], parts[1], parts[2]}};
   }
   return layout;
 }

@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint_reader.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
+#include "model/block_layers.hpp"
 #include "model/reference_lm.hpp"
 
 using namespace meshslice;

@@ -19,6 +19,7 @@
 #include "checkpoint/safetensors.hpp"
 #include "core/errors.hpp"
 #include "exec/real_executor.hpp"
+#include "model/block_layers.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "lm_reference.hpp"

@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "exec/real_executor.hpp"
+#include "model/block_layers.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "mpi_test_env.hpp"

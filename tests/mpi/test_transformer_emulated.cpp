@@ -12,6 +12,7 @@
 #include "exec/combined_executor.hpp"
 #include "exec/null_executor.hpp"
 #include "exec/real_executor.hpp"
+#include "model/block_layers.hpp"
 #include "model/trainer_impl.hpp"
 #include "model/transformer_impl.hpp"
 #include "mpi_test_env.hpp"

@@ -13,6 +13,7 @@
 
 #include "data/indexed_dataset_writer.hpp"
 #include "data/token_samples.hpp"
+#include "model/block_layers.hpp"
 #include "model/reference_lm.hpp"
 #include "model/transformer.hpp"
 #include "reference_check.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mesh/torus.hpp"
+#include "model/block_layers.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "finite_differences.hpp"
+#include "model/block_layers.hpp"
 #include "model/counter_random.hpp"
 #include "model/reference_lm.hpp"
 

@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "finite_differences.hpp"
+#include "model/block_layers.hpp"
 #include "model/counter_random.hpp"
 #include "model/reference_kernels.hpp"
 #include "model/model_math.hpp"
@@ -42,7 +43,7 @@ void perturb(ReferenceModel<double>& model) {
   const ModelShape& s = model.shape();
   for (std::size_t b = 0; b < s.blocks; ++b)
     for (ParamKind kind : kAllKinds) {
-      const double scale = is_gain(kind) ? 0.3 : 0.5 * init_std(s, kind);
+      const double scale = is_gain(kind) ? 0.3 : 0.5 * parameter_std(s, kind);
       auto& p = model.param(b, kind);
       for (std::size_t e = 0; e < p.size(); ++e)
         p[e] += scale * counter_normal(77, param_stream(b, kind), e, 0);
