@@ -6,8 +6,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,6 +20,7 @@
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
+#include "model/model_shape_record.hpp"
 
 namespace meshslice {
 namespace {
@@ -225,51 +226,6 @@ void read_file(const std::string& path, MPI_Comm comm, const FileContents<T>& co
           "): the file is damaged; resume from another checkpoint");
 }
 
-json::Value model_json(const ModelShape& m) {
-  json::Value v = json::Value::object();
-  v.set("hidden", m.hidden);
-  v.set("heads", m.heads);
-  v.set("kv_heads", m.kv());
-  v.set("blocks", m.blocks);
-  v.set("seq_len", m.seq_len);
-  v.set("sequences", m.sequences);
-  v.set("rope", m.rope);
-  v.set("vocab", m.vocab);
-  v.set("tied_head", m.tied_head);
-  v.set("mlp", mlp_name(m.mlp));
-  v.set("ffn_hidden", m.ffn());
-  return v;
-}
-
-}  // namespace
-
-ModelShape model_from_json(const json::Value& v) {
-  ModelShape m;
-  m.hidden = v.at("hidden").as_uint();
-  m.heads = v.at("heads").as_uint();
-  m.blocks = v.at("blocks").as_uint();
-  m.seq_len = v.at("seq_len").as_uint();
-  m.sequences = v.at("sequences").as_uint();
-  // Keys later formats added; absent: the teacher task's GPT block.
-  const auto uint_or = [&](const char* key, std::size_t absent) {
-    const json::Value* x = v.find(key);
-    return x ? x->as_uint() : absent;
-  };
-  const auto flag = [&](const char* key) {
-    const json::Value* x = v.find(key);
-    return x != nullptr && x->as_bool();
-  };
-  m.rope = flag("rope");
-  m.tied_head = flag("tied_head");
-  m.vocab = uint_or("vocab", 0);
-  m.kv_heads = uint_or("kv_heads", 0);
-  const json::Value* mlp = v.find("mlp");
-  m.mlp = mlp ? parse_mlp(mlp->as_string(), "trainer.json's model.mlp") : MlpKind::gelu;
-  m.ffn_hidden = uint_or("ffn_hidden", 0);
-  return m;
-}
-
-namespace {
 
 std::string trainer_json(
     const CheckpointFacts& f,
@@ -281,7 +237,7 @@ std::string trainer_json(
   root.set("learning_rate", f.lr);
   root.set("next_train_input_stream", train_input_stream(f.step));
   root.set("precision", f.precision);
-  root.set("model", model_json(f.model));
+  root.set("model", model_shape_json(f.model));
   root.set("optimizer", optimizer_name(f.optimizer));
   json::Value seeds = json::Value::object();
   seeds.set("student", f.seeds.student);
@@ -360,29 +316,13 @@ void check_fits(const std::string& path, const json::Value& root, const Checkpoi
   require(root.at("format").as_string() == kFormat && root.at("format_version").as_uint() == 1,
           path, "/trainer.json is not a meshslice checkpoint of format version 1");
   // The shape as the checkpoint's format records it (keys added later: their value before).
-  const ModelShape saved = model_from_json(root.at("model"));
-  const ModelShape& now = run.model;
-  const auto same = [&](const char* key, const auto& was, const auto& wants) {
-    const auto text = [](const auto& v) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
-        return std::string(v ? "true" : "false");
-      else
-        return concat(v);
-    };
-    require(was == wants, "checkpoint ", path, " holds a model with model.", key, " = ", text(was),
-            ", the deck asks for model.", key, " = ", text(wants),
-            ": the model's shape cannot change on resume (set model.", key, " to ", text(was),
-            ", or start afresh without --resume)");
-  };
-  same("hidden", saved.hidden, now.hidden);
-  same("heads", saved.heads, now.heads);
-  same("kv_heads", saved.kv(), now.kv());
-  same("blocks", saved.blocks, now.blocks);
-  same("vocab", saved.vocab, now.vocab);
-  same("rope", saved.rope, now.rope);
-  same("tied_head", saved.tied_head, now.tied_head);
-  same("mlp", std::string(mlp_name(saved.mlp)), std::string(mlp_name(now.mlp)));
-  same("ffn_hidden", saved.ffn(), now.ffn());
+  const ModelShape saved = model_shape_from_json(root.at("model"));
+  if (const std::optional<ShapeChange> change = architecture_change(saved, run.model))
+    throw UserError(concat("checkpoint ", path, " holds a model with model.", change->key, " = ",
+                           change->was, ", the deck asks for model.", change->key, " = ",
+                           change->wants, ": the model's shape cannot change on resume (set model.",
+                           change->key, " to ", change->was,
+                           ", or start afresh without --resume)"));
   const std::string optimizer = root.at("optimizer").as_string();
   require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path,
           " holds the state of "

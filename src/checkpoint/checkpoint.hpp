@@ -28,17 +28,10 @@
 #include "model/parameter_set.hpp"
 
 namespace meshslice {
-namespace json {
-class Value;
-}
 
 // The files of a checkpoint that a reader outside the trainer needs (checkpoint_reader.hpp).
 constexpr const char* kCheckpointModelFile = "model.safetensors";
 constexpr const char* kCheckpointTrainerFile = "trainer.json";
-
-// The model's shape as trainer.json's "model" records it (keys a format added later: their
-// value before).
-ModelShape model_from_json(const json::Value& model);
 
 // What trainer.json records besides the files.
 // What decides which sequences the steps after a checkpoint see, besides the data seed: a run
