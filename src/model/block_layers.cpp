@@ -8,21 +8,19 @@ namespace meshslice {
 
 const std::vector<BlockLayerSpec>& block_layers() {
   using A = Activation;
+  using K = ParamKind;
   const auto gain = [](ParamKind kind) { return BlockParam{kind, true, FcKind::qkv}; };
   const auto weight = [](ParamKind kind, FcKind fc) { return BlockParam{kind, false, fc}; };
   static const std::vector<BlockLayerSpec> layers = {
-      {BlockLayer::norm1, "norm1", gain(ParamKind::norm1_gain), {A::x_in, A::rinv1}},
-      {BlockLayer::qkv, "qkv", weight(ParamKind::qkv, FcKind::qkv), {A::qkv_in}},
+      {BlockLayer::norm1, "norm1", gain(K::norm1_gain), {A::x_in, A::rinv1}},
+      {BlockLayer::qkv, "qkv", weight(K::qkv, FcKind::qkv), {A::qkv_in}},
       {BlockLayer::attention, "attention", {}, {A::qkv, A::probs, A::attn}},
-      {BlockLayer::attn_out,
-       "attn_out",
-       weight(ParamKind::attn_out, FcKind::attn_out),
-       {A::attn_out_in}},
+      {BlockLayer::attn_out, "attn_out", weight(K::attn_out, FcKind::attn_out), {A::attn_out_in}},
       {BlockLayer::attn_residual, "attn_residual", {}, {}},
-      {BlockLayer::norm2, "norm2", gain(ParamKind::norm2_gain), {A::x_mid, A::rinv2}},
-      {BlockLayer::ff1, "ff1", weight(ParamKind::ff1, FcKind::ff1), {A::ff1_in}},
+      {BlockLayer::norm2, "norm2", gain(K::norm2_gain), {A::x_mid, A::rinv2}},
+      {BlockLayer::ff1, "ff1", weight(K::ff1, FcKind::ff1), {A::ff1_in}},
       {BlockLayer::activation, "activation", {}, {A::ff1_out}},
-      {BlockLayer::ff2, "ff2", weight(ParamKind::ff2, FcKind::ff2), {A::ff2_in}},
+      {BlockLayer::ff2, "ff2", weight(K::ff2, FcKind::ff2), {A::ff2_in}},
       {BlockLayer::ff_residual, "ff_residual", {}, {}},
   };
   return layers;

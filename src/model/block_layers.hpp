@@ -1,8 +1,9 @@
 #pragma once
 // A transformer block (model/model_config.hpp has its formulas) as the list of its layers in
 // forward order, each declaring the parameter it trains (from which its name, shape, initial
-// values, weight decay and split follow) and the activations its backward step reads. The distributed block (model/transformer.hpp) runs the list forward, and backward in
-// reverse, each layer starting its parameter's dp averaging as soon as the gradient is complete;
+// values, weight decay and split follow) and the activations its backward step reads. The
+// distributed block (model/transformer.hpp) runs the list forward, and backward in reverse,
+// each layer starting its parameter's dp averaging as soon as the gradient is complete;
 // the order in which every rank must start those reductions (model/parameter_update.hpp checks
 // it) follows from the list, and so does how far a recomputation runs.
 //
