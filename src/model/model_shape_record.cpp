@@ -9,13 +9,17 @@ namespace {
 // the deck's model.<key>).
 struct Field {
   enum class Kind { count, flag, mlp };
+  // Named member pointers (nvcc's host pass warns of the parentheses of a spelled-out one).
+  using Count = std::size_t ModelShape::*;
+  using Flag = bool ModelShape::*;
+  using Resolve = std::size_t (ModelShape::*)() const;  // a count's value by its default rule
   const char* key;
   Kind kind;
-  std::size_t ModelShape::*count = nullptr;
-  bool ModelShape::*flag = nullptr;
-  std::size_t (ModelShape::*resolved)() const = nullptr;  // a count's value by its default rule
-  bool in_every_format = false;                           // else a later format added it
-  bool architecture = true;                               // a resumed run must keep it
+  Count count = nullptr;
+  Flag flag = nullptr;
+  Resolve resolved = nullptr;
+  bool in_every_format = false;  // else a later format added it
+  bool architecture = true;      // a resumed run must keep it
 };
 
 const Field kFields[] = {
