@@ -16,6 +16,7 @@
 #include "core/errors.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
+#include "model/model_shape_record.hpp"
 #include "llama_export.hpp"
 
 namespace {
@@ -91,7 +92,7 @@ void append_tensor(const CheckpointTensor& from, const ExportedTensor& t, std::s
 
 int export_checkpoint(const Arguments& a) {
   const SerialCheckpoint checkpoint = read_checkpoint_serially(a.checkpoint);
-  const ModelShape& shape = checkpoint.model;
+  const ModelShape shape = recorded_model_shape(a.checkpoint, checkpoint.model);
   const std::string why = llama_incompatibility(shape);
   require(why.empty(), "checkpoint ", a.checkpoint, " cannot be exported as a Llama: ", why);
   const bool doubles = checkpoint.precision == "double";

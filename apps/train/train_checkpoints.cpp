@@ -8,6 +8,7 @@
 
 #include "core/deck.hpp"
 #include "core/log.hpp"
+#include "model/model_shape_record.hpp"
 #include "pipeline/pipeline_schedule.hpp"
 
 namespace meshslice::train {
@@ -70,7 +71,7 @@ CheckpointFacts TrainCheckpoints::facts(std::size_t step, double lr) const {
   const Settings& s = settings_;
   CheckpointFacts f;
   f.step = step;
-  f.model = s.model;
+  f.model = model_shape_json(s.model);
   f.precision = s.precision;
   f.optimizer = s.optimizer.kind;
   f.seeds = s.seeds;
@@ -97,7 +98,10 @@ std::size_t TrainCheckpoints::resume(const ParameterSet<T>& params, const Optimi
     return 0;
   }
   const auto start = std::chrono::steady_clock::now();
-  const CheckpointFacts saved = load_checkpoint(path, torus_, params, optimizer, facts(0, 0));
+  const auto fits = [&](const std::string& at, const json::Value& record) {
+    require_resumable(at, record, settings_.model);
+  };
+  const CheckpointFacts saved = load_checkpoint(path, torus_, params, optimizer, facts(0, 0), fits);
   require(saved.step <= settings_.steps, "checkpoint ", path, " has done ", saved.step,
           " steps, more than train.steps = ", settings_.steps, ": raise train.steps to train on");
   log_info("resumed from ", path, " (step ", saved.step, ", saved on ", saved.layout, ") ",

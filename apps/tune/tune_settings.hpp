@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "model/optimizers/optimizer_settings.hpp"
+#include "parameters/optimizers/optimizer_settings.hpp"
 #include "sim/fc_layers.hpp"
 #include "sim/sweep.hpp"
 #include "tune/calibration.hpp"

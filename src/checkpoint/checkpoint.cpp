@@ -20,7 +20,6 @@
 #include "core/log.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
-#include "model/model_shape_record.hpp"
 
 namespace meshslice {
 namespace {
@@ -106,10 +105,9 @@ struct FileContents {
 };
 
 template <class T>
-FileContents<T> model_contents(const ModelShape& m, const Torus& torus,
-                               const ParameterSet<T>& params) {
+FileContents<T> model_contents(const Torus& torus, const ParameterSet<T>& params) {
   FileContents<T> out;
-  out.tensors = model_tensors(m);
+  out.tensors = params.model_tensors();
   const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
   for (const auto& [name, shape] : out.tensors) {
     Held<T> h;
@@ -123,12 +121,12 @@ FileContents<T> model_contents(const ModelShape& m, const Torus& torus,
 }
 
 template <class T>
-FileContents<T> optimizer_contents(const ModelShape& m, const Torus& torus,
-                                   const ParameterSet<T>& params, const Optimizer<T>& optimizer) {
+FileContents<T> optimizer_contents(const Torus& torus, const ParameterSet<T>& params,
+                                   const Optimizer<T>& optimizer) {
   FileContents<T> out;
   const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
   const bool chip0 = replica == 0 && row == 0 && torus.coord(Axis::col) == 0;
-  for (const auto& [name, shape] : model_tensors(m)) {
+  for (const auto& [name, shape] : params.model_tensors()) {
     const std::vector<OptimizerState> states =
         optimizer_states(optimizer.kind(), shape.rows, shape.cols);
     for (std::size_t s = 0; s < states.size(); ++s) {
@@ -237,7 +235,7 @@ std::string trainer_json(
   root.set("learning_rate", f.lr);
   root.set("next_train_input_stream", train_input_stream(f.step));
   root.set("precision", f.precision);
-  root.set("model", model_shape_json(f.model));
+  root.set("model", f.model);
   root.set("optimizer", optimizer_name(f.optimizer));
   json::Value seeds = json::Value::object();
   seeds.set("student", f.seeds.student);
@@ -310,19 +308,13 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-// A checkpoint's trainer.json against the run: the model's shape and the task must be the
-// same.
-void check_fits(const std::string& path, const json::Value& root, const CheckpointFacts& run) {
+// A checkpoint's trainer.json against the run: the model's shape (the model's word) and the task
+// must be the same.
+void check_fits(const std::string& path, const json::Value& root, const CheckpointFacts& run,
+                const ModelFits& fits) {
   require(root.at("format").as_string() == kFormat && root.at("format_version").as_uint() == 1,
           path, "/trainer.json is not a meshslice checkpoint of format version 1");
-  // The shape as the checkpoint's format records it (keys added later: their value before).
-  const ModelShape saved = model_shape_from_json(root.at("model"));
-  if (const std::optional<ShapeChange> change = architecture_change(saved, run.model))
-    throw UserError(concat("checkpoint ", path, " holds a model with model.", change->key, " = ",
-                           change->was, ", the deck asks for model.", change->key, " = ",
-                           change->wants, ": the model's shape cannot change on resume (set model.",
-                           change->key, " to ", change->was,
-                           ", or start afresh without --resume)"));
+  fits(path, root.at("model"));
   const std::string optimizer = root.at("optimizer").as_string();
   require(optimizer == optimizer_name(run.optimizer), "checkpoint ", path,
           " holds the state of "
@@ -383,11 +375,10 @@ std::string save_checkpoint(const std::string& dir, std::size_t keep, const Toru
       throw std::runtime_error(concat("cannot make ", partial.string(), ": ", error.message()));
   });
   std::map<std::string, std::pair<std::uint32_t, std::uint64_t>> files;
-  files[kModelFile] = write_file((partial / kModelFile).string(), comm,
-                                 model_contents(facts.model, torus, params), facts.step);
-  files[kOptimizerFile] =
-      write_file((partial / kOptimizerFile).string(), comm,
-                 optimizer_contents(facts.model, torus, params, optimizer), facts.step);
+  files[kModelFile] =
+      write_file((partial / kModelFile).string(), comm, model_contents(torus, params), facts.step);
+  files[kOptimizerFile] = write_file((partial / kOptimizerFile).string(), comm,
+                                     optimizer_contents(torus, params, optimizer), facts.step);
   on_rank_zero(comm, [&] {
     write_output_file((partial / kTrainerFile).string(), trainer_json(facts, files));
     const fs::path old = fs::path(dir) / (checkpoint_name(facts.step) + ".old");
@@ -444,7 +435,7 @@ std::string find_checkpoint(const std::string& request, const std::string& dir, 
 template <class T>
 CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
                                 const ParameterSet<T>& params, const Optimizer<T>& optimizer,
-                                const CheckpointFacts& run) {
+                                const CheckpointFacts& run, const ModelFits& fits) {
   const MPI_Comm comm = torus.comm();
   std::string text;
   on_rank_zero(comm, [&] { text = read_text(fs::path(path) / kTrainerFile); });
@@ -453,7 +444,8 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
   CheckpointFacts saved = run;
   try {
     root = json::parse(text);
-    check_fits(path, root, run);
+    check_fits(path, root, run, fits);
+    saved.model = root.at("model");
     note_data_stream(path, root, run.data);
     saved.step = root.at("step").as_uint();
     saved.lr = root.at("learning_rate").as_number();
@@ -467,10 +459,10 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
   if (saved.precision != run.precision)
     log_info("checkpoint ", path, " holds ", saved.precision, " tensors; read as ", run.precision);
   const json::Value& files = root.at("files");
-  read_file((fs::path(path) / kModelFile).string(), comm, model_contents(run.model, torus, params),
+  read_file((fs::path(path) / kModelFile).string(), comm, model_contents(torus, params),
             files.at(kModelFile));
   read_file((fs::path(path) / kOptimizerFile).string(), comm,
-            optimizer_contents(run.model, torus, params, optimizer), files.at(kOptimizerFile));
+            optimizer_contents(torus, params, optimizer), files.at(kOptimizerFile));
   return saved;
 }
 
@@ -482,9 +474,9 @@ template std::string save_checkpoint(const std::string&, std::size_t, const Toru
                                      const CheckpointFacts&);
 template CheckpointFacts load_checkpoint(const std::string&, const Torus&,
                                          const ParameterSet<float>&, const Optimizer<float>&,
-                                         const CheckpointFacts&);
+                                         const CheckpointFacts&, const ModelFits&);
 template CheckpointFacts load_checkpoint(const std::string&, const Torus&,
                                          const ParameterSet<double>&, const Optimizer<double>&,
-                                         const CheckpointFacts&);
+                                         const CheckpointFacts&, const ModelFits&);
 
 }  // namespace meshslice

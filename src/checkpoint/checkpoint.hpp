@@ -14,18 +14,24 @@
 // shape, dp, pp split, plan (W or W^T storage), ZeRO on or off, or precision; each rank reads
 // exactly its own blocks. Only the model's shape and the task must match.
 //
+// The checkpoint knows the parameter set (the tensors' names and shapes, whichever rank holds
+// them), not the model: the model's shape is a record the model writes and checks
+// (model/model_shape_record.hpp).
+//
 //     save_checkpoint(dir, keep, torus, model.parameters(), model.optimizer(), facts);
 //     const std::string path = find_checkpoint("auto", out + "/checkpoints", comm);
-//     if (!path.empty()) facts = load_checkpoint(path, torus, params, optimizer, run_facts);
+//     if (!path.empty()) facts = load_checkpoint(path, torus, params, optimizer, run_facts, fits);
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
+#include "core/json.hpp"
+#include "data/task_seeds.hpp"
 #include "mesh/torus.hpp"
-#include "model/model_config.hpp"
-#include "model/optimizer.hpp"
-#include "model/parameter_set.hpp"
+#include "parameters/optimizer.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 
@@ -45,8 +51,8 @@ struct DataStream {
 };
 
 struct CheckpointFacts {
-  std::size_t step = 0;  // steps done: the next step (and its data) is step + 1
-  ModelShape model;
+  std::size_t step = 0;     // steps done: the next step (and its data) is step + 1
+  json::Value model;        // the model's shape, as the model records it
   std::string precision;    // "float" or "double"
   OptimizerKind optimizer;  // the table's first: AdamW
   TaskSeeds seeds;
@@ -73,13 +79,18 @@ std::string save_checkpoint(const std::string& dir, std::size_t keep, const Toru
 // Collective: rank 0 looks, every rank gets the answer or the same UserError.
 std::string find_checkpoint(const std::string& request, const std::string& dir, MPI_Comm comm);
 
+// The model's word on a checkpoint's model record: throws UserError when this run's model cannot
+// resume from the checkpoint at `path`, whose trainer.json recorded `saved`. Every rank calls it
+// with the same record.
+using ModelFits = std::function<void(const std::string& path, const json::Value& saved)>;
+
 // Loads the checkpoint at `path` into this run's parameters and optimizer state, whatever their
-// layout, and returns its facts. UserError on every rank when it does not fit the run (`run`:
-// the model's shape, the optimizer, the task's seeds), or its files are damaged (CRC-32),
+// layout, and returns its facts. UserError on every rank when it does not fit the run (`fits`:
+// the model's shape; `run`: the optimizer, the task's seeds), or its files are damaged (CRC-32),
 // truncated or unreadable. Collective over the torus.
 template <class T>
 CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
                                 const ParameterSet<T>& params, const Optimizer<T>& optimizer,
-                                const CheckpointFacts& run);
+                                const CheckpointFacts& run, const ModelFits& fits);
 
 }  // namespace meshslice

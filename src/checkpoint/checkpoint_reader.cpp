@@ -10,7 +10,6 @@
 #include "core/crc32.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
-#include "model/model_shape_record.hpp"
 
 namespace meshslice {
 namespace {
@@ -39,7 +38,7 @@ SerialCheckpoint read_checkpoint_serially(const std::string& path) {
   json::Value root;
   try {
     root = json::parse(read_file(fs::path(path) / kCheckpointTrainerFile, path));
-    c.model = model_shape_from_json(root.at("model"));
+    c.model = root.at("model");
     c.precision = root.at("precision").as_string();
     c.step = root.at("step").as_uint();
   } catch (const UserError&) {

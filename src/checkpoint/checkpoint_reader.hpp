@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model_config.hpp"
+#include "core/json.hpp"
 
 namespace meshslice {
 
@@ -24,7 +24,7 @@ struct CheckpointTensor {
 };
 
 struct SerialCheckpoint {
-  ModelShape model;
+  json::Value model;      // the model's shape as recorded (model/model_shape_record.hpp reads it)
   std::string precision;  // "float" or "double"
   std::size_t step = 0;
   std::map<std::string, CheckpointTensor> tensors;  // by name ("blocks.3.ff1.weight")

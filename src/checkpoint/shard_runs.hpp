@@ -20,8 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/model_config.hpp"
-#include "model/parameter_layout.hpp"
+#include "parameters/parameter_layout.hpp"
 
 namespace meshslice {
 

@@ -1,6 +1,6 @@
 #pragma once
 // What a training run is, independent of how it is distributed: the transformer's shape, the
-// synthetic task's seeds and the optimizer. The serial reference and the distributed model both
+// synthetic task's seeds (data/task_seeds.hpp) and the optimizer. The serial reference and the distributed model both
 // take these, and everything they initialise is a function of (seed, tensor, logical row,
 // logical column) only (model/counter_random.hpp), so every mesh trains the same model.
 //
@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "block/block_fc_layers.hpp"
-#include "model/optimizers/optimizer_settings.hpp"
+#include "data/task_seeds.hpp"
+#include "parameters/optimizers/optimizer_settings.hpp"
+#include "parameters/parameter_layout.hpp"
 
 namespace meshslice {
 
@@ -60,12 +62,6 @@ constexpr double kRopeBase = 10000.0;  // RoPE's wavelength base (LLaMA's, GPT-N
 // declares what it is (model/block_layers.hpp: its name, shape and initial values).
 enum class ParamKind { norm1_gain = 0, qkv = 1, attn_out = 2, norm2_gain = 3, ff1 = 4, ff2 = 5 };
 constexpr int kParamKinds = 6;
-
-// Logical shape of a parameter (gains are 1 x H).
-struct ParamShape {
-  std::size_t rows = 0;
-  std::size_t cols = 0;
-};
 
 // A language model's parameters outside the blocks (model/reference_lm.hpp has the formulas):
 // the embedding table (V x H), the final norm's gain (1 x H) and the head (H x V; none tied).
@@ -105,19 +101,5 @@ double block_flops(const ModelShape& shape);
 // up-front memory check, computed before anything is allocated.
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
                             std::size_t scalar_bytes);
-
-struct TaskSeeds {
-  std::uint64_t student = 1;  // the trained model's initial weights
-  std::uint64_t teacher = 2;  // the fixed model whose outputs are the targets
-  std::uint64_t data = 3;     // inputs
-};
-
-// The stream of the inputs of training step `step` (0-based) and of evaluation batch `batch`.
-// Input element (global token g, hidden h) of a step is counter_normal(data seed, stream, g, h);
-// replica r of dp takes global tokens [r T, (r + 1) T).
-constexpr std::uint64_t train_input_stream(std::size_t step) { return step; }
-constexpr std::uint64_t eval_input_stream(std::size_t batch) {
-  return (std::uint64_t{1} << 40) + batch;  // held out: never a training step's stream
-}
 
 }  // namespace meshslice

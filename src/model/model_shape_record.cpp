@@ -79,4 +79,24 @@ std::optional<ShapeChange> architecture_change(const ModelShape& saved, const Mo
   return std::nullopt;
 }
 
+void require_resumable(const std::string& path, const json::Value& saved, const ModelShape& now) {
+  // The shape as the checkpoint's format records it (keys added later: their value before).
+  if (const std::optional<ShapeChange> change =
+          architecture_change(model_shape_from_json(saved), now))
+    throw UserError(concat("checkpoint ", path, " holds a model with model.", change->key, " = ",
+                           change->was, ", the deck asks for model.", change->key, " = ",
+                           change->wants, ": the model's shape cannot change on resume (set model.",
+                           change->key, " to ", change->was,
+                           ", or start afresh without --resume)"));
+}
+
+ModelShape recorded_model_shape(const std::string& path, const json::Value& record) {
+  try {
+    return model_shape_from_json(record);
+  } catch (const json::Error& e) {
+    throw UserError(
+        concat(path, "/trainer.json's model is not a meshslice model's shape: ", e.what()));
+  }
+}
+
 }  // namespace meshslice

@@ -1,11 +1,13 @@
 #pragma once
 // ModelShape as a checkpoint's trainer.json records it ("model": {"hidden": 64, ...}), and the
 // fields a resumed run must keep. Both read one list of the shape's fields
-// (model_shape_record.cpp), so a new field of the model is a line there.
+// (model_shape_record.cpp), so a new field of the model is a line there. The checkpoint stores
+// the record and asks the model whether a saved one fits (checkpoint/checkpoint.hpp's ModelFits).
 //
-//     root.set("model", model_shape_json(shape));
-//     const ModelShape saved = model_shape_from_json(root.at("model"));
+//     facts.model = model_shape_json(shape);
+//     const ModelShape saved = model_shape_from_json(record);
 //     if (const auto change = architecture_change(saved, now)) ... change->key ...
+//     require_resumable(path, record, now);   // UserError naming the key that changed
 #include <optional>
 #include <string>
 
@@ -29,5 +31,11 @@ struct ShapeChange {
   std::string was, wants;
 };
 std::optional<ShapeChange> architecture_change(const ModelShape& saved, const ModelShape& now);
+
+// UserError, naming the key and the fix, when a run of `now` cannot resume the checkpoint at
+// `path`, whose record is `saved` (json::Error for a malformed record).
+void require_resumable(const std::string& path, const json::Value& saved, const ModelShape& now);
+// The shape the checkpoint at `path` recorded; UserError naming it for a malformed record.
+ModelShape recorded_model_shape(const std::string& path, const json::Value& record);
 
 }  // namespace meshslice

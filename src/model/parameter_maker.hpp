@@ -1,5 +1,5 @@
 #pragma once
-// The model's trainable tensors made as its parts declare them (model/parameter_set.hpp): each
+// The model's trainable tensors made as its parts declare them (parameters/parameter_set.hpp): each
 // shard allocated and drawn from its seed stream; on a trainable model also its gradient, its
 // ZeRO-1 row of the averaged gradient (the optimizer state sharded over dp where the shard's
 // elements divide over it) and its optimizer state; the bytes counted into the model's memory.
@@ -14,8 +14,8 @@
 #include "model/kernels/elementwise.hpp"
 #include "model/memory_use.hpp"
 #include "model/model_buffer.hpp"
-#include "model/optimizer.hpp"
-#include "model/parameter_set.hpp"
+#include "parameters/optimizer.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 

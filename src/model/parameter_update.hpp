@@ -25,11 +25,12 @@
 #include "exec/host_reduction.hpp"
 #include "model/gradient_sync.hpp"
 #include "model/kernels/elementwise.hpp"
-#include "model/factored_step.hpp"
-#include "model/kernels/multi_tensor.hpp"
 #include "model/model_math.hpp"
-#include "model/optimizer.hpp"
-#include "model/parameter_set.hpp"
+#include "parameters/factored_step.hpp"
+#include "parameters/multi_tensor.hpp"
+#include "parameters/optimizer.hpp"
+#include "parameters/optimizers/schedule.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 

@@ -10,7 +10,7 @@
 #include "core/errors.hpp"
 #include "model/model_config.hpp"
 #include "model/model_math.hpp"
-#include "model/optimizers/optimizer_table.hpp"
+#include "parameters/optimizers/optimizer_table.hpp"
 
 namespace meshslice::reference {
 

@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "model/model_math.hpp"
 #include "model/reference_kernels.hpp"
+#include "parameters/optimizers/schedule.hpp"
 
 namespace meshslice {
 

@@ -9,6 +9,7 @@
 #include "model/counter_random.hpp"
 #include "model/model_math.hpp"
 #include "model/reference_kernels.hpp"
+#include "parameters/optimizers/schedule.hpp"
 
 namespace meshslice {
 

@@ -12,6 +12,7 @@
 #include "model/kernels/elementwise.hpp"
 #include "model/model_buffer.hpp"
 #include "model/model_math.hpp"
+#include "parameters/optimizers/schedule.hpp"
 
 namespace meshslice {
 namespace trainer_detail {

@@ -64,17 +64,17 @@
 #include "model/model_config.hpp"
 #include "model/modules/attention_module.hpp"
 #include "model/modules/block_context.hpp"
-#include "model/modules/mlp.hpp"
 #include "model/modules/lm_ends.hpp"
+#include "model/modules/mlp.hpp"
 #include "model/modules/rms_norm.hpp"
-#include "model/optimizer.hpp"
 #include "model/parameter_maker.hpp"
-#include "model/parameter_set.hpp"
 #include "model/parameter_update.hpp"
 #include "model/planned_fc_layers.hpp"
 #include "model/relayouts.hpp"
 #include "model/token_sampling.hpp"
 #include "model/vocab_parallel.hpp"
+#include "parameters/optimizer.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 

@@ -81,6 +81,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       shape_(shape),
       plan_(plan),
       trainable_(trainable),
+      params_(model_tensors(shape)),
       optimizer_(part.optimizer),
       chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
       activations_(transformer_detail::checked(ex, shape, plan), shape, plan,
@@ -362,7 +363,8 @@ std::vector<double> Transformer<Exec>::gather(const std::string& name,
   const Parameter<T>* held = params_.find(name);
   const auto host =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), held ? held->value : Mat());
-  if (held && (!held->row_copies || ex_.coord(Axis::row) == 0))
+  // Every replica holds the same value: replica 0's rule, over the tp and pp ranks summed below.
+  if (held && held->value_counts(0, ex_.coord(Axis::row)))
     for (std::size_t r = 0; r < host.extent(0); ++r)
       for (std::size_t c = 0; c < host.extent(1); ++c) {
         std::size_t row = 0, col = 0;

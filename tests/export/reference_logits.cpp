@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "core/json.hpp"
 #include "model/block_layers.hpp"
+#include "model/model_shape_record.hpp"
 #include "model/reference_lm.hpp"
 
 using namespace meshslice;
@@ -20,13 +21,13 @@ using namespace meshslice;
 namespace {
 
 // The reference language model with the checkpoint's weights.
-ReferenceLm<double> load(const SerialCheckpoint& c) {
-  ReferenceLm<double> lm(c.model, 1);
-  for (std::size_t b = 0; b < c.model.blocks; ++b)
+ReferenceLm<double> load(const SerialCheckpoint& c, const ModelShape& shape) {
+  ReferenceLm<double> lm(shape, 1);
+  for (std::size_t b = 0; b < shape.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k)
       lm.blocks().param(b, ParamKind(k)) = c.tensor(parameter_name(b, ParamKind(k))).values;
   for (const LmParam p : {LmParam::embedding, LmParam::final_norm_gain, LmParam::lm_head})
-    if (p != LmParam::lm_head || !c.model.tied_head)
+    if (p != LmParam::lm_head || !shape.tied_head)
       lm.param(p) = c.tensor(lm_parameter_name(p)).values;
   return lm;
 }
@@ -37,9 +38,10 @@ int main(int argc, char** argv) {
   try {
     require(argc == 4, "usage: meshslice-test-reference-logits CHECKPOINT TEXT OUT.json");
     const SerialCheckpoint c = read_checkpoint_serially(argv[1]);
-    const ReferenceLm<double> lm = load(c);
+    const ModelShape shape = recorded_model_shape(argv[1], c.model);
+    const ReferenceLm<double> lm = load(c, shape);
     const std::string text = argv[2];
-    const std::size_t n = c.model.seq_len;
+    const std::size_t n = shape.seq_len;
     require(text.size() >= n + 1, "the text needs at least seq_len + 1 = ", n + 1, " bytes");
     std::vector<int> ids(n), targets(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
     for (const double v : logits) logits_json.push_back(v);
     for (const int id : sequence) greedy.push_back(id);
     out.set("ids", ids_json);
-    out.set("vocab", c.model.vocab);
+    out.set("vocab", shape.vocab);
     out.set("logits", logits_json);
     out.set("loss", static_cast<double>(lm.loss(ids, targets)));
     out.set("greedy", greedy);

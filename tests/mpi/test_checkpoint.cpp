@@ -20,6 +20,7 @@
 #include "core/errors.hpp"
 #include "exec/real_executor.hpp"
 #include "model/block_layers.hpp"
+#include "model/model_shape_record.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 #include "lm_reference.hpp"
@@ -115,7 +116,7 @@ struct LayoutRun {
   CheckpointFacts facts() {
     CheckpointFacts f;
     f.step = trainer.steps_done();
-    f.model = shape;
+    f.model = model_shape_json(shape);
     f.precision = sizeof(T) == 8 ? "double" : "float";
     f.seeds = kSeeds;
     f.layout = layout.name;
@@ -126,11 +127,14 @@ struct LayoutRun {
     return save_checkpoint(dir, 0, torus, trainer.student().parameters(),
                            trainer.student().optimizer(), facts());
   }
-  // Loads as a run with `run`'s facts (default: this run's) would.
-  void load(const std::string& path) { load(path, facts()); }
-  void load(const std::string& path, const CheckpointFacts& run) {
+  // Loads as a run with `run`'s facts and model shape `deck` (default: this run's) would.
+  void load(const std::string& path) { load(path, facts(), shape); }
+  void load(const std::string& path, const CheckpointFacts& run, const ModelShape& deck) {
+    const auto fits = [&](const std::string& at, const json::Value& saved) {
+      require_resumable(at, saved, deck);
+    };
     const CheckpointFacts saved = load_checkpoint(path, torus, trainer.student().parameters(),
-                                                  trainer.student().optimizer(), run);
+                                                  trainer.student().optimizer(), run, fits);
     trainer.resume_at(saved.step);
   }
   RunLayout layout;
@@ -427,21 +431,22 @@ TEST(CheckpointErrors, DamagedIncompleteOrMismatchedCheckpointsAreClearErrors) {
   // Another model shape or optimizer: named by its deck key.
   RunLayout wider = kSquare;
   LayoutRun<double> bigger(wider);
-  CheckpointFacts facts = bigger.facts();
-  facts.model.hidden = 48;
-  expect_error_everywhere([&] { bigger.load(first, facts); },
+  const CheckpointFacts facts = bigger.facts();
+  ModelShape deck = bigger.shape;
+  deck.hidden = 48;
+  expect_error_everywhere([&] { bigger.load(first, facts, deck); },
                           "model.hidden = 24, the deck asks for model.hidden = 48");
-  facts = bigger.facts();
-  facts.model.kv_heads = 3;
-  expect_error_everywhere([&] { bigger.load(first, facts); },
+  deck = bigger.shape;
+  deck.kv_heads = 3;
+  expect_error_everywhere([&] { bigger.load(first, facts, deck); },
                           "model.kv_heads = 6, the deck asks for model.kv_heads = 3");
-  facts = bigger.facts();
-  facts.model.mlp = MlpKind::swiglu;
-  expect_error_everywhere([&] { bigger.load(first, facts); },
+  deck = bigger.shape;
+  deck.mlp = MlpKind::swiglu;
+  expect_error_everywhere([&] { bigger.load(first, facts, deck); },
                           "model.mlp = gelu, the deck asks for model.mlp = swiglu");
-  facts = bigger.facts();
-  facts.model.ffn_hidden = 48;
-  expect_error_everywhere([&] { bigger.load(first, facts); },
+  deck = bigger.shape;
+  deck.ffn_hidden = 48;
+  expect_error_everywhere([&] { bigger.load(first, facts, deck); },
                           "model.ffn_hidden = 96, the deck asks for model.ffn_hidden = 48");
   OptimizerSettings sgd = adamw();
   sgd.kind = parse_optimizer("sgd");

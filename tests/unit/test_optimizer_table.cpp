@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/errors.hpp"
-#include "model/optimizers/optimizer_table.hpp"
+#include "parameters/optimizers/optimizer_table.hpp"
 
 namespace meshslice {
 namespace {

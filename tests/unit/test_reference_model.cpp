@@ -14,9 +14,10 @@
 #include "finite_differences.hpp"
 #include "model/block_layers.hpp"
 #include "model/counter_random.hpp"
-#include "model/reference_kernels.hpp"
 #include "model/model_math.hpp"
+#include "model/reference_kernels.hpp"
 #include "model/reference_model.hpp"
+#include "parameters/optimizers/schedule.hpp"
 
 namespace meshslice {
 namespace {

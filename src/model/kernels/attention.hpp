@@ -2,7 +2,7 @@
 // Causal multi-head self-attention on one chip's shard, with no communication: the standard
 // layout keeps whole sequences on the chips that split tokens and whole heads on the chips that
 // split hidden, and the QKV projection's columns are ordered so that a chip's block of the
-// projection is [q | k | v] of the same heads (model/parameter_layout.hpp). LocalAttention runs
+// projection is [q | k | v] of the same heads (parameters/parameter_layout.hpp). LocalAttention runs
 // it through the kernels its shape names (AttentionShape::kernel): the fused kernels
 // (model/kernels/fused_attention.hpp, the default: a few launches per layer, each row's
 // log-sum-exp kept) or the BLAS blocks below.
@@ -24,10 +24,10 @@
 #include <cmath>
 #include <cstddef>
 
+#include "block/block_work.hpp"
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
-#include "block/block_work.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/kernels/fused_attention.hpp"
 #include "model/kernels/rope_table.hpp"

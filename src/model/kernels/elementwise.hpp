@@ -8,7 +8,7 @@
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/model_math.hpp"
-#include "model/parameter_layout.hpp"
+#include "parameters/parameter_layout.hpp"
 
 namespace meshslice {
 
@@ -71,7 +71,7 @@ void gelu_backward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& 
 }
 
 // SwiGLU on FF1's output y, whose chip block holds its features' gate and then their up
-// projection (model/parameter_layout.hpp), along its columns (the standard layout) or rows
+// projection (parameters/parameter_layout.hpp), along its columns (the standard layout) or rows
 // (transposed): z = silu(gate) * up, z the chip's block of those features in the same layout.
 template <class T>
 void swiglu_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& z,

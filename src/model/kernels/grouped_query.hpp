@@ -1,6 +1,6 @@
 #pragma once
 // Grouped-query attention on a chip: the QKV projection gives [q | k | v] with `kv` key and value
-// heads for `heads` query heads (the chip's whole groups, model/parameter_layout.hpp); the
+// heads for `heads` query heads (the chip's whole groups, parameters/parameter_layout.hpp); the
 // attention kernels (model/kernels/attention.hpp) read one key and value head per query head, so
 // the keys and values are repeated across each group before them, as Hugging Face's Llama does
 // (repeat_kv), and their gradients summed over the group after them. One launch each way.

@@ -15,10 +15,10 @@
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
 #include "model/modules/rms_norm.hpp"
-#include "model/parameter_set.hpp"
 #include "model/parameter_update.hpp"
 #include "model/planned_fc_layers.hpp"
 #include "model/relayouts.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 

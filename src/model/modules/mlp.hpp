@@ -2,7 +2,7 @@
 // The block's feed-forward half: out = x_mid + ff2(act(ff1(norm2(x_mid)))), its two FC layers
 // through the planned FC layers. The activation is the MLP's kind (model.mlp): GeLU on FF1's F
 // outputs, or SwiGLU, silu(gate) * up on FF1's 2F outputs (the gate and up projections in one
-// weight, grouped per chip block: model/parameter_layout.hpp), as Megatron's MLP with a gated
+// weight, grouped per chip block: parameters/parameter_layout.hpp), as Megatron's MLP with a gated
 // linear unit. It runs in FF1's output layout and its output lands in FF2's input layout,
 // re-laid out when the two differ. Its layers: norm2, ff1, activation, ff2, ff_residual
 // (model/block_layers.hpp).

@@ -17,6 +17,12 @@
 
 namespace meshslice {
 
+// A parameter's logical shape: rows x cols (a gain 1 x H).
+struct ParamShape {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+};
+
 // Output columns stored in groups (see above); `blocks` 0: in logical order.
 struct GroupedColumns {
   static constexpr int kMaxParts = 3;

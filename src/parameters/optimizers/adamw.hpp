@@ -3,7 +3,7 @@
 // weight decay decoupled from the gradient.
 #include <cmath>
 
-#include "model/optimizers/update_step.hpp"
+#include "parameters/optimizers/update_step.hpp"
 
 namespace meshslice {
 

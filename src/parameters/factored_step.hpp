@@ -34,9 +34,9 @@
 #include "core/kokkos_types.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/host_reduction.hpp"
-#include "model/kernels/multi_tensor.hpp"
-#include "model/optimizer.hpp"
-#include "model/parameter_set.hpp"
+#include "parameters/multi_tensor.hpp"
+#include "parameters/optimizer.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 

@@ -4,7 +4,7 @@
 // tensor, half AdamW's. c = beta1 m + (1 - beta1) g; w -= lr (sign(c) + weight_decay w);
 // m = beta2 m + (1 - beta2) g. The paper's defaults are beta1 0.9 and beta2 0.99, with a learning
 // rate 3-10x smaller and a weight decay 3-10x larger than AdamW's.
-#include "model/optimizers/update_step.hpp"
+#include "parameters/optimizers/update_step.hpp"
 
 namespace meshslice {
 

@@ -1,6 +1,6 @@
 #pragma once
 // SGD with momentum, PyTorch's form: v = momentum v + g; w -= lr v. No weight decay.
-#include "model/optimizers/update_step.hpp"
+#include "parameters/optimizers/update_step.hpp"
 
 namespace meshslice {
 

@@ -10,12 +10,12 @@
 // values per matrix instead of AdamW's 2 rows cols.
 //
 // Not element-wise: the row and column means, RMS(U) and RMS(w) are sums over the whole tensor,
-// which the distributed step (model/factored_step.hpp) reduces over the mesh and the replicas and
+// which the distributed step (parameters/factored_step.hpp) reduces over the mesh and the replicas and
 // the serial reference (reference_kernels.hpp) takes directly; both call the formulas below.
 #include <algorithm>
 #include <cmath>
 
-#include "model/optimizers/update_step.hpp"
+#include "parameters/optimizers/update_step.hpp"
 
 namespace meshslice {
 

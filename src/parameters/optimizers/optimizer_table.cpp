@@ -1,4 +1,4 @@
-#include "model/optimizers/optimizer_table.hpp"
+#include "parameters/optimizers/optimizer_table.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -9,11 +9,11 @@
 #include <tuple>
 #include <utility>
 
-#include "model/model_math.hpp"
-#include "model/optimizers/adafactor.hpp"
-#include "model/optimizers/adamw.hpp"
-#include "model/optimizers/lion.hpp"
-#include "model/optimizers/sgd.hpp"
+#include "parameters/optimizers/adafactor.hpp"
+#include "parameters/optimizers/adamw.hpp"
+#include "parameters/optimizers/lion.hpp"
+#include "parameters/optimizers/schedule.hpp"
+#include "parameters/optimizers/sgd.hpp"
 
 namespace meshslice {
 

@@ -15,7 +15,6 @@
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
-#include "model/model_math.hpp"
 
 namespace meshslice {
 

@@ -8,16 +8,16 @@
 //   KOKKOS_INLINE_FUNCTION static void update(const Scalars&, T& w, T grad, const State& state);
 // A factored descriptor (optimizers/adafactor.hpp) has `static constexpr bool factored = true`
 // and, in place of that `update`, the formulas of a step that sums over whole tensors
-// (model/factored_step.hpp runs it).
+// (parameters/factored_step.hpp runs it).
 // `update` is the one formula: the distributed step runs it on the device over every parameter
-// in one launch (model/optimizer.hpp), the serial reference on the host (reference_kernels.hpp).
+// in one launch (parameters/optimizer.hpp), the serial reference on the host (reference_kernels.hpp).
 // Updates run in T: float runs update in float, as PyTorch does, and vectorize; the reference
 // tests run in double.
 #include <cstddef>
 #include <type_traits>
 
 #include "core/kokkos_compat.hpp"
-#include "model/optimizers/optimizer_settings.hpp"
+#include "parameters/optimizers/optimizer_settings.hpp"
 
 namespace meshslice {
 

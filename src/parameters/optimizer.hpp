@@ -5,7 +5,7 @@
 // state whole, so a checkpoint writes "blocks.3.ff1.weight.exp_avg" beside the weight it belongs
 // to. An element-wise descriptor's formula, which the serial reference runs too, updates every
 // parameter in one launch (kernels/multi_tensor.hpp); a factored one's step sums over whole
-// tensors and runs in model/factored_step.hpp.
+// tensors and runs in parameters/factored_step.hpp.
 //
 //     Optimizer<float> opt(parse_optimizer("adamw"));
 //     for (const Parameter<float>& p : set) opt.add(its optimizer_states(), allocated);
@@ -16,9 +16,9 @@
 
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
-#include "model/kernels/multi_tensor.hpp"
-#include "model/optimizers/optimizer_table.hpp"
-#include "model/parameter_set.hpp"
+#include "parameters/multi_tensor.hpp"
+#include "parameters/optimizers/optimizer_table.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 
@@ -46,7 +46,7 @@ class Optimizer {
   explicit Optimizer(OptimizerKind kind) : kind_(kind) {}
 
   OptimizerKind kind() const { return kind_; }
-  // Whether its step is element-wise (else model/factored_step.hpp runs it).
+  // Whether its step is element-wise (else parameters/factored_step.hpp runs it).
   bool element_wise() const { return optimizer_info(kind_).factored_states.empty(); }
   // Adds the next parameter's state: the tensors optimizer_states() lists for it.
   void add(std::vector<Matrix<T>> state) {

@@ -1,11 +1,12 @@
 #pragma once
 // Every trainable tensor a rank holds, by name: its global (logical) shape, where this chip's
-// shard lies in it (model/parameter_layout.hpp), the shard, its gradient and, with ZeRO-1, this
-// replica's row of the averaged gradient. The optimizer (model/optimizer.hpp) steps a set; a
-// checkpoint (checkpoint/) writes each parameter as its global tensor under its name and reads
-// it back into whatever layout the set of another run has.
+// shard lies in it (parameters/parameter_layout.hpp), the shard, its gradient and, with ZeRO-1,
+// this replica's row of the averaged gradient; and the name and shape of every tensor of the
+// model, held here or not. The optimizer (parameters/optimizer.hpp) steps a set; a checkpoint
+// (checkpoint/) writes each parameter as its global tensor under its name and reads it back into
+// whatever layout the set of another run has, knowing nothing of the model.
 //
-//     ParameterSet<float> set;
+//     ParameterSet<float> set(model_tensors(shape));
 //     Parameter<float>& p = set.add(...);   // while the model is built
 //     for (Parameter<float>& p : set) ... p.value, p.grad ...
 //     const Parameter<float>* q = set.find("blocks.3.ff1.weight");
@@ -13,12 +14,12 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
-#include "model/model_config.hpp"
-#include "model/parameter_layout.hpp"
+#include "parameters/parameter_layout.hpp"
 
 namespace meshslice {
 
@@ -69,10 +70,18 @@ struct Parameter {
   const Matrix<T>& update_gradient() const { return sharded() ? grad_row : grad; }
 };
 
+// A tensor of the model by name and logical shape, whichever rank holds it.
+using NamedShape = std::pair<std::string, ParamShape>;
+
 template <class T>
 class ParameterSet {
  public:
   static constexpr std::size_t npos = ~std::size_t{0};
+
+  ParameterSet() = default;
+  // `model_tensors`: every parameter of the model, in the model's order, held here or not.
+  explicit ParameterSet(std::vector<NamedShape> model_tensors)
+      : model_tensors_(std::move(model_tensors)) {}
 
   Parameter<T>& add(Parameter<T> p) {
     MESHSLICE_ASSERT(index_.emplace(p.name, params_.size()).second, "ParameterSet: parameter ",
@@ -96,8 +105,11 @@ class ParameterSet {
     const std::size_t i = index_of(name);
     return i == npos ? nullptr : &params_[i];
   }
+  // The model's tensors, the same on every rank: what a checkpoint file lists.
+  const std::vector<NamedShape>& model_tensors() const { return model_tensors_; }
 
  private:
+  std::vector<NamedShape> model_tensors_;
   std::vector<Parameter<T>> params_;
   std::map<std::string, std::size_t> index_;
 };
