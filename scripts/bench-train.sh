@@ -127,6 +127,8 @@ for name in decks:
               f"{r['ideal_step_seconds']:.4f} s ({ranks} x {r['local_gemm_peak_gflops']:.1f} "
               f"GFLOP/s): {r['step_over_ideal']:.2f}x the ideal"
               f"{target(ranks, name, 0, '<=')}")
+        if s.get("blas"):
+            print(f"   meshslice's BLAS: {s['blas']}")
         work = s.get("device_work_per_step")
         if work:
             print(f"   per step on rank 0: {work['kernel_launches']} kernel launches, "

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/blas_kernels.hpp"
 #include "core/deck.hpp"
 #include "core/device_work_counter.hpp"
 #include "core/json.hpp"
@@ -352,6 +353,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     summary.set("tokens_per_second", figure(tokens / best_seconds));
     summary.set("gemm_gflops", figure(flops / best_seconds / 1e9));
     summary.set("local_gemm_peak_gflops", figure(peak / 1e9));
+    summary.set("blas", blas_kernels());  // "" where it is not OpenBLAS
     summary.set("peak_fraction", figure(flops / best_seconds / (ranks * peak)));
     summary.set("ideal_step_seconds", figure(ideal_seconds));
     summary.set("mean_exposed_comm_fraction", figure(total_exposed / steps_timed));

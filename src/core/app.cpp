@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/agreement.hpp"
+#include "core/blas_kernels.hpp"
 #include "core/cli.hpp"
 #include "core/deck.hpp"
 #include "core/device_work_counter.hpp"
@@ -215,6 +216,7 @@ int run_guarded(int argc, char** argv, const AppSpec& spec,
     }
     if (!all_ranks_ok(error, spec.name, ctx.rank, ctx.size)) return 2;
     log_info(version_line());
+    if (const std::string blas = blas_kernels(); !blas.empty()) log_info("BLAS: ", blas);
     log_info(sources, "; resolved deck in ", (fs::path(ctx.out_dir) / "deck.yaml").string());
 
     const int status = body(ctx);
@@ -252,6 +254,7 @@ int run_app(int argc, char** argv, const AppSpec& spec,
     if (launcher_rank() == 0) std::cout << spec.name << "\n" << version_text() << std::flush;
     return 0;
   }
+  avoid_fallback_blas_kernels();  // the GEMMs' speed (core/blas_kernels.hpp)
   int mpi_ready = 0;
   MPI_Initialized(&mpi_ready);
   if (!mpi_ready) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/blas_kernels.hpp"
 #include "core/mpi_io_workaround.hpp"
 #include "mpi_test_env.hpp"
 
@@ -50,6 +51,7 @@ const Torus& torus() { return *g_torus; }
 
 int main(int argc, char** argv) {
   meshslice::avoid_broken_mpi_io();  // as the apps do
+  meshslice::avoid_fallback_blas_kernels();
   MPI_Init(&argc, &argv);
   int rank = 0;
   int size = 1;

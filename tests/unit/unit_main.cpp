@@ -4,7 +4,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "core/blas_kernels.hpp"
+
 int main(int argc, char** argv) {
+  meshslice::avoid_fallback_blas_kernels();  // as the apps do
   ::testing::InitGoogleTest(&argc, argv);
   Kokkos::ScopeGuard kokkos(argc, argv);
   return RUN_ALL_TESTS();
