@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev        # the BLAS behind KokkosKernels (~20x the reference BLAS)
   libgtest-dev
   libscalapack-openmpi-dev   # ScaLAPACK PxGEMM baseline of meshslice-bench
+  libdnnl-dev                # oneDNN: the bf16 local GEMM's fast CPU route (AMX, AVX512-BF16)
   python3                    # the test scripts check that the Chrome traces are valid JSON
   python3-numpy              # a test reads a checkpoint as a Python user would (json + numpy)
   gnuplot-nox                # PNG plots of meshslice-sim (without it the .gp scripts and data are still written)

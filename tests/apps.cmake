@@ -18,6 +18,12 @@ meshslice_app_test(bench_collectives_runs 2
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_collectives.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-out
   ${MPI2} ${BENCH} ${DECK} --set collectives.max_kib=16 --set collectives.repetitions=2)
 
+# Local GEMM mode: float and every bf16 route of the build, two small shapes, on one rank.
+meshslice_app_test(bench_local_gemm 1
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_bench_local_gemm.sh ${CMAKE_CURRENT_BINARY_DIR}/bench-local-gemm
+  ${BENCH} ${PROJECT_SOURCE_DIR}/inputs/bench/local-gemm.yaml --set local_gemm.M=96,64
+  --set local_gemm.N=80,128 --set local_gemm.K=64,200 --set local_gemm.repetitions=1)
+
 meshslice_app_test(bench_help 1 ${BENCH} --help)
 set_tests_properties(bench_help PROPERTIES PASS_REGULAR_EXPRESSION "collectives\\.max_kib")
 

@@ -12,4 +12,7 @@ int run_collectives(AppContext& context);
 void add_gemm_parameters(Teuchos::ParameterList& valid);
 int run_gemm_bench(AppContext& context);
 
+void add_local_gemm_parameters(Teuchos::ParameterList& valid);
+int run_local_gemm_bench(AppContext& context);
+
 }  // namespace meshslice::bench

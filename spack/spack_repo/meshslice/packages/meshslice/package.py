@@ -35,6 +35,7 @@ class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
     variant(
         "scalapack", default=False, description="ScaLAPACK PxGEMM baseline in meshslice-bench"
     )
+    variant("onednn", default=False, description="oneDNN route of the bf16 local GEMM (CPU)")
     variant("tests", default=False, description="Build the GoogleTest suite (run by ctest)")
 
     depends_on("cxx", type="build")
@@ -73,6 +74,10 @@ class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("trilinos@13.2:16 +epetra ~kokkos cxxstd=17")
 
     depends_on("scalapack", when="+scalapack")
+    # bf16 GEMMs on a CPU with AMX or AVX512-BF16; a GPU build's operands live on the device.
+    depends_on("onednn", when="+onednn")
+    conflicts("+onednn", when="+cuda", msg="the oneDNN route is the CPU's")
+    conflicts("+onednn", when="+rocm", msg="the oneDNN route is the CPU's")
     depends_on("googletest", type="build", when="+tests")
 
     def cmake_args(self):
@@ -80,6 +85,7 @@ class Meshslice(CMakePackage, CudaPackage, ROCmPackage):
         args = [
             self.define_from_variant("MESHSLICE_TESTS", "tests"),
             self.define_from_variant("MESHSLICE_SCALAPACK", "scalapack"),
+            self.define_from_variant("MESHSLICE_ONEDNN", "onednn"),
             self.define("MPI_CXX_COMPILER", spec["mpi"].mpicxx),
             # spack passes the target's own flags (and a binary may run on another node type)
             self.define("MESHSLICE_NATIVE", False),

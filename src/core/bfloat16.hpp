@@ -1,0 +1,63 @@
+#pragma once
+// bfloat16: a float's sign, 8-bit exponent and top 7 mantissa bits, the number format the field
+// trains in (float's range, 3 significant digits). Kokkos 3.4 (Debian 12's) has no such type,
+// and later Kokkos' bhalf_t differs by backend, so meshslice keeps its own: 16 bits, laid out as
+// CUDA's __nv_bfloat16 and oneDNN's bf16, converted to and from float on every backend. It only
+// stores numbers; arithmetic is done in float.
+//
+//     const bfloat16 h = to_bfloat16(x);          // round to nearest, ties to even
+//     const float y = to_float(h);                // exact
+//     to_bfloat16(space, floats, halves);         // a matrix, as a kernel on `space`
+#include <cstdint>
+#include <cstring>
+
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+
+namespace meshslice {
+
+struct bfloat16 {
+  std::uint16_t bits = 0;
+};
+
+KOKKOS_INLINE_FUNCTION float to_float(bfloat16 h) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(h.bits) << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The nearest bfloat16, ties to the even one (as CUDA's __float2bfloat16 and oneDNN round); a
+// NaN stays a NaN (quieted), infinities stay infinite, and a float past the largest bfloat16
+// rounds to infinity.
+KOKKOS_INLINE_FUNCTION bfloat16 to_bfloat16(float f) {
+  std::uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  bfloat16 h;
+  if ((bits & 0x7fffffffu) > 0x7f800000u) {  // a NaN: keep it one whatever its payload
+    h.bits = static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+    return h;
+  }
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  h.bits = static_cast<std::uint16_t>(bits >> 16);
+  return h;
+}
+
+// The same conversions of a whole matrix (shapes equal), one kernel on `space`.
+inline void to_float(const ExecSpace& space, const Matrix<bfloat16>& in, const Matrix<float>& out) {
+  const bfloat16* from = in.data();
+  float* to = out.data();
+  Kokkos::parallel_for(
+      "to_float", Kokkos::RangePolicy<ExecSpace>(space, 0, elements(in)),
+      KOKKOS_LAMBDA(std::size_t i) { to[i] = to_float(from[i]); });
+}
+inline void to_bfloat16(const ExecSpace& space, const Matrix<float>& in,
+                        const Matrix<bfloat16>& out) {
+  const float* from = in.data();
+  bfloat16* to = out.data();
+  Kokkos::parallel_for(
+      "to_bfloat16", Kokkos::RangePolicy<ExecSpace>(space, 0, elements(in)),
+      KOKKOS_LAMBDA(std::size_t i) { to[i] = to_bfloat16(from[i]); });
+}
+
+}  // namespace meshslice
