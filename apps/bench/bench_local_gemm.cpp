@@ -119,7 +119,7 @@ int run_local_gemm_bench(AppContext& context) {
       log_info(m, " x ", n, " x ", k, ": float (BLAS sgemm) ", decimals(flops / single / 1e9, 1),
                " GFLOP/s");
       csv.row(m, n, k, "float", single, flops / single / 1e9, 1.0, 0.0);
-      for (const Bf16GemmRoute route : {Bf16GemmRoute::onednn, Bf16GemmRoute::float_panels}) {
+      for (const Bf16GemmRoute route : kBf16GemmRoutes) {
         if (!bf16_route_available(route)) {
           log_info("  bf16 ", bf16_route_name(route), ": not in this build");
           continue;

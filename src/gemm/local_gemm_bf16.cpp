@@ -1,7 +1,10 @@
 #include "gemm/local_gemm_bf16.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
@@ -9,71 +12,94 @@
 #ifdef MESHSLICE_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
+#include <KokkosKernels_config.h>
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
+#define MESHSLICE_BF16_CUBLAS 1
+#include <cublas_v2.h>
+#endif
 
 namespace meshslice {
 
 namespace {
 // oneDNN reads and writes the operands in place: they must be in memory the host can touch.
 constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+// The logical shape of op(x): x as stored, or its transpose.
+std::size_t op_rows(const Matrix<bfloat16>& x, bool transpose) {
+  return transpose ? x.extent(1) : x.extent(0);
+}
+std::size_t op_cols(const Matrix<bfloat16>& x, bool transpose) {
+  return transpose ? x.extent(0) : x.extent(1);
+}
 }  // namespace
 
 const char* bf16_route_name(Bf16GemmRoute route) {
   switch (route) {
     case Bf16GemmRoute::onednn: return "onednn";
+    case Bf16GemmRoute::cublas: return "cublas";
     case Bf16GemmRoute::float_panels: return "float_panels";
   }
   return "?";
 }
 
 bool bf16_route_available(Bf16GemmRoute route) {
-  if (route == Bf16GemmRoute::float_panels) return true;
+  switch (route) {
+    case Bf16GemmRoute::float_panels: return true;
 #ifdef MESHSLICE_HAVE_ONEDNN
-  return kHostMemory;
-#else
-  return false;
+    case Bf16GemmRoute::onednn: return kHostMemory;
 #endif
+#ifdef MESHSLICE_BF16_CUBLAS
+    case Bf16GemmRoute::cublas: return std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#endif
+    default: return false;
+  }
 }
 
 #ifdef MESHSLICE_HAVE_ONEDNN
-// A matmul primitive per shape and beta, made once (making one takes far longer than a small
-// GEMM).
+// A matmul primitive per shape, transposes, alpha and beta, made the first time it is asked for
+// (making one takes far longer than a small GEMM).
 struct LocalGemmBf16::OneDnn {
+  using Key = std::tuple<std::size_t, std::size_t, std::size_t, bool, bool, std::uint32_t, bool>;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  std::map<std::tuple<std::size_t, std::size_t, std::size_t, bool>, dnnl::matmul> primitives;
+  std::map<Key, dnnl::matmul> primitives;
 
-  static dnnl::memory::desc matrix(std::size_t rows, std::size_t cols,
+  // op(x) (rows x cols) of x stored row-major, as oneDNN sees it: its transpose through strides.
+  static dnnl::memory::desc matrix(std::size_t rows, std::size_t cols, bool transposed,
                                    dnnl::memory::data_type type) {
-    return {{static_cast<dnnl::memory::dim>(rows), static_cast<dnnl::memory::dim>(cols)},
-            type,
-            dnnl::memory::format_tag::ab};
+    const auto r = static_cast<dnnl::memory::dim>(rows), c = static_cast<dnnl::memory::dim>(cols);
+    return {{r, c}, type, transposed ? dnnl::memory::dims{1, r} : dnnl::memory::dims{c, 1}};
   }
 
-  dnnl::matmul& primitive(std::size_t m, std::size_t n, std::size_t k, bool accumulate) {
-    const auto key = std::make_tuple(m, n, k, accumulate);
+  dnnl::matmul& primitive(std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb,
+                          float alpha, bool accumulate) {
+    std::uint32_t alpha_bits;
+    std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+    const Key key{m, n, k, ta, tb, alpha_bits, accumulate};
     auto at = primitives.find(key);
     if (at != primitives.end()) return at->second;
     using dt = dnnl::memory::data_type;
     dnnl::primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
     if (accumulate) {
       dnnl::post_ops sum;
       sum.append_sum(1.0f);
       attr.set_post_ops(sum);
     }
-    const dnnl::matmul::desc desc(matrix(m, k, dt::bf16), matrix(k, n, dt::bf16),
-                                  matrix(m, n, dt::f32));
+    const dnnl::matmul::desc desc(matrix(m, k, ta, dt::bf16), matrix(k, n, tb, dt::bf16),
+                                  matrix(m, n, false, dt::f32));
     return primitives.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine)))
         .first->second;
   }
 
-  void run(const Matrix<bfloat16>& a, const Matrix<bfloat16>& b, bool accumulate,
-           const Matrix<float>& c) {
+  void run(bool ta, bool tb, float alpha, const Matrix<bfloat16>& a, const Matrix<bfloat16>& b,
+           bool accumulate, const Matrix<float>& c) {
     using dt = dnnl::memory::data_type;
-    const std::size_t m = c.extent(0), n = c.extent(1), k = a.extent(1);
-    dnnl::memory am(matrix(m, k, dt::bf16), engine, a.data());
-    dnnl::memory bm(matrix(k, n, dt::bf16), engine, b.data());
-    dnnl::memory cm(matrix(m, n, dt::f32), engine, c.data());
-    primitive(m, n, k, accumulate)
+    const std::size_t m = c.extent(0), n = c.extent(1), k = op_cols(a, ta);
+    dnnl::memory am(matrix(m, k, ta, dt::bf16), engine, a.data());
+    dnnl::memory bm(matrix(k, n, tb, dt::bf16), engine, b.data());
+    dnnl::memory cm(matrix(m, n, false, dt::f32), engine, c.data());
+    primitive(m, n, k, ta, tb, alpha, accumulate)
         .execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     stream.wait();
   }
@@ -82,39 +108,84 @@ struct LocalGemmBf16::OneDnn {
 struct LocalGemmBf16::OneDnn {};
 #endif
 
+#ifdef MESHSLICE_BF16_CUBLAS
+struct LocalGemmBf16::CuBlas {
+  cublasHandle_t handle = nullptr;
+  CuBlas() {
+    require(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS,
+            "the bf16 GEMM could not create a cuBLAS handle");
+  }
+  ~CuBlas() { cublasDestroy(handle); }
+
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS gets B first.
+  void run(const ExecSpace& space, bool ta, bool tb, float alpha, const Matrix<bfloat16>& a,
+           const Matrix<bfloat16>& b, float beta, const Matrix<float>& c) {
+    const int m = static_cast<int>(c.extent(0)), n = static_cast<int>(c.extent(1));
+    const int k = static_cast<int>(op_cols(a, ta));
+    cublasSetStream(handle, space.cuda_stream());
+    const cublasStatus_t status =
+        cublasGemmEx(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
+                     k, &alpha, b.data(), CUDA_R_16BF, static_cast<int>(b.extent(1)), a.data(),
+                     CUDA_R_16BF, static_cast<int>(a.extent(1)), &beta, c.data(), CUDA_R_32F, n,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    MESHSLICE_ASSERT(status == CUBLAS_STATUS_SUCCESS, "cublasGemmEx failed: status ",
+                     static_cast<int>(status));
+  }
+};
+#else
+struct LocalGemmBf16::CuBlas {};
+#endif
+
 LocalGemmBf16::LocalGemmBf16(Bf16GemmRoute route, std::size_t m, std::size_t n, std::size_t k)
     : route_(route), m_(m), n_(n), k_(k) {
   require(bf16_route_available(route), "the bf16 GEMM route ", bf16_route_name(route),
-          " is not in this build (onednn: build on a CPU with oneDNN, Debian's libdnnl-dev, "
-          "found at configure time); use float_panels");
-  if (route == Bf16GemmRoute::float_panels) {
-    a_ = Matrix<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_a"), m, k);
-    b_ = Matrix<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_b"), k, n);
-  } else {
-    onednn_ = std::make_unique<OneDnn>();
+          " is not in this build (onednn: a CPU build with oneDNN, Debian's libdnnl-dev, found "
+          "at configure time; cublas: a CUDA build); float_panels runs in every build");
+  switch (route) {
+    case Bf16GemmRoute::float_panels:
+      a_ = Matrix<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_a"), m, k);
+      b_ = Matrix<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_b"), k, n);
+      break;
+    case Bf16GemmRoute::onednn: onednn_ = std::make_unique<OneDnn>(); break;
+    case Bf16GemmRoute::cublas: cublas_ = std::make_unique<CuBlas>(); break;
   }
 }
 
 LocalGemmBf16::~LocalGemmBf16() = default;
 
-void LocalGemmBf16::run(const ExecSpace& space, const Matrix<bfloat16>& a,
-                        const Matrix<bfloat16>& b, float beta, const Matrix<float>& c) {
-  const std::size_t m = a.extent(0), k = a.extent(1), n = b.extent(1);
-  MESHSLICE_ASSERT(b.extent(0) == k && c.extent(0) == m && c.extent(1) == n && m <= m_ && n <= n_ &&
-                       k <= k_ && (beta == 0.0f || beta == 1.0f),
+void LocalGemmBf16::run(const ExecSpace& space, bool transpose_a, bool transpose_b, float alpha,
+                        const Matrix<bfloat16>& a, const Matrix<bfloat16>& b, float beta,
+                        const Matrix<float>& c) {
+  const std::size_t m = op_rows(a, transpose_a), k = op_cols(a, transpose_a);
+  const std::size_t n = op_cols(b, transpose_b);
+  MESHSLICE_ASSERT(op_rows(b, transpose_b) == k && c.extent(0) == m && c.extent(1) == n &&
+                       m <= m_ && n <= n_ && k <= k_ && (beta == 0.0f || beta == 1.0f),
                    "LocalGemmBf16: ", m, " x ", n, " x ", k, " (beta ", beta,
                    ") does not fit a GEMM made for ", m_, " x ", n_, " x ", k_);
-  if (route_ == Bf16GemmRoute::float_panels) {
-    const Matrix<float> af(a_.data(), m, k), bf(b_.data(), k, n);
-    to_float(space, a, af);
-    to_float(space, b, bf);
-    blas_gemm(space, "N", "N", 1.0f, af, bf, beta, c);
-    return;
-  }
+  const char* ta = transpose_a ? "T" : "N";
+  const char* tb = transpose_b ? "T" : "N";
+  switch (route_) {
+    case Bf16GemmRoute::float_panels: {
+      // The panels as the operands are stored (a transposed one stays transposed).
+      const Matrix<float> af(a_.data(), a.extent(0), a.extent(1));
+      const Matrix<float> bf(b_.data(), b.extent(0), b.extent(1));
+      to_float(space, a, af);
+      to_float(space, b, bf);
+      blas_gemm(space, ta, tb, alpha, af, bf, beta, c);
+      return;
+    }
+    case Bf16GemmRoute::onednn:
 #ifdef MESHSLICE_HAVE_ONEDNN
-  fence(space, "bf16_gemm: operands written");  // oneDNN reads them on its own threads
-  onednn_->run(a, b, beta != 0.0f, c);
+      fence(space, "bf16_gemm: operands written");  // oneDNN reads them on its own threads
+      onednn_->run(transpose_a, transpose_b, alpha, a, b, beta != 0.0f, c);
 #endif
+      return;
+    case Bf16GemmRoute::cublas:
+#ifdef MESHSLICE_BF16_CUBLAS
+      cublas_->run(space, transpose_a, transpose_b, alpha, a, b, beta, c);
+#endif
+      return;
+  }
 }
 
 }  // namespace meshslice

@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/errors.hpp"
+
 namespace meshslice {
 namespace {
 
@@ -40,25 +42,33 @@ TEST(Bfloat16, KeepsNanInfinityAndOverflowsToInfinity) {
   EXPECT_TRUE(std::signbit(to_float(to_bfloat16(-0.0f))));
 }
 
-// a (m x k) b (k x n) of bf16 values, and c = a b in double on the host.
+// op(a) (m x k) and op(b) (k x n) of bf16 values, stored transposed or not, and
+// c = alpha op(a) op(b) in double on the host.
 struct Problem {
   Matrix<bfloat16> a, b;
   std::vector<double> c;
 };
 
-Problem problem(std::size_t m, std::size_t n, std::size_t k) {
-  Problem p{Matrix<bfloat16>("a", m, k), Matrix<bfloat16>("b", k, n),
+Problem problem(std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb, double alpha) {
+  Problem p{ta ? Matrix<bfloat16>("a", k, m) : Matrix<bfloat16>("a", m, k),
+            tb ? Matrix<bfloat16>("b", n, k) : Matrix<bfloat16>("b", k, n),
             std::vector<double>(m * n, 0.0)};
   auto ha = Kokkos::create_mirror_view(p.a);
   auto hb = Kokkos::create_mirror_view(p.b);
+  const auto a_at = [&](std::size_t i, std::size_t l) -> bfloat16& {
+    return ta ? ha(l, i) : ha(i, l);
+  };
+  const auto b_at = [&](std::size_t l, std::size_t j) -> bfloat16& {
+    return tb ? hb(j, l) : hb(l, j);
+  };
   for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t l = 0; l < k; ++l) ha(i, l) = to_bfloat16(std::sin(0.37f * (i * k + l)));
+    for (std::size_t l = 0; l < k; ++l) a_at(i, l) = to_bfloat16(std::sin(0.37f * (i * k + l)));
   for (std::size_t l = 0; l < k; ++l)
-    for (std::size_t j = 0; j < n; ++j) hb(l, j) = to_bfloat16(std::cos(0.21f * (l * n + j)));
+    for (std::size_t j = 0; j < n; ++j) b_at(l, j) = to_bfloat16(std::cos(0.21f * (l * n + j)));
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j)
       for (std::size_t l = 0; l < k; ++l)
-        p.c[i * n + j] += double(to_float(ha(i, l))) * double(to_float(hb(l, j)));
+        p.c[i * n + j] += alpha * double(to_float(a_at(i, l))) * double(to_float(b_at(l, j)));
   Kokkos::deep_copy(p.a, ha);
   Kokkos::deep_copy(p.b, hb);
   return p;
@@ -66,21 +76,25 @@ Problem problem(std::size_t m, std::size_t n, std::size_t k) {
 
 TEST(LocalGemmBf16, EveryRouteMatchesADoubleGemmOfTheSameOperands) {
   const std::size_t m = 37, n = 29, k = 64;
-  const Problem p = problem(m, n, k);
-  for (const Bf16GemmRoute route : {Bf16GemmRoute::onednn, Bf16GemmRoute::float_panels}) {
+  const float alpha = 0.5f;
+  for (const Bf16GemmRoute route : kBf16GemmRoutes) {
     if (!bf16_route_available(route)) continue;
-    SCOPED_TRACE(bf16_route_name(route));
     LocalGemmBf16 gemm(route, m + 3, n, k);  // made for more rows than it runs
-    Matrix<float> c("c", m, n);
-    ExecSpace space;
-    gemm.run(space, p.a, p.b, 0.0f, c);
-    gemm.run(space, p.a, p.b, 1.0f, c);  // c += a b: twice the product
-    space.fence();
-    const auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
-    // Exact products summed in float: float's rounding over k terms of size about 1.
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        ASSERT_NEAR(hc(i, j), 2 * p.c[i * n + j], 1e-5 * k) << i << ", " << j;
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true}) {
+        SCOPED_TRACE(concat(bf16_route_name(route), ta ? " A^T" : " A", tb ? " B^T" : " B"));
+        const Problem p = problem(m, n, k, ta, tb, alpha);
+        Matrix<float> c("c", m, n);
+        ExecSpace space;
+        gemm.run(space, ta, tb, alpha, p.a, p.b, 0.0f, c);
+        gemm.run(space, ta, tb, alpha, p.a, p.b, 1.0f, c);  // c += ...: twice the product
+        space.fence();
+        const auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+        // Exact products summed in float: float's rounding over k terms of size about 1.
+        for (std::size_t i = 0; i < m; ++i)
+          for (std::size_t j = 0; j < n; ++j)
+            ASSERT_NEAR(hc(i, j), 2 * p.c[i * n + j], 1e-5 * k) << i << ", " << j;
+      }
   }
 }
 
