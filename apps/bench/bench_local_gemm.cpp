@@ -1,5 +1,5 @@
 // meshslice-bench mode "local_gemm": one rank's local GEMM in float (the BLAS's sgemm) and in
-// bf16 by every route this build has (gemm/local_gemm_bf16.hpp), timed side by side on the same
+// bf16 by every route this build has (exec/local_gemm_bf16.hpp), timed side by side on the same
 // data, each bf16 result checked against a float GEMM of the same bf16 operands.
 #include <algorithm>
 #include <chrono>
@@ -15,26 +15,12 @@
 #include "core/csv.hpp"
 #include "core/deck.hpp"
 #include "core/log.hpp"
-#include "gemm/local_gemm_bf16.hpp"
+#include "exec/local_gemm_bf16.hpp"
+#include "gemm/local_gemm_rate.hpp"
 
 namespace meshslice::bench {
 
 namespace {
-
-// The best of `repetitions` timed runs after one untimed.
-template <class Run>
-double best_seconds(const ExecSpace& space, int repetitions, Run&& run) {
-  double best = 1e300;
-  for (int rep = 0; rep <= repetitions; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    fence(space, "local_gemm bench");
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (rep > 0) best = std::min(best, s);
-  }
-  return best;
-}
 
 std::string decimals(double x, int digits) {
   char text[64];
@@ -113,9 +99,9 @@ int run_local_gemm_bench(AppContext& context) {
       fill(k, n, 2, b, bf);
       Matrix<float> reference("bench_reference", m, n), c("bench_c", m, n);
       const double flops = 2.0 * m * n * k;
-      const double single = best_seconds(space, repetitions, [&] {
-        blas_gemm(space, "N", "N", 1.0f, af, bf, 0.0f, reference);
-      });
+      const double single = flops / best_gemm_rate(space, m, n, k, repetitions, [&] {
+                              blas_gemm(space, "N", "N", 1.0f, af, bf, 0.0f, reference);
+                            });
       log_info(m, " x ", n, " x ", k, ": float (BLAS sgemm) ", decimals(flops / single / 1e9, 1),
                " GFLOP/s");
       csv.row(m, n, k, "float", single, flops / single / 1e9, 1.0, 0.0);
@@ -124,9 +110,9 @@ int run_local_gemm_bench(AppContext& context) {
           log_info("  bf16 ", bf16_route_name(route), ": not in this build");
           continue;
         }
-        LocalGemmBf16 gemm(route, m, n, k);
-        const double seconds =
-            best_seconds(space, repetitions, [&] { gemm.run(space, a, b, 0.0f, c); });
+        LocalGemmBf16 gemm(route, m * k, k * n);
+        const double seconds = flops / best_gemm_rate(space, m, n, k, repetitions,
+                                                      [&] { gemm.run(space, a, b, 0.0f, c); });
         const double error = relative_error(c, reference);
         log_info("  bf16 ", bf16_route_name(route), " ", decimals(flops / seconds / 1e9, 1),
                  " GFLOP/s, ", decimals(single / seconds, 2),

@@ -117,8 +117,12 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   print_plan(s, plan);
   const double rss_before = high_water_mib();
   const ModelShape micro = s.step.micro_batch_shape(s.model);
-  const double peak = local_gemm_rate<T>(ex.compute_space(), micro.tokens() / s.mesh.rows,
-                                         s.model.ffn() / s.mesh.cols, s.model.hidden);
+  // The FC layers' GEMM shape, at the run's GEMM precision.
+  const std::size_t m = micro.tokens() / s.mesh.rows, n = s.model.ffn() / s.mesh.cols;
+  const double peak =
+      s.precision == "bf16"
+          ? local_gemm_rate_bf16(ex.compute_space(), fastest_bf16_route(), m, n, s.model.hidden)
+          : local_gemm_rate<T>(ex.compute_space(), m, n, s.model.hidden);
   const int ranks = torus.shape().total();
   log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks,
            " ranks: ", ranks * peak / 1e9, " GFLOP/s)");
@@ -407,6 +411,12 @@ int train(AppContext& context, const Settings& s) {
   RealExecutor<T> data_ex(torus, s.comm, s.gemm_chunks);
   if (s.fail_at_collective >= 0 && context.rank == s.fail_on_rank)
     ex.fail_at_collective(static_cast<std::size_t>(s.fail_at_collective));
+  if (s.precision == "bf16") {  // the trained model's GEMMs; the teacher's (the data) stay float
+    const Bf16GemmRoute route = fastest_bf16_route();
+    ex.round_gemm_operands_to_bf16(route);
+    log_info("bf16: every GEMM of the model rounds its operands to bf16 and sums in float (",
+             bf16_route_name(route), ")");
+  }
   if (!s.machine) return train_on(context, s, ex, data_ex, trace, nullptr);
   // Hardware mode: every op of the step also goes to this rank's chip of the same mesh on the
   // emulated machine (the data pipeline does not).
@@ -423,7 +433,8 @@ int train(AppContext& context, const Settings& s) {
 int run_training(AppContext& context) {
   const Settings s = settings_from(context);
   if (s.emulate_only) return emulate_training(context, s);
-  return s.precision == "double" ? train<double>(context, s) : train<float>(context, s);
+  return s.precision == "double" ? train<double>(context, s)
+                                 : train<float>(context, s);  // bf16: float
 }
 
 }  // namespace meshslice::train

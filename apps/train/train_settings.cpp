@@ -132,7 +132,11 @@ Teuchos::ParameterList valid_parameters() {
   train.set("plot", true,
             "draw OUT/train.png (train and held-out loss and the learning rate against the "
             "step) with gnuplot at each evaluation and at the end; nothing without gnuplot");
-  set_choice(train, "precision", "float", {"float", "double"}, "scalar type of every tensor");
+  set_choice(train, "precision", "float", {"float", "double", "bf16"},
+             "scalar type of every tensor: float, double, or bf16: float tensors whose GEMMs (the "
+             "linear layers' and the LM head's) round their operands to bf16 and sum the "
+             "products in float, as PyTorch's autocast (attention, norms, optimizer, "
+             "collectives and checkpoints stay float)");
   set_choice(train, "on_nonfinite", "stop", {"stop", "skip"},
              "a step whose loss or gradient norm is NaN or infinite: stop (end the run naming the "
              "step and the first parameter with a non-finite gradient, nothing applied or "

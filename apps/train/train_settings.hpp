@@ -60,7 +60,7 @@ struct Settings {
   bool skip_nonfinite = false;  // train.on_nonfinite: skip (else stop)
   std::size_t max_skipped = 10;
   CheckpointSettings checkpoint;
-  std::string precision;  // "float" or "double"
+  std::string precision;  // "float", "double" or "bf16" (float storage, bf16 GEMM operands)
   int gemm_chunks = 8;
   int fail_at_collective = -1;  // test aid (debug.fail_at_collective): -1 = off
   int fail_on_rank = 0;

@@ -457,7 +457,8 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
     throw UserError(concat(path, "/trainer.json: ", e.what()));
   }
   if (saved.precision != run.precision)
-    log_info("checkpoint ", path, " holds ", saved.precision, " tensors; read as ", run.precision);
+    log_info("checkpoint ", path, " was saved with train.precision = ", saved.precision,
+             "; read into this run's ", run.precision);
   const json::Value& files = root.at("files");
   read_file((fs::path(path) / kModelFile).string(), comm, model_contents(torus, params),
             files.at(kModelFile));

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "core/huge_pages.hpp"
 #include "core/kokkos_compat.hpp"
@@ -189,15 +191,61 @@ void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const M
   if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
   traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner, 0.0, [&] {
-    chunked_gemm(static_cast<T>(alpha), a, transpose_a, b, transpose_b, static_cast<T>(beta), c);
+    const char* ta = transpose_a ? "T" : "N";
+    const char* tb = transpose_b ? "T" : "N";
+    const T scale = static_cast<T>(alpha);
+    if constexpr (std::is_same_v<T, float>) {
+      if (bf16_route_) {
+        const auto [a16, b16] = bf16_operands(a, b);
+        chunked_gemm(a16, transpose_a, b16, transpose_b, static_cast<T>(beta), c,
+                     [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
+                       bf16_gemm_->run(compute_, transpose_a, transpose_b, scale, ap, bp, beta_part,
+                                       cp);
+                     });
+        return;
+      }
+    }
+    chunked_gemm(a, transpose_a, b, transpose_b, static_cast<T>(beta), c,
+                 [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
+                   blas_gemm(compute_, ta, tb, scale, ap, bp, beta_part, cp);
+                 });
   });
 }
 
 template <class T>
-void RealExecutor<T>::chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b,
-                                   bool transpose_b, T beta, const Mat& c) {
-  const char* ta = transpose_a ? "T" : "N";
-  const char* tb = transpose_b ? "T" : "N";
+void RealExecutor<T>::round_gemm_operands_to_bf16(Bf16GemmRoute route) {
+  require(std::is_same_v<T, float>,
+          "bf16 GEMM operands need float storage: train.precision bf16 keeps its tensors in float");
+  require(bf16_route_available(route), "the bf16 GEMM route ", bf16_route_name(route),
+          " is not in this build");
+  bf16_route_ = route;
+  bf16_gemm_.reset();
+}
+
+template <class T>
+std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(const Mat& a,
+                                                                             const Mat& b) {
+  if (elements(a) > bf16_a_.extent(0) || elements(b) > bf16_b_.extent(0) || !bf16_gemm_) {
+    const std::size_t na = std::max(elements(a), bf16_a_.extent(0));
+    const std::size_t nb = std::max(elements(b), bf16_b_.extent(0));
+    fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
+    bf16_a_ = decltype(bf16_a_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_a"), na);
+    bf16_b_ = decltype(bf16_b_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_b"), nb);
+    bf16_gemm_ = std::make_unique<LocalGemmBf16>(*bf16_route_, na, nb);
+  }
+  const Matrix<bfloat16> a16(bf16_a_.data(), a.extent(0), a.extent(1));
+  const Matrix<bfloat16> b16(bf16_b_.data(), b.extent(0), b.extent(1));
+  if constexpr (std::is_same_v<T, float>) {
+    to_bfloat16(compute_, a, a16);
+    to_bfloat16(compute_, b, b16);
+  }
+  return {a16, b16};
+}
+
+template <class T>
+template <class Operand, class Multiply>
+void RealExecutor<T>::chunked_gemm(const Operand& a, bool transpose_a, const Operand& b,
+                                   bool transpose_b, T beta, const Mat& c, Multiply&& multiply) {
   // Chunk along a dimension whose pieces stay contiguous row blocks: the rows of C (and A) when
   // A is not transposed, else the inner dimension K (rows of A and of B) with accumulation.
   const bool split_k = transpose_a;
@@ -205,17 +253,16 @@ void RealExecutor<T>::chunked_gemm(T alpha, const Mat& a, bool transpose_a, cons
   const std::size_t chunks = in_flight_.empty() ? 1 : static_cast<std::size_t>(gemm_chunks_);
   const std::size_t step = std::max(min_chunk_rows_, (extent + chunks - 1) / chunks);
   if (split_k && transpose_b) {  // no contiguous split; never used by the algorithms
-    blas_gemm(compute_, ta, tb, alpha, a, b, beta, c);
+    multiply(a, b, beta, c);
     return;
   }
   for (std::size_t begin = 0; begin < extent; begin += step) {
     const std::size_t end = std::min(extent, begin + step);
     const double start = MPI_Wtime();
     if (split_k)
-      blas_gemm(compute_, ta, tb, alpha, rows_of(a, begin, end), rows_of(b, begin, end),
-                begin == 0 ? beta : T(1), c);
+      multiply(rows_of(a, begin, end), rows_of(b, begin, end), begin == 0 ? beta : T(1), c);
     else
-      blas_gemm(compute_, ta, tb, alpha, rows_of(a, begin, end), b, beta, rows_of(c, begin, end));
+      multiply(rows_of(a, begin, end), b, beta, rows_of(c, begin, end));
     // The chunk is done before MPI gets the core (and before the clock).
     fence(compute_, "meshslice::gemm_chunk");
     blas_seconds_ += MPI_Wtime() - start;

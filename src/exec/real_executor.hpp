@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/comm_options.hpp"
@@ -22,6 +24,7 @@
 #include "core/trace.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
+#include "exec/local_gemm_bf16.hpp"
 #include "exec/starts_collectives.hpp"
 #include "exec/training_executor.hpp"
 #include "exec/workspace.hpp"
@@ -154,6 +157,13 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
             double beta, const Mat& c);
 
+  // train.precision bf16 (a float executor only): from now on every GEMM rounds its operands to
+  // bf16 and multiplies them by `route` (exec/local_gemm_bf16.hpp), the products summed in
+  // float, as PyTorch's autocast does. The bf16 copies live in scratch that grows to the largest
+  // operands in the first step and is kept.
+  void round_gemm_operands_to_bf16(Bf16GemmRoute route);
+  std::optional<Bf16GemmRoute> bf16_gemm_route() const { return bf16_route_; }
+
  private:
   struct InFlight {
     Request request;
@@ -161,8 +171,13 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   };
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
   void progress();
-  void chunked_gemm(T alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b, T beta,
-                    const Mat& c);
+  // multiply(a part, b part, beta, c part) over chunks of the GEMM: rows of C, or of the inner
+  // dimension when A is transposed.
+  template <class Operand, class Multiply>
+  void chunked_gemm(const Operand& a, bool transpose_a, const Operand& b, bool transpose_b, T beta,
+                    const Mat& c, Multiply&& multiply);
+  // The operands rounded to bf16 in scratch that grows to fit them.
+  std::pair<Matrix<bfloat16>, Matrix<bfloat16>> bf16_operands(const Mat& a, const Mat& b);
   void finish(InFlight& op);
   template <class F>
   void traced(const char* name, TraceLane lane, double flops, double bytes, F&& work) {
@@ -192,6 +207,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // kernels on comm_space_ (separate streams on a GPU, so packing overlaps the GEMMs).
   ExecSpace compute_;
   ExecSpace comm_space_;
+  std::optional<Bf16GemmRoute> bf16_route_;  // set: GEMM operands rounded to bf16
+  Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;
+  std::unique_ptr<LocalGemmBf16> bf16_gemm_;
   std::map<OpId, InFlight> in_flight_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
 };

@@ -2,13 +2,33 @@
 // The FLOP/s of one local GEMM C (m x n) = A (m x k) B (k x n) on this rank, timed alone: the
 // best of `repetitions` after a warm-up (the best, because on a shared, noisy machine a median
 // of few would let the noise lower the bar). The training driver holds its step to it, and
-// meshslice-tune's calibration measures the chip with it.
+// meshslice-tune's calibration measures the chip with it. A bf16 run's is its bf16 local GEMM's
+// (exec/local_gemm_bf16.hpp).
+#include <algorithm>
 #include <chrono>
 
+#include "core/bfloat16.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "exec/local_gemm_bf16.hpp"
 
 namespace meshslice {
+
+// 2 m n k over the best time of run() on `space`.
+template <class Run>
+double best_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k,
+                      int repetitions, Run&& run) {
+  double best = 1e300;
+  for (int rep = 0; rep <= repetitions; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    fence(space, "local_gemm_rate");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rep > 0) best = std::min(best, seconds);  // rep 0 warms up
+  }
+  return 2.0 * m * n * k / best;
+}
 
 template <class T>
 double local_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k,
@@ -16,16 +36,18 @@ double local_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std
   Matrix<T> a("gemm_rate_a", m, k), b("gemm_rate_b", k, n), c("gemm_rate_c", m, n);
   Kokkos::deep_copy(a, T(0.5));
   Kokkos::deep_copy(b, T(0.25));
-  double best = 1e300;
-  for (int rep = 0; rep <= repetitions; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
-    blas_gemm(space, "N", "N", T(1), a, b, T(0), c);
-    fence(space, "local_gemm_rate");
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (rep > 0) best = std::min(best, seconds);  // rep 0 warms up
-  }
-  return 2.0 * m * n * k / best;
+  return best_gemm_rate(space, m, n, k, repetitions,
+                        [&] { blas_gemm(space, "N", "N", T(1), a, b, T(0), c); });
+}
+
+inline double local_gemm_rate_bf16(const ExecSpace& space, Bf16GemmRoute route, std::size_t m,
+                                   std::size_t n, std::size_t k, int repetitions = 7) {
+  Matrix<bfloat16> a("gemm_rate_a", m, k), b("gemm_rate_b", k, n);
+  Matrix<float> c("gemm_rate_c", m, n);
+  Kokkos::deep_copy(a, to_bfloat16(0.5f));
+  Kokkos::deep_copy(b, to_bfloat16(0.25f));
+  LocalGemmBf16 gemm(route, m * k, k * n);
+  return best_gemm_rate(space, m, n, k, repetitions, [&] { gemm.run(space, a, b, 0.0f, c); });
 }
 
 }  // namespace meshslice

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "model/model_config.hpp"
 #include "model/model_math.hpp"
@@ -14,11 +15,23 @@
 
 namespace meshslice::reference {
 
-// The three products of a linear layer, accumulating into c; a is n x k, b is k x m.
+// x as a bf16 run's GEMMs read it (train.precision bf16): each element rounded to bf16 through
+// float, as the float run that is checked rounds it.
+template <class T>
+std::vector<T> rounded_to_bf16(const std::vector<T>& x) {
+  std::vector<T> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    out[i] = static_cast<T>(to_float(to_bfloat16(static_cast<float>(x[i]))));
+  return out;
+}
+
+// The three products of a linear layer, accumulating into c; a is n x k, b is k x m. `bf16`:
+// the two operands rounded to bf16 first, the products summed in T.
 // Forward: c (n x m) += a b.
 template <class T>
 void add_ab(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& c, std::size_t n,
-            std::size_t k, std::size_t m) {
+            std::size_t k, std::size_t m, bool bf16 = false) {
+  if (bf16) return add_ab(rounded_to_bf16(a), rounded_to_bf16(b), c, n, k, m);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t p = 0; p < k; ++p) {
       const T aip = a[i * k + p];
@@ -29,7 +42,8 @@ void add_ab(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& c,
 // Backward data: da (n x k) += dc (n x m) b^T.
 template <class T>
 void add_ab_t(const std::vector<T>& dc, const std::vector<T>& b, std::vector<T>& da, std::size_t n,
-              std::size_t k, std::size_t m) {
+              std::size_t k, std::size_t m, bool bf16 = false) {
+  if (bf16) return add_ab_t(rounded_to_bf16(dc), rounded_to_bf16(b), da, n, k, m);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t p = 0; p < k; ++p) {
       T sum = 0;
@@ -41,7 +55,8 @@ void add_ab_t(const std::vector<T>& dc, const std::vector<T>& b, std::vector<T>&
 // Backward weight: db (k x m) += a^T dc.
 template <class T>
 void add_a_t_b(const std::vector<T>& a, const std::vector<T>& dc, std::vector<T>& db, std::size_t n,
-               std::size_t k, std::size_t m) {
+               std::size_t k, std::size_t m, bool bf16 = false) {
+  if (bf16) return add_a_t_b(rounded_to_bf16(a), rounded_to_bf16(dc), db, n, k, m);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t p = 0; p < k; ++p) {
       const T aip = a[i * k + p];

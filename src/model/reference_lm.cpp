@@ -100,16 +100,18 @@ typename ReferenceLm<T>::Forward ReferenceLm<T>::forward(const std::vector<int>&
   f.y = blocks_.forward(f.x, n);
   reference::rms_norm(f.y, params_[1], n, hidden, f.h, f.inv_rms);
   f.logits.assign(n * vocab, T(0));
+  const bool bf16 = blocks_.rounds_gemm_operands();
   if (s.tied_head) {  // logits = h E^T
-    const std::vector<T>& table = params_[0];
+    const std::vector<T> table = bf16 ? reference::rounded_to_bf16(params_[0]) : params_[0];
+    const std::vector<T> h = bf16 ? reference::rounded_to_bf16(f.h) : f.h;
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t v = 0; v < vocab; ++v) {
         T sum = 0;
-        for (std::size_t c = 0; c < hidden; ++c) sum += f.h[t * hidden + c] * table[v * hidden + c];
+        for (std::size_t c = 0; c < hidden; ++c) sum += h[t * hidden + c] * table[v * hidden + c];
         f.logits[t * vocab + v] = sum;
       }
   } else {
-    reference::add_ab(f.h, params_[2], f.logits, n, hidden, vocab);
+    reference::add_ab(f.h, params_[2], f.logits, n, hidden, vocab, bf16);
   }
   const double scale = 1.0 / static_cast<double>(n);
   f.loss =
@@ -153,19 +155,22 @@ T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids, const std::vec
   for (auto& g : grads_) std::fill(g.begin(), g.end(), T(0));
   std::vector<T> dh(n * hidden, T(0));
   std::vector<T>& dtable = grads_[0];
+  const bool bf16 = blocks_.rounds_gemm_operands();
   if (s.tied_head) {  // dh = dlogits E, dE += dlogits^T h
-    const std::vector<T>& table = params_[0];
+    const std::vector<T> table = bf16 ? reference::rounded_to_bf16(params_[0]) : params_[0];
+    const std::vector<T> h = bf16 ? reference::rounded_to_bf16(f.h) : f.h;
+    const std::vector<T> dlogits = bf16 ? reference::rounded_to_bf16(f.dlogits) : f.dlogits;
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t v = 0; v < vocab; ++v) {
-        const T g = f.dlogits[t * vocab + v];
+        const T g = dlogits[t * vocab + v];
         for (std::size_t c = 0; c < hidden; ++c) {
           dh[t * hidden + c] += g * table[v * hidden + c];
-          dtable[v * hidden + c] += g * f.h[t * hidden + c];
+          dtable[v * hidden + c] += g * h[t * hidden + c];
         }
       }
   } else {
-    reference::add_ab_t(f.dlogits, params_[2], dh, n, hidden, vocab);
-    reference::add_a_t_b(f.h, f.dlogits, grads_[2], n, hidden, vocab);
+    reference::add_ab_t(f.dlogits, params_[2], dh, n, hidden, vocab, bf16);
+    reference::add_a_t_b(f.h, f.dlogits, grads_[2], n, hidden, vocab, bf16);
   }
   std::vector<T> dy(n * hidden, T(0));
   reference::rms_norm_backward(f.y, params_[1], f.inv_rms, dh, n, hidden, dy, grads_[1]);

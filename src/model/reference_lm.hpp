@@ -48,6 +48,7 @@ class ReferenceLm {
   ReferenceLm(const ModelShape& shape, std::uint64_t seed);
 
   const ModelShape& shape() const { return blocks_.shape(); }
+  // blocks().round_gemm_operands_to_bf16() rounds the head's GEMM operands too.
   ReferenceModel<T>& blocks() { return blocks_; }
   const ReferenceModel<T>& blocks() const { return blocks_; }
   // LmParam::lm_head of a tied model is a UserError (the embedding is the head).

@@ -222,17 +222,17 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
     a.x_in = x;
     rms_norm(x, param(b, ParamKind::norm1_gain), n, hidden, a.h1, a.inv_rms1);
     a.qkv.assign(n * qkv_out, T(0));
-    add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, qkv_out);
+    add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, qkv_out, bf16_gemm_);
     if (shape_.rope) rotate_positions(a.qkv, shape_, n, /*inverse=*/false);  // kept turned
     attention(a.qkv, shape_, n, a.probs, a.attn);
-    add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden);
+    add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden, bf16_gemm_);
 
     a.x_mid = x;
     rms_norm(x, param(b, ParamKind::norm2_gain), n, hidden, a.h2, a.inv_rms2);
     a.u.assign(n * ff1_out, T(0));
-    add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ff1_out);
+    add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ff1_out, bf16_gemm_);
     mlp_activation(shape_.mlp, a.u, n, ffn, a.z);
-    add_ab(a.z, param(b, ParamKind::ff2), x, n, ffn, hidden);
+    add_ab(a.z, param(b, ParamKind::ff2), x, n, ffn, hidden, bf16_gemm_);
   }
   return x;
 }
@@ -275,25 +275,25 @@ void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vec
     const Activations& a = saved[b];
     // x = x_mid + act(h2 W1) W2
     std::vector<T> dz(n * ffn, T(0));
-    add_ab_t(dx, param(b, ParamKind::ff2), dz, n, ffn, hidden);
-    add_a_t_b(a.z, dx, grad(b, ParamKind::ff2), n, ffn, hidden);
+    add_ab_t(dx, param(b, ParamKind::ff2), dz, n, ffn, hidden, bf16_gemm_);
+    add_a_t_b(a.z, dx, grad(b, ParamKind::ff2), n, ffn, hidden, bf16_gemm_);
     const std::vector<T> du = mlp_activation_backward(shape_.mlp, a.u, dz, n, ffn);
     std::vector<T> dh(n * hidden, T(0));
-    add_ab_t(du, param(b, ParamKind::ff1), dh, n, hidden, ff1_out);
-    add_a_t_b(a.h2, du, grad(b, ParamKind::ff1), n, hidden, ff1_out);
+    add_ab_t(du, param(b, ParamKind::ff1), dh, n, hidden, ff1_out, bf16_gemm_);
+    add_a_t_b(a.h2, du, grad(b, ParamKind::ff1), n, hidden, ff1_out, bf16_gemm_);
     rms_norm_backward(a.x_mid, param(b, ParamKind::norm2_gain), a.inv_rms2, dh, n, hidden, dx,
                       grad(b, ParamKind::norm2_gain));
 
     // x_mid = x_in + attention(h1 Wqkv) Wo
     std::vector<T> d_attn(n * hidden, T(0));
-    add_ab_t(dx, param(b, ParamKind::attn_out), d_attn, n, hidden, hidden);
-    add_a_t_b(a.attn, dx, grad(b, ParamKind::attn_out), n, hidden, hidden);
+    add_ab_t(dx, param(b, ParamKind::attn_out), d_attn, n, hidden, hidden, bf16_gemm_);
+    add_a_t_b(a.attn, dx, grad(b, ParamKind::attn_out), n, hidden, hidden, bf16_gemm_);
     std::vector<T> dqkv(n * qkv_out, T(0));
     attention_backward(a.qkv, a.probs, d_attn, shape_, n, dqkv);
     if (shape_.rope) rotate_positions(dqkv, shape_, n, /*inverse=*/true);
     std::fill(dh.begin(), dh.end(), T(0));
-    add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, qkv_out);
-    add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, qkv_out);
+    add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, qkv_out, bf16_gemm_);
+    add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, qkv_out, bf16_gemm_);
     rms_norm_backward(a.x_in, param(b, ParamKind::norm1_gain), a.inv_rms1, dh, n, hidden, dx,
                       grad(b, ParamKind::norm1_gain));
   }

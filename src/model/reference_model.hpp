@@ -28,6 +28,10 @@ class ReferenceModel {
   ReferenceModel(const ModelShape& shape, std::uint64_t seed);
 
   const ModelShape& shape() const { return shape_; }
+  // train.precision bf16: the linear layers' products (and a language model's head's) round
+  // their operands to bf16, as the distributed GEMMs of a bf16 run do.
+  void round_gemm_operands_to_bf16() { bf16_gemm_ = true; }
+  bool rounds_gemm_operands() const { return bf16_gemm_; }
   const std::vector<T>& param(std::size_t block, ParamKind kind) const;
   std::vector<T>& param(std::size_t block, ParamKind kind);
   // Gradients of the loss of the last loss_and_gradients call.
@@ -61,6 +65,7 @@ class ReferenceModel {
   std::size_t index(std::size_t block, ParamKind kind) const;
 
   ModelShape shape_;
+  bool bf16_gemm_ = false;
   // Indexed by index(block, kind); each parameter's optimizer state, made by its first step.
   std::vector<std::vector<T>> params_, grads_;
   std::vector<std::vector<std::vector<T>>> states_;
@@ -94,6 +99,9 @@ class ReferenceTrainer {
   std::size_t steps_done() const { return steps_done_; }
   double last_gradient_norm() const { return last_gradient_norm_; }  // of the last train_step
   const ReferenceModel<T>& student() const { return student_; }
+  // train.precision bf16: the student's GEMMs round their operands (the teacher's, the task's
+  // data pipeline, do not).
+  void round_gemm_operands_to_bf16() { student_.round_gemm_operands_to_bf16(); }
 
  private:
   TaskSeeds seeds_;

@@ -10,11 +10,11 @@
 //   cublas        cuBLAS's cublasGemmEx, bf16 in, float compute: a CUDA build's tensor cores
 //   float_panels  A and B widened to float, then the BLAS's sgemm: every backend; what
 //                 Debian's OpenBLAS 0.3.21 offers (its build has no sbgemm)
-// Scratch (float_panels' panels, a cuBLAS handle) is made when the GEMM is, for operands up to
-// its m x n x k, so running it allocates nothing (oneDNN makes a primitive per shape the first
-// time it sees it).
+// Scratch (float_panels' panels, a cuBLAS handle) is made when the GEMM is, for operands of up
+// to its element counts, so running it allocates nothing (oneDNN makes a primitive per shape the
+// first time it sees it). The executors' GEMMs run it in a bf16 run (exec/real_executor.hpp).
 //
-//     LocalGemmBf16 gemm(Bf16GemmRoute::onednn, m, n, k);
+//     LocalGemmBf16 gemm(Bf16GemmRoute::onednn, m * k, k * n);
 //     gemm.run(space, a, b, 0.0f, c);                          // c = a b
 //     gemm.run(space, true, false, 1.0f, a, b, 1.0f, c);       // c += a^T b
 #include <cstddef>
@@ -31,20 +31,23 @@ constexpr Bf16GemmRoute kBf16GemmRoutes[] = {Bf16GemmRoute::onednn, Bf16GemmRout
                                              Bf16GemmRoute::float_panels};
 
 const char* bf16_route_name(Bf16GemmRoute route);
+// The first route of kBf16GemmRoutes this build runs (float_panels at the latest).
+Bf16GemmRoute fastest_bf16_route();
 // Whether this build can run `route` (onednn: built with oneDNN, host memory; cublas: a CUDA
 // build with KokkosKernels' cuBLAS).
 bool bf16_route_available(Bf16GemmRoute route);
 
 class LocalGemmBf16 {
  public:
-  // UserError when this build cannot run `route`.
-  LocalGemmBf16(Bf16GemmRoute route, std::size_t m, std::size_t n, std::size_t k);
+  // For operands a and b of up to a_elements and b_elements; UserError when this build cannot
+  // run `route`.
+  LocalGemmBf16(Bf16GemmRoute route, std::size_t a_elements, std::size_t b_elements);
   ~LocalGemmBf16();
   LocalGemmBf16(const LocalGemmBf16&) = delete;
   LocalGemmBf16& operator=(const LocalGemmBf16&) = delete;
 
-  // c (m x n) = alpha op(a) op(b) + beta c, beta 0 or 1; op(a) m x k, op(b) k x n within the
-  // sizes made for. Queued on `space` (cublas, float_panels) or done on return (onednn).
+  // c (m x n) = alpha op(a) op(b) + beta c; op(a) m x k, op(b) k x n, each within the
+  // elements made for. Queued on `space` (cublas, float_panels) or done on return (onednn).
   void run(const ExecSpace& space, bool transpose_a, bool transpose_b, float alpha,
            const Matrix<bfloat16>& a, const Matrix<bfloat16>& b, float beta,
            const Matrix<float>& c);
@@ -59,8 +62,8 @@ class LocalGemmBf16 {
   struct OneDnn;  // oneDNN's engine, stream and primitives: its headers stay in the .cpp
   struct CuBlas;  // a cuBLAS handle
   Bf16GemmRoute route_;
-  std::size_t m_, n_, k_;
-  Matrix<float> a_, b_;  // float_panels: the widened operands (m x k and k x n elements)
+  std::size_t a_elements_, b_elements_;
+  Kokkos::View<float*, MemSpace> a_, b_;  // float_panels: the widened operands
   std::unique_ptr<OneDnn> onednn_;
   std::unique_ptr<CuBlas> cublas_;
 };

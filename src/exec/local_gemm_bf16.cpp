@@ -1,4 +1,4 @@
-#include "gemm/local_gemm_bf16.hpp"
+#include "exec/local_gemm_bf16.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -55,11 +55,18 @@ bool bf16_route_available(Bf16GemmRoute route) {
   }
 }
 
+Bf16GemmRoute fastest_bf16_route() {
+  for (const Bf16GemmRoute route : kBf16GemmRoutes)
+    if (bf16_route_available(route)) return route;
+  return Bf16GemmRoute::float_panels;
+}
+
 #ifdef MESHSLICE_HAVE_ONEDNN
 // A matmul primitive per shape, transposes, alpha and beta, made the first time it is asked for
 // (making one takes far longer than a small GEMM).
 struct LocalGemmBf16::OneDnn {
-  using Key = std::tuple<std::size_t, std::size_t, std::size_t, bool, bool, std::uint32_t, bool>;
+  using Key =
+      std::tuple<std::size_t, std::size_t, std::size_t, bool, bool, std::uint32_t, std::uint32_t>;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::map<Key, dnnl::matmul> primitives;
@@ -71,19 +78,23 @@ struct LocalGemmBf16::OneDnn {
     return {{r, c}, type, transposed ? dnnl::memory::dims{1, r} : dnnl::memory::dims{c, 1}};
   }
 
+  static std::uint32_t bits(float x) {
+    std::uint32_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+  }
+
   dnnl::matmul& primitive(std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb,
-                          float alpha, bool accumulate) {
-    std::uint32_t alpha_bits;
-    std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
-    const Key key{m, n, k, ta, tb, alpha_bits, accumulate};
+                          float alpha, float beta) {
+    const Key key{m, n, k, ta, tb, bits(alpha), bits(beta)};
     auto at = primitives.find(key);
     if (at != primitives.end()) return at->second;
     using dt = dnnl::memory::data_type;
     dnnl::primitive_attr attr;
     if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (accumulate) {
+    if (beta != 0.0f) {  // dst = alpha a b + beta dst
       dnnl::post_ops sum;
-      sum.append_sum(1.0f);
+      sum.append_sum(beta);
       attr.set_post_ops(sum);
     }
     const dnnl::matmul::desc desc(matrix(m, k, ta, dt::bf16), matrix(k, n, tb, dt::bf16),
@@ -93,13 +104,13 @@ struct LocalGemmBf16::OneDnn {
   }
 
   void run(bool ta, bool tb, float alpha, const Matrix<bfloat16>& a, const Matrix<bfloat16>& b,
-           bool accumulate, const Matrix<float>& c) {
+           float beta, const Matrix<float>& c) {
     using dt = dnnl::memory::data_type;
     const std::size_t m = c.extent(0), n = c.extent(1), k = op_cols(a, ta);
     dnnl::memory am(matrix(m, k, ta, dt::bf16), engine, a.data());
     dnnl::memory bm(matrix(k, n, tb, dt::bf16), engine, b.data());
     dnnl::memory cm(matrix(m, n, false, dt::f32), engine, c.data());
-    primitive(m, n, k, ta, tb, alpha, accumulate)
+    primitive(m, n, k, ta, tb, alpha, beta)
         .execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     stream.wait();
   }
@@ -136,15 +147,15 @@ struct LocalGemmBf16::CuBlas {
 struct LocalGemmBf16::CuBlas {};
 #endif
 
-LocalGemmBf16::LocalGemmBf16(Bf16GemmRoute route, std::size_t m, std::size_t n, std::size_t k)
-    : route_(route), m_(m), n_(n), k_(k) {
+LocalGemmBf16::LocalGemmBf16(Bf16GemmRoute route, std::size_t a_elements, std::size_t b_elements)
+    : route_(route), a_elements_(a_elements), b_elements_(b_elements) {
   require(bf16_route_available(route), "the bf16 GEMM route ", bf16_route_name(route),
           " is not in this build (onednn: a CPU build with oneDNN, Debian's libdnnl-dev, found "
           "at configure time; cublas: a CUDA build); float_panels runs in every build");
   switch (route) {
     case Bf16GemmRoute::float_panels:
-      a_ = Matrix<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_a"), m, k);
-      b_ = Matrix<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_b"), k, n);
+      a_ = decltype(a_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_a"), a_elements);
+      b_ = decltype(b_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_b"), b_elements);
       break;
     case Bf16GemmRoute::onednn: onednn_ = std::make_unique<OneDnn>(); break;
     case Bf16GemmRoute::cublas: cublas_ = std::make_unique<CuBlas>(); break;
@@ -159,9 +170,9 @@ void LocalGemmBf16::run(const ExecSpace& space, bool transpose_a, bool transpose
   const std::size_t m = op_rows(a, transpose_a), k = op_cols(a, transpose_a);
   const std::size_t n = op_cols(b, transpose_b);
   MESHSLICE_ASSERT(op_rows(b, transpose_b) == k && c.extent(0) == m && c.extent(1) == n &&
-                       m <= m_ && n <= n_ && k <= k_ && (beta == 0.0f || beta == 1.0f),
-                   "LocalGemmBf16: ", m, " x ", n, " x ", k, " (beta ", beta,
-                   ") does not fit a GEMM made for ", m_, " x ", n_, " x ", k_);
+                       elements(a) <= a_elements_ && elements(b) <= b_elements_,
+                   "LocalGemmBf16: ", m, " x ", n, " x ", k, " does not fit a GEMM made for ",
+                   a_elements_, " and ", b_elements_, " operand elements");
   const char* ta = transpose_a ? "T" : "N";
   const char* tb = transpose_b ? "T" : "N";
   switch (route_) {
@@ -177,7 +188,7 @@ void LocalGemmBf16::run(const ExecSpace& space, bool transpose_a, bool transpose
     case Bf16GemmRoute::onednn:
 #ifdef MESHSLICE_HAVE_ONEDNN
       fence(space, "bf16_gemm: operands written");  // oneDNN reads them on its own threads
-      onednn_->run(transpose_a, transpose_b, alpha, a, b, beta != 0.0f, c);
+      onednn_->run(transpose_a, transpose_b, alpha, a, b, beta, c);
 #endif
       return;
     case Bf16GemmRoute::cublas:

@@ -1,0 +1,101 @@
+// train.precision bf16: a float run whose model GEMMs round their operands to bf16 and sum in
+// float (exec/local_gemm_bf16.hpp) against the serial reference in double that rounds the same
+// operands (reference_kernels.hpp's rounded_to_bf16): they agree to float's accuracy, far closer
+// than to the reference that does not round, so the rounding is where the reference puts it. The
+// synthetic task (the teacher's forward pass, the data, stays float) and a language model with a
+// tied and an untied head (the head's GEMM rounds too), on every mesh family and with dp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "exec/real_executor.hpp"
+#include "lm_reference.hpp"
+#include "model/reference_model.hpp"
+#include "model/trainer.hpp"
+#include "mpi_test_env.hpp"
+#include "reference_check.hpp"
+
+namespace meshslice::testing {
+namespace {
+
+constexpr int kSteps = 8;
+// Step 1 (the same weights on both sides): float against double, far below what bf16's rounding
+// moves (the exact reference is 1e-4 away). Later steps: Adam's first updates are about lr times
+// the gradient's sign, so an operand rounded the other way at a tie (the float run's value and
+// the double reference's differ in the last float bits) moves a weight whose gradient is near 0
+// by lr, and the runs part at bf16's accuracy, not float's; they are held to that.
+constexpr double kFirstStep = 1e-6;
+constexpr double kBf16 = 2e-3;  // 2^-9, bf16's relative rounding
+
+double relative(double got, double want) { return std::abs(got - want) / std::abs(want); }
+
+// One step's loss and gradient norm from the distributed run and the two references.
+struct Losses {
+  double got, got_norm, rounded, rounded_norm, exact;
+};
+
+void expect_close(const Losses& l, int step) {
+  if (step == 1) {
+    EXPECT_LE(relative(l.got, l.rounded), kFirstStep) << "step 1";
+    EXPECT_LE(relative(l.got_norm, l.rounded_norm), 10 * kFirstStep) << "step 1's gradient norm";
+    EXPECT_GE(relative(l.got, l.exact), 100 * relative(l.got, l.rounded))
+        << "bf16 rounding made no difference";
+  }
+  EXPECT_LE(relative(l.got, l.rounded), kBf16) << "step " << step;
+}
+
+TEST(Bf16GemmOperands, SyntheticTaskMatchesTheReferenceThatRoundsAlike) {
+  const ModelShape shape = test_block_shape(4);
+  const OptimizerSettings opt = test_adamw(2, kSteps);
+  const TaskSeeds seeds{11, 12, 13};
+  RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
+  ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+  const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
+  Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, {}, &data_ex);
+  ReferenceTrainer<double> rounded(shape, seeds, opt), exact(shape, seeds, opt);
+  rounded.round_gemm_operands_to_bf16();
+  const std::size_t tokens = shape.tokens() * static_cast<std::size_t>(torus().size(Axis::dp));
+  for (int step = 1; step <= kSteps; ++step) {
+    const auto got = trainer.step();
+    Losses l{got.loss, got.grad_norm, rounded.train_step(tokens), 0, exact.train_step(tokens)};
+    l.rounded_norm = rounded.last_gradient_norm();
+    expect_close(l, step);
+  }
+}
+
+TEST(Bf16GemmOperands, LanguageModelHeadsMatchTheReferenceThatRoundsAlike) {
+  for (const bool tied : {false, true}) {
+    SCOPED_TRACE(tied ? "tied head" : "untied head");
+    if (tied && torus().size(Axis::pp) > 1) continue;  // needs the first and last block together
+    const ModelShape shape = test_lm_shape(8, tied);
+    const OptimizerSettings opt = test_adamw(2, kSteps);
+    const TaskSeeds seeds{11, 12, 13};
+    const TokenDataset dataset;
+    const data::TokenSamples samples = dataset.samples(shape.seq_len);
+    RealExecutor<float> ex(torus(), CommOptions{});
+    ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+    const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
+    Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, {}, nullptr, &samples);
+    ReferenceLm<double> rounded(shape, seeds.student), exact(shape, seeds.student);
+    rounded.blocks().round_gemm_operands_to_bf16();
+    const std::size_t sequences =
+        shape.sequences * static_cast<std::size_t>(torus().size(Axis::dp));
+    std::vector<int> ids, targets;
+    for (int step = 1; step <= kSteps; ++step) {
+      const auto got = trainer.step();
+      global_batch(samples, data::Split::train, static_cast<std::size_t>(step - 1), sequences,
+                   shape.seq_len, ids, targets);
+      Losses l{got.loss, got.grad_norm, rounded.loss_and_gradients(ids, targets), 0,
+               exact.loss_and_gradients(ids, targets)};
+      l.rounded_norm = rounded.step(opt, static_cast<std::size_t>(step));
+      exact.step(opt, static_cast<std::size_t>(step));
+      expect_close(l, step);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshslice::testing
