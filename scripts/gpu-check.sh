@@ -27,7 +27,9 @@
 #   4. the laptop language-model deck (inputs/train/laptop-lm.yaml, 2 ranks, 300 steps) on the
 #      GPU, to set beside the same command on 2 CPU cores;
 #   5. meshslice-bench at 8192 x 8192 x 2048 on 1x2: MeshSlice against Collective and the share
-#      of communication hidden (hidden_comm_fraction).
+#      of communication hidden (hidden_comm_fraction);
+#   6. the bf16 local GEMM (cublasGemmEx, and bf16 widened to float) against cuBLAS's sgemm at
+#      8192 x 8192 x 4096 (meshslice-bench's local_gemm mode), and in step 1 the bf16 tests.
 # Every figure is a ratio from this one run (the laptop deck's CPU time excepted). A summary at
 # the end repeats each step's figures and failures (the whole output is in
 # /tmp/gpu-check-run.log or -profile.log). Environment:
@@ -66,7 +68,7 @@ summary() {
   sleep 1  # tee's last lines
   cp "$log" "$log.done"
   echo "== gpu-check: summary (the full output: $log)"
-  grep -E "tests passed|tests failed|Failed|^== [a-z0-9]+, [0-9] rank|tokens/s [0-9]+ vs|^-- |busiest step:|^ +[0-9.]+ ms  |step 300/|communication hidden|speed-up|exit [1-9][0-9]* after" \
+  grep -E "tests passed|tests failed|Failed|^== [a-z0-9]+, [0-9] rank|tokens/s [0-9]+ vs|^-- |busiest step:|^ +[0-9.]+ ms  |step 300/|communication hidden|speed-up|  bf16 |exit [1-9][0-9]* after" \
     "$log.done" || true
 }
 budget=${BUDGET_S:-470}
@@ -146,11 +148,14 @@ if [ "${1:-}" = profile ]; then
   exit 0
 fi
 step "fast suite" 25 bash -c "cd '$build' && ctest --output-on-failure -j 8 --timeout 100 -R \
-  '^(unit|train_step_launch_budget|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2)\$'"
+  '^(unit|train_step_launch_budget|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2|bf16_gemm_operands_1_1_1_1|bench_local_gemm)\$'"
 step "training benchmark" 55 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
   STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
 step "kernel times" 25 bash -c "kernel_times h1024-1 1 inputs/train/bench-h1024.yaml \
   --set train.steps=3"
+step "bf16 local GEMM" 10 "$build/bin/meshslice-bench" "$repo/inputs/bench/local-gemm.yaml" \
+  --set local_gemm.M=[8192] --set local_gemm.N=[8192] --set local_gemm.K=[4096] \
+  --out /tmp/gpu-check-local-gemm
 step "laptop language model" 40 bash -c "lm_data && mpiexec -np 2 $MESHSLICE_MPIEXEC_FLAGS '$train' \
   '$repo/inputs/train/laptop-lm.yaml' --set data.prefix=$lm/data/licenses --set train.steps=300 \
   --set train.sample_every=0 --set checkpoint.at_end=false --out $lm/run | \
