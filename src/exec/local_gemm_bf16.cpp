@@ -21,8 +21,10 @@
 namespace meshslice {
 
 namespace {
+#ifdef MESHSLICE_HAVE_ONEDNN
 // oneDNN reads and writes the operands in place: they must be in memory the host can touch.
 constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+#endif
 
 // The logical shape of op(x): x as stored, or its transpose.
 std::size_t op_rows(const Matrix<bfloat16>& x, bool transpose) {
