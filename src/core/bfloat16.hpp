@@ -7,7 +7,8 @@
 //
 //     const bfloat16 h = to_bfloat16(x);          // round to nearest, ties to even
 //     const float y = to_float(h);                // exact
-//     to_bfloat16(space, floats, halves);         // a matrix, as a kernel on `space`
+//     to_float(space, halves, floats);            // a matrix, as a kernel on `space`
+//     to_bfloat16(space, a, a16, b, b16);          // two matrices, in one kernel
 #include <cstdint>
 #include <cstring>
 
@@ -43,7 +44,7 @@ KOKKOS_INLINE_FUNCTION bfloat16 to_bfloat16(float f) {
   return h;
 }
 
-// The same conversions of a whole matrix (shapes equal), one kernel on `space`.
+// The same conversions of whole matrices (shapes equal), one kernel on `space`.
 inline void to_float(const ExecSpace& space, const Matrix<bfloat16>& in, const Matrix<float>& out) {
   const bfloat16* from = in.data();
   float* to = out.data();
@@ -51,13 +52,20 @@ inline void to_float(const ExecSpace& space, const Matrix<bfloat16>& in, const M
       "to_float", Kokkos::RangePolicy<ExecSpace>(space, 0, elements(in)),
       KOKKOS_LAMBDA(std::size_t i) { to[i] = to_float(from[i]); });
 }
-inline void to_bfloat16(const ExecSpace& space, const Matrix<float>& in,
-                        const Matrix<bfloat16>& out) {
-  const float* from = in.data();
-  bfloat16* to = out.data();
+// A GEMM's two operands at once: one launch instead of two.
+inline void to_bfloat16(const ExecSpace& space, const Matrix<float>& a, const Matrix<bfloat16>& a16,
+                        const Matrix<float>& b, const Matrix<bfloat16>& b16) {
+  const float *from_a = a.data(), *from_b = b.data();
+  bfloat16 *to_a = a16.data(), *to_b = b16.data();
+  const std::size_t na = elements(a);
   Kokkos::parallel_for(
-      "to_bfloat16", Kokkos::RangePolicy<ExecSpace>(space, 0, elements(in)),
-      KOKKOS_LAMBDA(std::size_t i) { to[i] = to_bfloat16(from[i]); });
+      "to_bfloat16", Kokkos::RangePolicy<ExecSpace>(space, 0, na + elements(b)),
+      KOKKOS_LAMBDA(std::size_t i) {
+        if (i < na)
+          to_a[i] = to_bfloat16(from_a[i]);
+        else
+          to_b[i - na] = to_bfloat16(from_b[i - na]);
+      });
 }
 
 }  // namespace meshslice

@@ -2,7 +2,8 @@
 // What a stretch of the program asked of its device, counted through Kokkos tools callbacks the
 // app installs itself (no tools library needed): kernel launches (parallel_for, _reduce and
 // _scan), BLAS calls (KokkosBlas::gemm, seen as the profiling region KokkosKernels opens around
-// every call; kernels launched inside one count as the call), fences, and deep copies, of which
+// every call, and the bf16 local GEMM's meshslice::bf16_gemm[route] region; kernels launched
+// inside one count as the call), fences, and deep copies, of which
 // those between host and device memory. On a GPU each launch and fence costs microseconds of
 // latency whatever the kernel's size, so a training step's counts are a budget (tests hold it).
 // Each is also timed, from its begin to its end on the host: on a CPU (and on a GPU with

@@ -150,7 +150,10 @@ struct LocalGemmBf16::CuBlas {};
 #endif
 
 LocalGemmBf16::LocalGemmBf16(Bf16GemmRoute route, std::size_t a_elements, std::size_t b_elements)
-    : route_(route), a_elements_(a_elements), b_elements_(b_elements) {
+    : route_(route),
+      region_name_(concat("meshslice::bf16_gemm[", bf16_route_name(route), "]")),
+      a_elements_(a_elements),
+      b_elements_(b_elements) {
   require(bf16_route_available(route), "the bf16 GEMM route ", bf16_route_name(route),
           " is not in this build (onednn: a CPU build with oneDNN, Debian's libdnnl-dev, found "
           "at configure time; cublas: a CUDA build); float_panels runs in every build");
@@ -177,6 +180,8 @@ void LocalGemmBf16::run(const ExecSpace& space, bool transpose_a, bool transpose
                    a_elements_, " and ", b_elements_, " operand elements");
   const char* ta = transpose_a ? "T" : "N";
   const char* tb = transpose_b ? "T" : "N";
+  // One BLAS call to the device-work counter (core/device_work_counter.hpp), whatever the route.
+  const ProfilingRegion region(region_name_);
   switch (route_) {
     case Bf16GemmRoute::float_panels: {
       // The panels as the operands are stored (a transposed one stays transposed).

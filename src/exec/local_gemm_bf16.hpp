@@ -19,6 +19,7 @@
 //     gemm.run(space, true, false, 1.0f, a, b, 1.0f, c);       // c += a^T b
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "core/bfloat16.hpp"
 #include "core/kokkos_types.hpp"
@@ -62,6 +63,7 @@ class LocalGemmBf16 {
   struct OneDnn;  // oneDNN's engine, stream and primitives: its headers stay in the .cpp
   struct CuBlas;  // a cuBLAS handle
   Bf16GemmRoute route_;
+  std::string region_name_;  // "meshslice::bf16_gemm[onednn]": a BLAS call to the counters
   std::size_t a_elements_, b_elements_;
   Kokkos::View<float*, MemSpace> a_, b_;  // float_panels: the widened operands
   std::unique_ptr<OneDnn> onednn_;

@@ -235,10 +235,7 @@ std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(con
   }
   const Matrix<bfloat16> a16(bf16_a_.data(), a.extent(0), a.extent(1));
   const Matrix<bfloat16> b16(bf16_b_.data(), b.extent(0), b.extent(1));
-  if constexpr (std::is_same_v<T, float>) {
-    to_bfloat16(compute_, a, a16);
-    to_bfloat16(compute_, b, b16);
-  }
+  if constexpr (std::is_same_v<T, float>) to_bfloat16(compute_, a, a16, b, b16);
   return {a16, b16};
 }
 

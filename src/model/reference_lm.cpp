@@ -102,8 +102,14 @@ typename ReferenceLm<T>::Forward ReferenceLm<T>::forward(const std::vector<int>&
   f.logits.assign(n * vocab, T(0));
   const bool bf16 = blocks_.rounds_gemm_operands();
   if (s.tied_head) {  // logits = h E^T
-    const std::vector<T> table = bf16 ? reference::rounded_to_bf16(params_[0]) : params_[0];
-    const std::vector<T> h = bf16 ? reference::rounded_to_bf16(f.h) : f.h;
+    // bf16: the operands as the distributed GEMM reads them (copies only then).
+    std::vector<T> table_bf16, h_bf16;
+    if (bf16) {
+      table_bf16 = reference::rounded_to_bf16(params_[0]);
+      h_bf16 = reference::rounded_to_bf16(f.h);
+    }
+    const std::vector<T>& table = bf16 ? table_bf16 : params_[0];
+    const std::vector<T>& h = bf16 ? h_bf16 : f.h;
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t v = 0; v < vocab; ++v) {
         T sum = 0;
@@ -156,10 +162,16 @@ T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids, const std::vec
   std::vector<T> dh(n * hidden, T(0));
   std::vector<T>& dtable = grads_[0];
   const bool bf16 = blocks_.rounds_gemm_operands();
-  if (s.tied_head) {  // dh = dlogits E, dE += dlogits^T h
-    const std::vector<T> table = bf16 ? reference::rounded_to_bf16(params_[0]) : params_[0];
-    const std::vector<T> h = bf16 ? reference::rounded_to_bf16(f.h) : f.h;
-    const std::vector<T> dlogits = bf16 ? reference::rounded_to_bf16(f.dlogits) : f.dlogits;
+  if (s.tied_head) {                                  // dh = dlogits E, dE += dlogits^T h
+    std::vector<T> table_bf16, h_bf16, dlogits_bf16;  // bf16: as above
+    if (bf16) {
+      table_bf16 = reference::rounded_to_bf16(params_[0]);
+      h_bf16 = reference::rounded_to_bf16(f.h);
+      dlogits_bf16 = reference::rounded_to_bf16(f.dlogits);
+    }
+    const std::vector<T>& table = bf16 ? table_bf16 : params_[0];
+    const std::vector<T>& h = bf16 ? h_bf16 : f.h;
+    const std::vector<T>& dlogits = bf16 ? dlogits_bf16 : f.dlogits;
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t v = 0; v < vocab; ++v) {
         const T g = dlogits[t * vocab + v];
