@@ -32,7 +32,7 @@ struct ExportedTensor {
 };
 std::vector<ExportedTensor> llama_tensors(const ModelShape& shape);
 
-// config.json for LlamaForCausalLM; torch_dtype "float32" or "float64".
+// config.json for LlamaForCausalLM; torch_dtype "float32", "float64" or "bfloat16".
 json::Value llama_config(const ModelShape& shape, const std::string& torch_dtype);
 
 }  // namespace meshslice::exportapp

@@ -13,6 +13,7 @@
 #include "checkpoint/checkpoint_reader.hpp"
 #include "checkpoint/safetensors.hpp"
 #include "core/app.hpp"
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
@@ -33,7 +34,8 @@ const char* const kHelp =
     "OUT/checkpoints/latest of a meshslice-train run) as Hugging Face transformers reads a\n"
     "Llama: OUT/config.json (LlamaForCausalLM: sizes, heads and key-value heads, rms_norm_eps,\n"
     "rope_theta, tie_word_embeddings) and OUT/model.safetensors (transformers' tensor names,\n"
-    "projections as out x in), in the checkpoint's precision (float32 or float64). Load it with\n"
+    "projections as out x in), in the checkpoint's precision (float32, float64 or bfloat16). Load "
+    "it with\n"
     "    transformers.LlamaForCausalLM.from_pretrained(OUT)\n"
     "The model must be Llama's: a language model (train.task = lm) with model.mlp = swiglu and\n"
     "model.rope = true; any model.kv_heads and model.tied_head. Its token ids are "
@@ -84,7 +86,7 @@ void append_tensor(const CheckpointTensor& from, const ExportedTensor& t, std::s
   std::vector<Out> values(out_rows * out_cols);
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < t.cols; ++c) {
-      const Out v = static_cast<Out>(from.values[r * cols + t.col0 + c]);
+      const Out v = element_cast<Out>(from.values[r * cols + t.col0 + c]);
       values[t.transposed ? c * rows + r : r * t.cols + c] = v;
     }
   data.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(Out));
@@ -95,18 +97,23 @@ int export_checkpoint(const Arguments& a) {
   const ModelShape shape = recorded_model_shape(a.checkpoint, checkpoint.model);
   const std::string why = llama_incompatibility(shape);
   require(why.empty(), "checkpoint ", a.checkpoint, " cannot be exported as a Llama: ", why);
-  const bool doubles = checkpoint.precision == "double";
+  // The checkpoint's precision: a bf16 run's model file holds BF16 (its master weights stay in
+  // the checkpoint), exported as such.
+  const std::string& precision = checkpoint.precision;
+  const char* dtype = precision == "double" ? "F64" : precision == "bf16" ? "BF16" : "F32";
   std::vector<SafetensorsTensor> tensors;
   std::string data;
   for (const ExportedTensor& t : llama_tensors(shape)) {
     const CheckpointTensor& from = checkpoint.tensor(t.source);
-    SafetensorsTensor out{t.name, doubles ? "F64" : "F32", {}};
+    SafetensorsTensor out{t.name, dtype, {}};
     // Dimension by dimension (GCC 12 warns, wrongly, of a null copy from a braced list here).
     if (!t.vector) out.shape.push_back(t.transposed ? t.cols : from.rows());
     out.shape.push_back(t.transposed ? from.rows() : t.cols);
     tensors.push_back(out);
-    if (doubles)
+    if (precision == "double")
       append_tensor<double>(from, t, data);
+    else if (precision == "bf16")
+      append_tensor<bfloat16>(from, t, data);
     else
       append_tensor<float>(from, t, data);
   }
@@ -117,8 +124,11 @@ int export_checkpoint(const Arguments& a) {
   std::filesystem::create_directories(a.out, ec);
   require(!ec, "cannot create the output folder ", a.out, ": ", ec.message());
   write_output_file(a.out + "/model.safetensors", layout.prefix + data);
-  write_output_file(a.out + "/config.json",
-                    llama_config(shape, doubles ? "float64" : "float32").dump(2) + "\n");
+  write_output_file(a.out + "/config.json", llama_config(shape, precision == "double" ? "float64"
+                                                                : precision == "bf16" ? "bfloat16"
+                                                                                      : "float32")
+                                                    .dump(2) +
+                                                "\n");
   std::cout << kApp << ": " << a.checkpoint << " (step " << checkpoint.step << ", "
             << checkpoint.precision << "): a Llama of " << shape.blocks << " layers, hidden "
             << shape.hidden << ", " << shape.heads << " heads, " << shape.kv()

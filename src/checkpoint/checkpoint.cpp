@@ -30,6 +30,7 @@ const char* const kModelFile = kCheckpointModelFile;
 const char* const kOptimizerFile = "optimizer.safetensors";
 const char* const kTrainerFile = kCheckpointTrainerFile;
 const char* const kFormat = "meshslice checkpoint";
+const char* const kMasterSuffix = ".master";
 
 int rank_of(MPI_Comm comm) {
   int rank = 0;
@@ -97,16 +98,21 @@ Held<T> shard_of(const Parameter<T>& p, const Matrix<T>& data, std::size_t first
   return held_part(data, p.layout, p.global, p.value.extent(0), p.value.extent(1), first);
 }
 
-// What one file holds: (name, global shape) in file order, and this rank's part of each.
+// What one file holds: (name, global shape) in file order, this rank's part of each, and the
+// dtype the file stores them in (T's own, or BF16 for a bf16 run's model).
 template <class T>
 struct FileContents {
   std::vector<std::pair<std::string, ParamShape>> tensors;
   std::vector<Held<T>> held;
+  const char* dtype = dtype_for_bytes(sizeof(T));
 };
 
+// The parameters, in BF16 when `bf16` (a bf16 run's: what a reader of the model runs), in T
+// otherwise.
 template <class T>
-FileContents<T> model_contents(const Torus& torus, const ParameterSet<T>& params) {
+FileContents<T> model_contents(const Torus& torus, const ParameterSet<T>& params, bool bf16) {
   FileContents<T> out;
+  if (bf16) out.dtype = "BF16";
   out.tensors = params.model_tensors();
   const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
   for (const auto& [name, shape] : out.tensors) {
@@ -120,13 +126,24 @@ FileContents<T> model_contents(const Torus& torus, const ParameterSet<T>& params
   return out;
 }
 
+// The optimizer's state under its parameters' names; with `masters`, each parameter's own values
+// first (".master": a bf16 run's model file rounds them, so the exact ones resume from here).
 template <class T>
 FileContents<T> optimizer_contents(const Torus& torus, const ParameterSet<T>& params,
-                                   const Optimizer<T>& optimizer) {
+                                   const Optimizer<T>& optimizer, bool masters) {
   FileContents<T> out;
   const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
   const bool chip0 = replica == 0 && row == 0 && torus.coord(Axis::col) == 0;
   for (const auto& [name, shape] : params.model_tensors()) {
+    if (masters) {
+      out.tensors.emplace_back(name + kMasterSuffix, shape);
+      Held<T> h;
+      if (const Parameter<T>* p = params.find(name)) {
+        h = shard_of(*p, p->value, 0);
+        h.writes = p->value_counts(replica, row);
+      }
+      out.held.push_back(h);
+    }
     const std::vector<OptimizerState> states =
         optimizer_states(optimizer.kind(), shape.rows, shape.cols);
     for (std::size_t s = 0; s < states.size(); ++s) {
@@ -154,7 +171,7 @@ template <class T>
 SafetensorsLayout file_layout(const FileContents<T>& contents, std::size_t step) {
   std::vector<SafetensorsTensor> tensors;
   for (const auto& [name, shape] : contents.tensors)
-    tensors.push_back({name, dtype_for_bytes(sizeof(T)), {shape.rows, shape.cols}});
+    tensors.push_back({name, contents.dtype, {shape.rows, shape.cols}});
   return safetensors_layout(std::move(tensors),
                             {{"format", "meshslice"}, {"step", std::to_string(step)}});
 }
@@ -173,15 +190,19 @@ std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_
     }
     const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.data);
     out.write(i, h.runs(), [&](const std::vector<ShardRun>& part, void* to) {
-      stage(part, host.data(), static_cast<T*>(to));
+      if (contents.dtype == std::string("BF16"))
+        stage(part, host.data(), static_cast<bfloat16*>(to));
+      else
+        stage(part, host.data(), static_cast<T*>(to));
     });
   }
   const std::uint32_t crc = out.finish();
   return {crc, out.layout().file_bytes};
 }
 
-// Reads each tensor of `contents` into what this rank holds of it (F: the file's scalar).
-template <class T, class F>
+// Reads each tensor of `contents` into what this rank holds of it, from the file's dtype
+// (F32, F64 or BF16, whatever this run's T).
+template <class T>
 void read_tensors(TensorFileReader& in, const FileContents<T>& contents) {
   for (std::size_t i = 0; i < contents.held.size(); ++i) {
     const Held<T>& h = contents.held[i];
@@ -193,7 +214,12 @@ void read_tensors(TensorFileReader& in, const FileContents<T>& contents) {
     }
     const auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), h.data);
     in.read(index, h.runs(), [&](const std::vector<ShardRun>& part, const void* from) {
-      unstage(part, static_cast<const F*>(from), host.data());
+      if (t->dtype == "F64")
+        unstage(part, static_cast<const double*>(from), host.data());
+      else if (t->dtype == "BF16")
+        unstage(part, static_cast<const bfloat16*>(from), host.data());
+      else
+        unstage(part, static_cast<const float*>(from), host.data());
     });
     Kokkos::deep_copy(h.data, host);
   }
@@ -212,11 +238,7 @@ void read_file(const std::string& path, MPI_Comm comm, const FileContents<T>& co
   }
   require(layout.tensors.size() == contents.tensors.size(), path, " holds ", layout.tensors.size(),
           " tensors, this model ", contents.tensors.size());
-  const bool doubles = !layout.tensors.empty() && layout.tensors.front().dtype == "F64";
-  if (doubles)
-    read_tensors<T, double>(in, contents);
-  else
-    read_tensors<T, float>(in, contents);
+  read_tensors(in, contents);
   const std::uint32_t crc = in.finish();
   const std::string recorded = record.at("crc32").as_string();
   require(crc32_hex(crc) == recorded, path, " fails its CRC-32 check (trainer.json records ",
@@ -235,6 +257,8 @@ std::string trainer_json(
   root.set("learning_rate", f.lr);
   root.set("next_train_input_stream", train_input_stream(f.step));
   root.set("precision", f.precision);
+  // A bf16 run's model file holds its parameters rounded; the optimizer's file the exact ones.
+  if (f.precision == "bf16") root.set("master_weights", kOptimizerFile);
   root.set("model", f.model);
   root.set("optimizer", optimizer_name(f.optimizer));
   json::Value seeds = json::Value::object();
@@ -375,10 +399,12 @@ std::string save_checkpoint(const std::string& dir, std::size_t keep, const Toru
       throw std::runtime_error(concat("cannot make ", partial.string(), ": ", error.message()));
   });
   std::map<std::string, std::pair<std::uint32_t, std::uint64_t>> files;
-  files[kModelFile] =
-      write_file((partial / kModelFile).string(), comm, model_contents(torus, params), facts.step);
-  files[kOptimizerFile] = write_file((partial / kOptimizerFile).string(), comm,
-                                     optimizer_contents(torus, params, optimizer), facts.step);
+  const bool bf16 = facts.precision == "bf16";
+  files[kModelFile] = write_file((partial / kModelFile).string(), comm,
+                                 model_contents(torus, params, bf16), facts.step);
+  files[kOptimizerFile] =
+      write_file((partial / kOptimizerFile).string(), comm,
+                 optimizer_contents(torus, params, optimizer, bf16), facts.step);
   on_rank_zero(comm, [&] {
     write_output_file((partial / kTrainerFile).string(), trainer_json(facts, files));
     const fs::path old = fs::path(dir) / (checkpoint_name(facts.step) + ".old");
@@ -460,10 +486,13 @@ CheckpointFacts load_checkpoint(const std::string& path, const Torus& torus,
     log_info("checkpoint ", path, " was saved with train.precision = ", saved.precision,
              "; read into this run's ", run.precision);
   const json::Value& files = root.at("files");
-  read_file((fs::path(path) / kModelFile).string(), comm, model_contents(torus, params),
+  // The model file first: where the optimizer's file holds master weights, they replace its
+  // rounded values.
+  const bool masters = root.find("master_weights") != nullptr;
+  read_file((fs::path(path) / kModelFile).string(), comm, model_contents(torus, params, false),
             files.at(kModelFile));
   read_file((fs::path(path) / kOptimizerFile).string(), comm,
-            optimizer_contents(torus, params, optimizer), files.at(kOptimizerFile));
+            optimizer_contents(torus, params, optimizer, masters), files.at(kOptimizerFile));
   return saved;
 }
 

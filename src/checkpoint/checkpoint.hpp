@@ -1,7 +1,10 @@
 #pragma once
 // Training state that outlives the job. A checkpoint is a directory DIR/step-NNNNNNN holding
-//   model.safetensors      every parameter as its global tensor ("blocks.3.ff1.weight")
-//   optimizer.safetensors  the optimizer's state under the parameters' names (".exp_avg", ...)
+//   model.safetensors      every parameter as its global tensor ("blocks.3.ff1.weight"), in
+//                          the run's float or double, or BF16 in a bf16 run
+//   optimizer.safetensors  the optimizer's state under the parameters' names (".exp_avg", ...),
+//                          and in a bf16 run the fp32 master weights (".master"), which a
+//                          resume reads in place of the model file's rounded values
 //   trainer.json           the step, the schedule's position, the task's seeds, the model's
 //                          shape, the precision, the resolved deck, the build, each file's
 //                          size and CRC-32
@@ -53,7 +56,7 @@ struct DataStream {
 struct CheckpointFacts {
   std::size_t step = 0;     // steps done: the next step (and its data) is step + 1
   json::Value model;        // the model's shape, as the model records it
-  std::string precision;    // train.precision: "float", "double" or "bf16" (float tensors)
+  std::string precision;    // train.precision: "float", "double" or "bf16"
   OptimizerKind optimizer;  // the table's first: AdamW
   TaskSeeds seeds;
   DataStream data;

@@ -7,6 +7,7 @@
 
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors.hpp"
+#include "core/bfloat16.hpp"
 #include "core/crc32.hpp"
 #include "core/errors.hpp"
 #include "core/json.hpp"
@@ -72,6 +73,10 @@ SerialCheckpoint read_checkpoint_serially(const std::string& path) {
     for (std::size_t i = 0; i < out.values.size(); ++i) {
       if (t.dtype == "F64") {
         std::memcpy(&out.values[i], data + 8 * i, 8);
+      } else if (t.dtype == "BF16") {
+        bfloat16 value;
+        std::memcpy(&value.bits, data + 2 * i, 2);
+        out.values[i] = to_float(value);
       } else {
         float value = 0;
         std::memcpy(&value, data + 4 * i, 4);

@@ -18,14 +18,14 @@ namespace meshslice {
 
 struct CheckpointTensor {
   std::vector<std::uint64_t> shape;  // two dimensions: rows x cols (a gain 1 x H)
-  std::vector<double> values;        // row-major; F32 and F64 alike, exactly
+  std::vector<double> values;        // row-major; F32, F64 and BF16 alike, exactly
   std::size_t rows() const { return static_cast<std::size_t>(shape.at(0)); }
   std::size_t cols() const { return static_cast<std::size_t>(shape.at(1)); }
 };
 
 struct SerialCheckpoint {
   json::Value model;      // the model's shape as recorded (model/model_shape_record.hpp reads it)
-  std::string precision;  // train.precision: "float", "double" or "bf16" (float tensors)
+  std::string precision;  // train.precision: "float", "double" or "bf16" (BF16 tensors)
   std::size_t step = 0;
   std::map<std::string, CheckpointTensor> tensors;  // by name ("blocks.3.ff1.weight")
   // UserError naming the checkpoint when it lacks `name`.

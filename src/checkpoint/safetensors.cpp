@@ -30,6 +30,7 @@ const SafetensorsTensor* SafetensorsLayout::find(const std::string& name) const 
 std::size_t dtype_bytes(const std::string& dtype) {
   if (dtype == "F32") return 4;
   if (dtype == "F64") return 8;
+  if (dtype == "BF16") return 2;
   return 0;
 }
 
@@ -89,7 +90,8 @@ SafetensorsLayout parse_safetensors_header(const std::string& header, std::uint6
       t.name = name;
       t.dtype = entry.at("dtype").as_string();
       if (dtype_bytes(t.dtype) == 0)
-        invalid(concat("tensor ", name, " has dtype ", t.dtype, "; meshslice reads F32 and F64"));
+        invalid(
+            concat("tensor ", name, " has dtype ", t.dtype, "; meshslice reads F32, F64 and BF16"));
       for (const json::Value& d : entry.at("shape").items()) t.shape.push_back(d.as_uint());
       const auto& offsets = entry.at("data_offsets").items();
       if (offsets.size() != 2) invalid(concat("tensor ", name, ": data_offsets needs 2 numbers"));

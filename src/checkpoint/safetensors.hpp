@@ -33,7 +33,7 @@ struct SafetensorsLayout {
   const SafetensorsTensor* find(const std::string& name) const;
 };
 
-// Bytes of one element of `dtype`: 4 for F32, 8 for F64; 0 for any other.
+// Bytes of one element of `dtype`: 4 for F32, 8 for F64, 2 for BF16; 0 for any other.
 std::size_t dtype_bytes(const std::string& dtype);
 // "F32" or "F64" for a scalar of `bytes` bytes.
 const char* dtype_for_bytes(std::size_t bytes);

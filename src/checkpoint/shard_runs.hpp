@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/bfloat16.hpp"
 #include "parameters/parameter_layout.hpp"
 
 namespace meshslice {
@@ -72,13 +73,13 @@ void for_each_element(const std::vector<ShardRun>& runs, Visit&& visit) {
 template <class F, class T>
 void stage(const std::vector<ShardRun>& runs, const T* part, F* out) {
   for_each_element(runs,
-                   [&](std::uint64_t i, std::uint64_t j) { out[i] = static_cast<F>(part[j]); });
+                   [&](std::uint64_t i, std::uint64_t j) { out[i] = element_cast<F>(part[j]); });
 }
 
 template <class F, class T>
 void unstage(const std::vector<ShardRun>& runs, const F* in, T* part) {
   for_each_element(runs,
-                   [&](std::uint64_t i, std::uint64_t j) { part[j] = static_cast<T>(in[i]); });
+                   [&](std::uint64_t i, std::uint64_t j) { part[j] = element_cast<T>(in[i]); });
 }
 
 }  // namespace meshslice

@@ -19,8 +19,10 @@ std::string mpi_reason(int status) {
   return std::string(text, static_cast<std::size_t>(length));
 }
 
-// The file's scalar for a dtype.
+// The file's scalar for a dtype. MPI has no bf16: its elements travel and are written as the
+// 16-bit integers they are laid out as (nothing here reduces them).
 MPI_Datatype mpi_element(const std::string& dtype) {
+  if (dtype == "BF16") return MPI_UINT16_T;
   return dtype == "F64" ? MPI_DOUBLE : MPI_FLOAT;
 }
 

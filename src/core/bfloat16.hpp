@@ -7,10 +7,12 @@
 //
 //     const bfloat16 h = to_bfloat16(x);          // round to nearest, ties to even
 //     const float y = to_float(h);                // exact
+//     const double z = element_cast<double>(h);  // any two of float, double, bfloat16
 //     to_float(space, halves, floats);            // a matrix, as a kernel on `space`
 //     to_bfloat16(space, a, a16, b, b16);          // two matrices, in one kernel
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
@@ -42,6 +44,17 @@ KOKKOS_INLINE_FUNCTION bfloat16 to_bfloat16(float f) {
   bits += 0x7fffu + ((bits >> 16) & 1u);
   h.bits = static_cast<std::uint16_t>(bits >> 16);
   return h;
+}
+
+// One element as another scalar type (float, double or bfloat16): bf16 by way of float.
+template <class To, class From>
+To element_cast(From x) {
+  if constexpr (std::is_same_v<To, bfloat16>)
+    return to_bfloat16(static_cast<float>(x));
+  else if constexpr (std::is_same_v<From, bfloat16>)
+    return static_cast<To>(to_float(x));
+  else
+    return static_cast<To>(x);
 }
 
 // The same conversions of whole matrices (shapes equal), one kernel on `space`.

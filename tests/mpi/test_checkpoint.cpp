@@ -16,8 +16,11 @@
 #include <vector>
 
 #include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_reader.hpp"
 #include "checkpoint/safetensors.hpp"
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
+#include "exec/local_gemm_bf16.hpp"
 #include "exec/real_executor.hpp"
 #include "model/block_layers.hpp"
 #include "model/model_shape_record.hpp"
@@ -113,11 +116,16 @@ struct LayoutRun {
         torus(MPI_COMM_WORLD, l.mesh),
         ex(torus, CommOptions{}),
         trainer(ex, shape, plan_for(l, shape), o, kSeeds, l.step, nullptr, samples) {}
+  // train.precision bf16: the GEMMs round their operands, the checkpoints say bf16.
+  void use_bf16() {
+    ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+    precision = "bf16";
+  }
   CheckpointFacts facts() {
     CheckpointFacts f;
     f.step = trainer.steps_done();
     f.model = model_shape_json(shape);
-    f.precision = sizeof(T) == 8 ? "double" : "float";
+    f.precision = precision;
     f.seeds = kSeeds;
     f.layout = layout.name;
     f.optimizer = trainer.student().optimizer().kind();
@@ -138,6 +146,7 @@ struct LayoutRun {
     trainer.resume_at(saved.step);
   }
   RunLayout layout;
+  std::string precision = sizeof(T) == 8 ? "double" : "float";
   ModelShape shape;
   Torus torus;
   RealExecutor<T> ex;
@@ -295,15 +304,18 @@ TEST(Checkpoint, LionAndAdafactorStateResumesOnAnotherLayout) {
 // 20 steps straight against 10, save, a fresh trainer resuming, 10 more: the same losses,
 // gradient norms and final weights, bit for bit.
 template <class T>
-void expect_bit_identical_resume(const RunLayout& layout) {
+void expect_bit_identical_resume(const RunLayout& layout, bool bf16 = false) {
   TempDir dir;
   LayoutRun<T> straight(layout);
+  if (bf16) straight.use_bf16();
   {
     LayoutRun<T> first(layout);
+    if (bf16) first.use_bf16();
     expect_identical_steps(straight.trainer, first.trainer, 10);
     first.save(dir.path());
   }
   LayoutRun<T> resumed(layout);
+  if (bf16) resumed.use_bf16();
   resumed.load(find_checkpoint("auto", dir.path(), MPI_COMM_WORLD));
   expect_identical_steps(straight.trainer, resumed.trainer, 10);
   EXPECT_EQ(straight.trainer.eval_loss(1), resumed.trainer.eval_loss(1)) << layout.name;
@@ -319,7 +331,51 @@ TEST(Checkpoint, ResumingOnTheSameLayoutIsBitIdentical) {
   for (const RunLayout& layout : {other_layouts()[0], other_layouts()[1]}) {
     expect_bit_identical_resume<float>(layout);
     expect_bit_identical_resume<double>(layout);
+    expect_bit_identical_resume<float>(layout, true);  // bf16: from the fp32 master weights
   }
+}
+
+// A bf16 run's checkpoint: model.safetensors holds its weights rounded to bf16 (what a reader
+// runs), optimizer.safetensors the fp32 master weights, from which a float run resumes exactly
+// on another layout; that run's float checkpoint resumes in bf16 again.
+TEST(Checkpoint, Bf16ModelFileAndFp32MastersResumeInFloatAndBack) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  TempDir dir;
+  LayoutRun<float> bf16_run(kSquare);
+  bf16_run.use_bf16();
+  for (int step = 0; step < 3; ++step) bf16_run.trainer.step();
+  const std::string path = bf16_run.save(dir.path() + "/bf16");
+  const SerialCheckpoint file = read_checkpoint_serially(path);
+  EXPECT_EQ(file.precision, "bf16");
+  std::size_t rounded_apart = 0;
+  for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k) {
+      const std::vector<double> master = bf16_run.trainer.student().gather(b, ParamKind(k));
+      const std::vector<double>& saved = file.tensor(parameter_name(b, ParamKind(k))).values;
+      ASSERT_EQ(saved.size(), master.size());
+      for (std::size_t i = 0; i < master.size(); ++i) {
+        EXPECT_EQ(saved[i], element_cast<double>(to_bfloat16(static_cast<float>(master[i]))));
+        rounded_apart += saved[i] != master[i];
+      }
+    }
+  EXPECT_GT(rounded_apart, 0u) << "the model file's weights are the masters: not BF16";
+
+  LayoutRun<float> float_run(other_layouts()[0]);
+  float_run.load(path);
+  for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      EXPECT_EQ(float_run.trainer.student().gather(b, ParamKind(k)),
+                bf16_run.trainer.student().gather(b, ParamKind(k)))
+          << parameter_name(b, ParamKind(k)) << ": not the fp32 master weights";
+  float_run.trainer.step();
+  const std::string float_path = float_run.save(dir.path() + "/float");
+  LayoutRun<float> back(kSquare);
+  back.use_bf16();
+  back.load(float_path);
+  for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
+    for (int k = 0; k < kParamKinds; ++k)
+      EXPECT_EQ(back.trainer.student().gather(b, ParamKind(k)),
+                float_run.trainer.student().gather(b, ParamKind(k)));
 }
 
 // Float saved, double resumed: the float weights, exactly.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_export_llama.sh OUT EXPORT REFERENCE_LOGITS MPIEXEC... -- TRAIN DECK [ARGS...]: a Llama
 # trained by meshslice runs in Hugging Face transformers. Trains DECK (a SwiGLU language model)
-# for 30 steps in float with its own head and with a tied one, exports each last checkpoint
+# for 30 steps in float with its own head and with a tied one, and in bf16 with its own head
+# (whose checkpoint and export hold BF16 weights), exports each last checkpoint
 # with meshslice-export, and has
 # check_export_llama.py load it with LlamaForCausalLM and compare its logits, loss and greedy
 # continuation of a text with the serial reference's on the same checkpoint
@@ -18,11 +19,13 @@ shift
 rm -rf "$out"
 mkdir -p "$out"
 train=("${launcher[@]}" "$@" --set train.eval_every=30 --set train.sample_every=0)
-for head in untied tied; do
-  tied=false
+runs=(untied tied bf16)
+for head in "${runs[@]}"; do
+  tied=false precision=float
   [ "$head" = tied ] && tied=true
-  "${train[@]}" --set train.steps=30 --set model.tied_head=$tied --out "$out/$head" \
-    >"$out/$head.log" 2>&1 || { cat "$out/$head.log"; fail "training the $head Llama"; }
+  [ "$head" = bf16 ] && precision=bf16
+  "${train[@]}" --set train.steps=30 --set model.tied_head=$tied --set train.precision=$precision \
+    --out "$out/$head" >"$out/$head.log" 2>&1 || { cat "$out/$head.log"; fail "training the $head Llama"; }
   "$export" "$out/$head/checkpoints/latest" "$out/hf-$head" || fail "meshslice-export ($head head)"
   for f in config.json model.safetensors; do [ -s "$out/hf-$head/$f" ] || fail "no $f"; done
 done
@@ -46,10 +49,10 @@ expect_refusal "unknown option '--bogus'" --bogus "$out/untied/checkpoints/lates
 text="The licence of this program grants every user the same freedoms to copy, change and share."
 python=${MESHSLICE_CHECK_TRANSFORMERS_PYTHON:-${MESHSLICE_CHECK_PYTHON:-python3}}
 status=0
-for head in untied tied; do
+for head in "${runs[@]}"; do
   "$reference" "$out/$head/checkpoints/latest" "$text" "$out/reference-$head.json" ||
     fail "the reference's logits ($head head)"
-  echo "--- the $head head"
+  echo "--- the $head Llama"
   "$python" "$(dirname "${BASH_SOURCE[0]}")/check_export_llama.py" "$out/hf-$head" \
     "$out/reference-$head.json"
   status=$?

@@ -26,13 +26,16 @@ def read_safetensors(path):
         length = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(length))
         data = f.read()
-    dtypes = {"F32": "<f4", "F64": "<f8"}
+    dtypes = {"F32": "<f4", "F64": "<f8", "BF16": "<u2"}
     tensors = {}
     for name, t in header.items():
         if name == "__metadata__":
             continue
         begin, end = t["data_offsets"]
-        tensors[name] = np.frombuffer(data[begin:end], dtype=dtypes[t["dtype"]]).reshape(t["shape"])
+        values = np.frombuffer(data[begin:end], dtype=dtypes[t["dtype"]])
+        if t["dtype"] == "BF16":  # numpy has no bfloat16: its bits are a float32's upper half
+            values = (values.astype("<u4") << 16).view("<f4")
+        tensors[name] = values.reshape(t["shape"])
     return header.get("__metadata__", {}), tensors
 
 
