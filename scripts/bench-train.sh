@@ -19,10 +19,14 @@
 #      OpenMP's, OpenBLAS's and MKL's thread counts all set to it (not mpi-env.sh's
 #      OPENBLAS_NUM_THREADS=1, which keeps an OpenBLAS torch on one core whatever
 #      torch.set_num_threads says), the best of the two; on the GPU once, float32 without TF32;
-#      the tokens/s ratio against each, naming its torch, BLAS, attention and threads.
+#      the tokens/s ratio against each, naming its torch, BLAS, attention and threads;
+#   3. each of these for each precision in PRECISIONS: float, and bf16 (meshslice-train's
+#      train.precision bf16 against PyTorch's forward under torch.autocast in bfloat16, each
+#      naming its bf16 GEMM library), and the bf16 step's speed-up over float's for both.
 # Prints the ratios and writes OUT/bench-train.json. Environment: BUILD_DIR (default build), OUT
 # (default out/bench-train), STEPS (default 6: the first of each run is not timed), DECKS
-# (default "teacher lm"), RANKS (default 2), DEVICE (cpu, or cuda for a CUDA build: the PyTorch
+# (default "teacher lm"), RANKS (default 2), PRECISIONS (default "float bf16"), DEVICE (cpu,
+# or cuda for a CUDA build: the PyTorch
 # peers run on the GPU, TORCH_PYTHON defaults to the python3 on PATH), TORCH_PYTHON,
 # TORCH2_PYTHON (empty: skip that peer), TRAIN_ARGS (more meshslice-train arguments, e.g.
 # "--set plan.attention=blas_blocks").
@@ -34,6 +38,7 @@ out=${OUT:-$repo/out/bench-train}
 steps=${STEPS:-6}
 decks=${DECKS:-teacher lm}
 rank_counts=${RANKS:-2}
+precisions=${PRECISIONS:-float bf16}
 device=${DEVICE:-cpu}
 case $device in
   cpu) default_python=/usr/bin/python3; peer_threads=(1 2) ;;
@@ -71,26 +76,29 @@ for name in $decks; do
     h4096) model+=(--hidden 4096 --heads 32 --blocks 2 --seq-len 2048 --sequences 8) ;;
     *) model+=(--hidden 1024 --heads 8 --blocks 2 --seq-len 512 --sequences 4) ;;
   esac
-  dir=$out/$name
-  mkdir -p "$dir"
-  rm -rf "$dir"/torch-*.json "$dir"/meshslice-*
-  for ranks in $rank_counts; do
-    echo "== $name: meshslice-train, $ranks rank(s), $deck"
-    # shellcheck disable=SC2086  # the flags are words
-    mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-train" "$deck" \
-      --set train.steps="$steps" --set checkpoint.at_end=false "${settings[@]}" ${TRAIN_ARGS:-} \
-      --out "$dir/meshslice-$ranks" | grep -E "local GEMM peak|^.*step [0-9]+/|best step"
-  done
-  for i in "${!peers[@]}"; do
-    for threads in "${peer_threads[@]}"; do
-      echo "== $name: PyTorch ${peers[$i]}, $device, $threads thread(s)"
-      result=$dir/torch-$i-$threads.json
-      env -u OMP_PROC_BIND OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads" \
-        MKL_NUM_THREADS="$threads" "${peers[$i]}" "$repo/scripts/bench_train_torch.py" \
-        "${model[@]}" --steps "$steps" --threads "$threads" --device "$device" \
-        >"$result" 2>"$dir/torch-$i-$threads.log" ||
-        { cat "$dir/torch-$i-$threads.log" >&2; exit 1; }
-      cat "$result"
+  for precision in $precisions; do
+    dir=$out/$name/$precision
+    mkdir -p "$dir"
+    rm -rf "$dir"/torch-*.json "$dir"/meshslice-*
+    for ranks in $rank_counts; do
+      echo "== $name, $precision: meshslice-train, $ranks rank(s), $deck"
+      # shellcheck disable=SC2086  # the flags are words
+      mpiexec -np "$ranks" $MESHSLICE_MPIEXEC_FLAGS "$build/bin/meshslice-train" "$deck" \
+        --set train.steps="$steps" --set train.precision="$precision" \
+        --set checkpoint.at_end=false "${settings[@]}" ${TRAIN_ARGS:-} \
+        --out "$dir/meshslice-$ranks" | grep -E "local GEMM peak|^.*step [0-9]+/|best step"
+    done
+    for i in "${!peers[@]}"; do
+      for threads in "${peer_threads[@]}"; do
+        echo "== $name, $precision: PyTorch ${peers[$i]}, $device, $threads thread(s)"
+        result=$dir/torch-$i-$threads.json
+        env -u OMP_PROC_BIND OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads" \
+          MKL_NUM_THREADS="$threads" "${peers[$i]}" "$repo/scripts/bench_train_torch.py" \
+          "${model[@]}" --steps "$steps" --threads "$threads" --device "$device" \
+          --precision "$precision" >"$result" 2>"$dir/torch-$i-$threads.log" ||
+          { cat "$dir/torch-$i-$threads.log" >&2; exit 1; }
+        cat "$result"
+      done
     done
   done
 done
@@ -98,35 +106,36 @@ done
 # The summary needs no torch: any python3.
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
-"$python" - "$out" "$decks" "$rank_counts" "$device" <<'PY'
+"$python" - "$out" "$decks" "$rank_counts" "$device" "$precisions" <<'PY'
 import glob, json, os, sys
 out, decks, rank_counts, device = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4]
+precisions = sys.argv[5].split()
 # (step time / ideal, tokens/s / PyTorch's) targets, and the rank count they are set for.
 targets = {"cpu": {"teacher": (1.2, 1.35, 2), "lm": (1.25, 1.5, 2)},
            "cuda": {"teacher": (None, 0.9, 1), "h4096": (None, 0.9, 1)}}[device]
-def target(ranks, name, index, sign):
-    t = targets.get(name)
-    if t is None or t[index] is None or int(ranks) != t[2]:
+def target(ranks, name, index, sign, precision):
+    t = targets.get(name)  # set for float
+    if precision != "float" or t is None or t[index] is None or int(ranks) != t[2]:
         return ""
     return f" (target {sign} {t[index]}x)"
 result = {"device": device}
-for name in decks:
-    runs = [json.load(open(f)) for f in sorted(glob.glob(f"{out}/{name}/torch-*.json"))]
+for name, precision in ((n, p) for n in decks for p in precisions):
+    runs = [json.load(open(f)) for f in sorted(glob.glob(f"{out}/{name}/{precision}/torch-*.json"))]
     best_of = {}  # each peer's best run
     for python in sorted({run["python"] for run in runs}, key=lambda p: p != "/usr/bin/python3"):
         best_of[python] = max((run for run in runs if run["python"] == python),
                               key=lambda run: run["tokens_per_second"])
     for ranks in rank_counts:
-        s = json.load(open(f"{out}/{name}/meshslice-{ranks}/summary.json"))
+        s = json.load(open(f"{out}/{name}/{precision}/meshslice-{ranks}/summary.json"))
         r = {"ranks": int(ranks), "step_seconds": s["best_step_seconds"],
              "ideal_step_seconds": s["ideal_step_seconds"],
              "step_over_ideal": s["best_step_seconds"] / s["ideal_step_seconds"],
              "local_gemm_peak_gflops": s["local_gemm_peak_gflops"],
              "tokens_per_second": s["tokens_per_second"], "peers": []}
-        print(f"== {name}, {ranks} rank(s): step time {r['step_seconds']:.4f} s, ideal "
+        print(f"== {name}, {precision}, {ranks} rank(s): step time {r['step_seconds']:.4f} s, ideal "
               f"{r['ideal_step_seconds']:.4f} s ({ranks} x {r['local_gemm_peak_gflops']:.1f} "
               f"GFLOP/s): {r['step_over_ideal']:.2f}x the ideal"
-              f"{target(ranks, name, 0, '<=')}")
+              f"{target(ranks, name, 0, '<=', precision)}")
         if s.get("blas"):
             print(f"   meshslice's BLAS: {s['blas']}")
         work = s.get("device_work_per_step")
@@ -148,10 +157,21 @@ for name in decks:
                   f"{best['tokens_per_second']:.0f} ({best['blas']}, {best['cpu_capability']}, "
                   f"{best['attention']} attention; best at {best['threads']} thread(s): torch "
                   f"{best['torch_threads']}, BLAS {best.get('blas_threads', '?')}): "
-                  f"{ratio:.2f}x{target(ranks, name, 1, '>=')}")
+                  f"{ratio:.2f}x{target(ranks, name, 1, '>=', precision)}"
+                  + (f"; its bf16 GEMMs: {best['bf16_gemm']}" if best.get("bf16_gemm") else ""))
         if not runs:
             print("   no PyTorch peer: no tokens/s ratio")
-        result[f"{name}-{ranks}"] = r
+        result[f"{name}-{precision}-{ranks}"] = r
+        float_run = result.get(f"{name}-float-{ranks}")
+        if precision != "float" and float_run:  # the same deck's float run, for the speed-up
+            line = (f"   {precision} over float: meshslice step "
+                    f"{float_run['step_seconds'] / r['step_seconds']:.2f}x faster")
+            for peer in r["peers"]:
+                floats = [p for p in float_run["peers"] if p["python"] == peer["python"]]
+                if floats:
+                    line += (f", PyTorch {peer['torch']} "
+                             f"{peer['best']['tokens_per_second'] / floats[0]['best']['tokens_per_second']:.2f}x")
+            print(line)
 json.dump(result, open(os.path.join(out, "bench-train.json"), "w"), indent=2)
 print(f"wrote {out}/bench-train.json")
 PY

@@ -17,6 +17,13 @@ steps (forward, backward, clipping, optimizer) and prints one JSON line: the bes
 and tokens/s, the torch version, its BLAS and CPU kernels, the attention used and the threads
 actually in use (torch's, and the BLAS library's where it can be asked).
 
+--precision bf16 runs the forward pass under torch.autocast in bfloat16 (the linear layers'
+GEMMs in bf16, softmax, norms and the loss in float32; the weights and the optimizer stay
+float32): what meshslice-train's train.precision bf16 is set beside.
+
+--precision tf32 (GPU only) runs float32 with TF32 matmuls (torch.backends.cuda.matmul.
+allow_tf32), what meshslice-train's train.precision tf32 is set beside.
+
 --device cuda runs it on the GPU in float32 with TF32 off (what meshslice computes: its float
 GEMMs are IEEE float, cuBLAS's default math), and reports the GPU and cuBLAS instead of the BLAS.
 
@@ -183,11 +190,12 @@ def without_tf32():
     torch.set_float32_matmul_precision("highest")
 
 
-def gpu_report():
+def gpu_report(tf32):
     """The GPU and the math it is held to."""
     name = torch.cuda.get_device_name()
-    return {"gpu": name, "blas": f"cuBLAS (CUDA {torch.version.cuda}, {name}, float32, no TF32)",
-            "cpu_capability": "gpu", "blas_threads": "-", "tf32": False}
+    math = "float32 in TF32" if tf32 else "float32, no TF32"
+    return {"gpu": name, "blas": f"cuBLAS (CUDA {torch.version.cuda}, {name}, {math})",
+            "cpu_capability": "gpu", "blas_threads": "-", "tf32": tf32}
 
 
 def main():
@@ -211,6 +219,9 @@ def main():
                              "torch has it")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cuda: the GPU, float32 without TF32")
+    parser.add_argument("--precision", choices=("float", "bf16", "tf32"), default="float",
+                        help="bf16: the forward pass under torch.autocast(dtype=torch.bfloat16); "
+                             "tf32 (cuda only): float32 with TF32 matmuls (allow_tf32)")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
@@ -218,9 +229,14 @@ def main():
     if args.attention == "auto":
         args.attention = "sdpa" if hasattr(F, "scaled_dot_product_attention") else "matmul"
     torch.set_num_threads(args.threads)
+    if args.precision == "tf32" and args.device != "cuda":
+        parser.error("--precision tf32 is for --device cuda (TF32 is a GPU tensor-core format)")
     if args.device == "cuda":
         without_tf32()
-    blas = blas_report(args.threads) if args.device == "cpu" else gpu_report()
+        if args.precision == "tf32":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.set_float32_matmul_precision("high")
+    blas = blas_report(args.threads) if args.device == "cpu" else gpu_report(args.precision == "tf32")
     torch.manual_seed(1)
     device = torch.device(args.device)
     model = Model(args).to(device)
@@ -242,7 +258,8 @@ def main():
     for step in range(args.steps):
         synchronize()
         start = time.perf_counter()
-        loss = model(x, mask, target)
+        with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.precision == "bf16"):
+            loss = model(x, mask, target)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -257,10 +274,15 @@ def main():
               "torch_threads": torch.get_num_threads(), "best_step_seconds": best,
               "tokens_per_second": tokens / best, "torch": torch.__version__,
               "python": sys.executable, "attention": args.attention,
+              "precision": args.precision,
               "first_loss": losses[0], "last_loss": losses[-1]}
     if args.task == "lm":
         result.update(vocab=args.vocab, padded_vocab=model.padded, tied=args.tied)
     result.update(blas)
+    if args.precision == "bf16":  # the library autocast's bf16 linear layers multiply with
+        result["bf16_gemm"] = (f"cuBLAS (CUDA {torch.version.cuda}) bf16" if args.device == "cuda"
+                               else f"oneDNN {blas.get('onednn', '')} bf16".replace("  ", " ")
+                               if torch.backends.mkldnn.is_available() else "torch's own bf16")
     print(json.dumps(result))
 
 

@@ -30,6 +30,8 @@
 #      of communication hidden (hidden_comm_fraction);
 #   6. the bf16 local GEMM (cublasGemmEx, and bf16 widened to float) against cuBLAS's sgemm at
 #      8192 x 8192 x 4096 (meshslice-bench's local_gemm mode), and in step 1 the bf16 tests.
+#   7. bench-h4096 on 1 rank in bf16 and tf32 beside float, against PyTorch's bf16 autocast and
+#      its TF32 (after step 2).
 # Every figure is a ratio from this one run (the laptop deck's CPU time excepted). A summary at
 # the end repeats each step's figures and failures (the whole output is in
 # /tmp/gpu-check-run.log or -profile.log). Environment:
@@ -68,7 +70,7 @@ summary() {
   sleep 1  # tee's last lines
   cp "$log" "$log.done"
   echo "== gpu-check: summary (the full output: $log)"
-  grep -E "tests passed|tests failed|Failed|^== [a-z0-9]+, [0-9] rank|tokens/s [0-9]+ vs|^-- |busiest step:|^ +[0-9.]+ ms  |step 300/|communication hidden|speed-up|  bf16 |exit [1-9][0-9]* after" \
+  grep -E "tests passed|tests failed|Failed|^== [a-z0-9]+, [a-z0-9]+, [0-9] rank|over float: |tokens/s [0-9]+ vs|^-- |busiest step:|^ +[0-9.]+ ms  |step 300/|communication hidden|speed-up|  bf16 |exit [1-9][0-9]* after" \
     "$log.done" || true
 }
 budget=${BUDGET_S:-470}
@@ -148,9 +150,12 @@ if [ "${1:-}" = profile ]; then
   exit 0
 fi
 step "fast suite" 25 bash -c "cd '$build' && ctest --output-on-failure -j 8 --timeout 100 -R \
-  '^(unit|train_step_launch_budget|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2|bf16_gemm_operands_1_1_1_1|bench_local_gemm)\$'"
-step "training benchmark" 55 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
-  STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
+  '^(unit|train_step_launch_budget|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2|bf16_gemm_operands_1_1_1_1|tf32_gemms_1_1_1_1|bench_local_gemm)\$'"
+step "training benchmark" 50 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
+  PRECISIONS=float STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
+step "bf16 and tf32 training benchmark" 30 env BUILD_DIR="$build" DEVICE=cuda RANKS=1 DECKS=h4096 \
+  PRECISIONS="float bf16 tf32" STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train-bf16 \
+  bash "$repo/scripts/bench-train.sh"
 step "kernel times" 25 bash -c "kernel_times h1024-1 1 inputs/train/bench-h1024.yaml \
   --set train.steps=3"
 step "bf16 local GEMM" 10 "$build/bin/meshslice-bench" "$repo/inputs/bench/local-gemm.yaml" \

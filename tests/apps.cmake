@@ -71,8 +71,9 @@ meshslice_app_test(train_emulate_only_gpt3 2 ${MPI2} ${TRAIN} ${PROJECT_SOURCE_D
   --set hardware=tpuv4-sim --set train.emulate_only=true --set mesh.dp=2 --set mesh.pp=2
   --set model.blocks=8 --set model.sequences=32 --set pipeline.microbatches=4 --set train.steps=2
   --out ${CMAKE_CURRENT_BINARY_DIR}/train-emulate-only)
+# A float run is timed at 4-byte elements, whatever the machine file's (2).
 set_tests_properties(train_emulate_only_gpt3 PROPERTIES PASS_REGULAR_EXPRESSION
-  "step 2/2  \\| TPUv4-sim [0-9.]+ ms, comm exposed [0-9]+%, [0-9]+ tokens/s")
+  "at 4-byte elements \\(train.precision float\\).*step 2/2  \\| TPUv4-sim [0-9.]+ ms, comm exposed [0-9]+%, [0-9]+ tokens/s")
 meshslice_app_test(train_hardware_tpuv4 4 ${CHECK_TRAIN} ${CMAKE_CURRENT_BINARY_DIR}/train-tpuv4 10
   ${MPI4} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/dp-tp.yaml --set train.steps=10
   --set train.eval_every=5 --set train.trace_steps=[4] --set hardware=tpuv4-sim)
@@ -91,15 +92,16 @@ meshslice_app_test(tune_gpt3_plan_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINAR
   --out ${CMAKE_CURRENT_BINARY_DIR}/tune-gpt3/train)
 set_tests_properties(tune_gpt3_plan_emulated PROPERTIES PASS_REGULAR_EXPRESSION
   "the choice is [0-9.]+% slower.*step 2/2  \\| TPUv4-sim [0-9.]+ ms.*PASS")
-# The joint planner for GPT-3's 96 blocks on 256 chips; its plan's step emulated without data.
+# The joint planner for GPT-3's 96 blocks on 256 chips, planned for a bf16 run (2-byte elements,
+# recorded in the plan); its plan's step emulated without data in bf16.
 meshslice_app_test(tune_planner_gpt3_emulated 1 ${CHECK_TUNE} ${CMAKE_CURRENT_BINARY_DIR}/tune-planner
-  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set mode=plan --
+  ${TUNE} ${PROJECT_SOURCE_DIR}/inputs/tune/gpt3-256.yaml --set mode=plan --set precision=bf16 --
   ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} @PP@ ${MESHSLICE_MPIEXEC_FLAGS}
   ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/gpt3.yaml --set hardware=tpuv4-sim
   --set train.emulate_only=true --set model.blocks=96 --set train.steps=2
-  --out ${CMAKE_CURRENT_BINARY_DIR}/tune-planner/train)
+  --set train.precision=bf16 --out ${CMAKE_CURRENT_BINARY_DIR}/tune-planner/train)
 set_tests_properties(tune_planner_gpt3_emulated PROPERTIES PASS_REGULAR_EXPRESSION
-  "configurations fit. rejected: .*memory.*best: dp.*step 2/2  \\| TPUv4-sim [0-9.]+ ms.*PASS")
+  "planned at 2-byte elements \\(precision bf16\\).*configurations fit. rejected: .*memory.*best: dp.*at 2-byte elements \\(train.precision bf16\\).*step 2/2  \\| TPUv4-sim [0-9.]+ ms.*PASS")
 # Calibration of this machine (short), and the tuner and the emulator on its description.
 meshslice_app_test(tune_calibrate 2 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_calibrate.sh
   ${CMAKE_CURRENT_BINARY_DIR}/tune-calibrate ${TUNE} $<TARGET_FILE:meshslice-sim> ${MPI2})

@@ -52,4 +52,7 @@ foreach(line IN LISTS bad_input_lines)
            ${out}/rank-status ${BAD_INPUT_APPS_${app}} ${arguments} --out ${out})
   set_tests_properties(${test} PROPERTIES PROCESSORS ${ranks} TIMEOUT 300 LABELS bad_input
     ENVIRONMENT "${MESHSLICE_MPI_ENV};RANK_STATUS_DIR=${out}/rank-status;IN_THE_WAY=${in_the_way};EXPECT_STATUS=${exit_status}")
+  if(name MATCHES "_without_cuda$" AND Kokkos_ENABLE_CUDA)  # what a CUDA build can do
+    set_tests_properties(${test} PROPERTIES DISABLED TRUE)
+  endif()
 endforeach()

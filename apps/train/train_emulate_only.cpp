@@ -21,9 +21,11 @@ int emulate_training(AppContext& context, const Settings& s) {
   const double tokens = static_cast<double>(s.model.tokens()) * s.mesh.dp;
   EmulatedSteps emulated(*s.machine, tokens);
   log_info("data-free emulation: every op of the step is timed on an emulated ",
-           emulated.machine_name(), " (", s.machine->machine.source, "), nothing runs for real; ",
-           "rank s stands for the ", s.mesh.dp * s.mesh.rows * s.mesh.cols,
-           " chips of pipeline stage s (", s.mesh.str(), ", ", s.mesh.total(), " chips)");
+           emulated.machine_name(), " (", s.machine->machine.source, ") at ",
+           s.machine->machine.chip.element_bytes, "-byte elements (train.precision ", s.precision,
+           "), nothing runs for real; ", "rank s stands for the ",
+           s.mesh.dp * s.mesh.rows * s.mesh.cols, " chips of pipeline stage s (", s.mesh.str(),
+           ", ", s.mesh.total(), " chips)");
   DataFreeRun run{s.mesh,  s.model,       model_plan(s),           s.optimizer, s.step,
                   s.steps, s.trace_steps, s.precision == "double", {},          {}};
   print_plan(s, run.plan);

@@ -122,7 +122,8 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const double peak =
       s.precision == "bf16"
           ? local_gemm_rate_bf16(ex.compute_space(), fastest_bf16_route(), m, n, s.model.hidden)
-          : local_gemm_rate<T>(ex.compute_space(), m, n, s.model.hidden);
+      : s.precision == "tf32" ? local_gemm_rate_tf32(ex.compute_space(), m, n, s.model.hidden)
+                              : local_gemm_rate<T>(ex.compute_space(), m, n, s.model.hidden);
   const int ranks = torus.shape().total();
   log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks,
            " ranks: ", ranks * peak / 1e9, " GFLOP/s)");
@@ -319,10 +320,13 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            busiest_names(fastest_step.seconds_by_name, 6));
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
-  log_info("memory per rank: estimated ", mib(memory.total()),
-           " MiB of model buffers; measured "
-           "high-water mark ",
-           rss, " MiB (process, of which ", rss_before, " MiB before the model was built)");
+  // bf16's operand copies grow with the first step's GEMMs: counted here, not in the estimate.
+  const double bf16_copies = static_cast<double>(ex.real().bf16_scratch_bytes());
+  log_info("memory per rank: estimated ", mib(memory.total()), " MiB of model buffers",
+           bf16_copies > 0 ? concat(" + ", mib(bf16_copies), " MiB of bf16 GEMM operand copies")
+                           : std::string(),
+           "; measured high-water mark ", rss, " MiB (process, of which ", rss_before,
+           " MiB before the model was built)");
   if (records) {
     const auto records_start = Clock::now();
     records->finish();
@@ -377,6 +381,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     work.set("best_step_seconds_by_name", counts_json(fastest_step.seconds_by_name));
     summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));
+    summary.set("bf16_operand_copies_mib", figure(mib(bf16_copies)));
     summary.set("memory_high_water_mib", figure(rss));
     summary.set("activation_memory_mib", figure(mib(activations_max)));
     summary.set("optimizer_state_mib", figure(mib(static_cast<double>(memory.optimizer_state))));
@@ -417,6 +422,10 @@ int train(AppContext& context, const Settings& s) {
     log_info("bf16: every GEMM of the model rounds its operands to bf16 and sums in float (",
              bf16_route_name(route), ")");
   }
+  if (s.precision == "tf32") {  // likewise: the teacher's GEMMs stay IEEE float
+    ex.multiply_gemms_in_tf32();
+    log_info("tf32: every GEMM of the model runs on the tensor cores in TF32 (cuBLAS)");
+  }
   if (!s.machine) return train_on(context, s, ex, data_ex, trace, nullptr);
   // Hardware mode: every op of the step also goes to this rank's chip of the same mesh on the
   // emulated machine (the data pipeline does not).
@@ -424,7 +433,9 @@ int train(AppContext& context, const Settings& s) {
   sim::CombinedExecutor<RealExecutor<T>> combined(ex, *s.machine, emulated.events());
   emulated.attach(combined.emulated());
   log_info("hardware mode: every step is also timed on an emulated ", emulated.machine_name(), " (",
-           s.machine->machine.source, "), each rank's ops on its chip of the same mesh");
+           s.machine->machine.source, "), each rank's ops on its chip of the same mesh, at ",
+           s.machine->machine.chip.element_bytes, "-byte elements (train.precision ", s.precision,
+           ")");
   return train_on(context, s, combined, data_ex, trace, &emulated);
 }
 

@@ -10,6 +10,7 @@
 
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
+#include "core/precision.hpp"
 #include "exec/real_executor.hpp"
 #include "mesh/mesh_parameters.hpp"
 #include "model/model_shape_parameters.hpp"
@@ -132,11 +133,13 @@ Teuchos::ParameterList valid_parameters() {
   train.set("plot", true,
             "draw OUT/train.png (train and held-out loss and the learning rate against the "
             "step) with gnuplot at each evaluation and at the end; nothing without gnuplot");
-  set_choice(train, "precision", "float", {"float", "double", "bf16"},
+  set_choice(train, "precision", "float", precision_names(),
              "scalar type of every tensor: float, double, or bf16: float tensors whose GEMMs (the "
              "linear layers' and the LM head's) round their operands to bf16 and sum the "
-             "products in float, as PyTorch's autocast (attention, norms, optimizer, "
-             "collectives and checkpoints stay float)");
+             "products in float, as PyTorch's autocast (attention, norms, optimizer and "
+             "collectives stay float; checkpoints keep the model in BF16 and fp32 master "
+             "weights), or tf32 (CUDA builds only): float tensors whose GEMMs run on the tensor "
+             "cores in TF32, as PyTorch's allow_tf32");
   set_choice(train, "on_nonfinite", "stop", {"stop", "skip"},
              "a step whose loss or gradient norm is NaN or infinite: stop (end the run naming the "
              "step and the first parameter with a non-finite gradient, nothing applied or "
@@ -202,12 +205,13 @@ const std::map<std::string, std::vector<std::string>> kPlanSections = {{"mesh", 
                                                                        {"pipeline", {}},
                                                                        {"recompute", {}},
                                                                        {"optimizer", {"zero"}},
-                                                                       {"model", {"sequences"}}};
+                                                                       {"model", {"sequences"}},
+                                                                       {"train", {"precision"}}};
 // The keys a plan file holds besides those sections: what it was made for, and the layers.
 const std::vector<std::string> kPlanKeys = {"hidden", "heads", "kv_heads", "tokens",
                                             "mlp",    "ffn",   "layers"};
 // Keys inside those sections that say what the plan was made for: checked, never set.
-const std::vector<std::string> kPlanMadeFor = {"optimizer.kind"};
+const std::vector<std::string> kPlanMadeFor = {"optimizer.kind", "train.precision"};
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -237,7 +241,8 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
         section || contains(kPlanKeys, key), "plan file ", path, ": unknown key '", key,
         "'; a plan holds hidden, heads, kv_heads, tokens, mlp, ffn, layers and the sections mesh, "
         "pipeline, "
-        "recompute, optimizer (zero and kind only) and model (sequences only)");
+        "recompute, optimizer (zero and kind only), model (sequences only) and train (precision "
+        "only)");
     if (!section) continue;
     require(file.isSublist(key), "plan file ", path, ": '", key, "' must be a section (a map)");
     const Teuchos::ParameterList& part = file.sublist(key);
@@ -293,6 +298,16 @@ Teuchos::ParameterList deck_with_plan(const Teuchos::ParameterList& deck, std::s
     require(made_for == runs, "plan file ", path, " was made for optimizer.kind = ", made_for,
             counts, " but this run has optimizer.kind = ", runs,
             "; make a plan with planner.optimizer: ", runs);
+  }
+  // The precision whose element width the plan's GEMMs and messages were timed at.
+  if (file.isSublist("train") && file.sublist("train").isParameter("precision")) {
+    const std::string made_for =
+        Teuchos::toString(file.sublist("train").getEntry("precision").getAny());
+    const std::string runs = get_param<std::string>(merged, "train.precision");
+    require(made_for == runs, "plan file ", path, " was made for train.precision = ", made_for,
+            " (its GEMMs and messages timed at that precision's element width) but this run has "
+            "train.precision = ",
+            runs, "; make a plan with meshslice-tune's precision: ", runs);
   }
   require(file.isParameter("layers") && file.isType<Teuchos::Array<std::string>>("layers"),
           "plan file ", path,
@@ -412,6 +427,10 @@ Settings settings_from(const AppContext& context) {
   s.tensorboard = get_param<bool>(d, "train.tensorboard");
   s.plot = get_param<bool>(d, "train.plot");
   s.precision = get_param<std::string>(d, "train.precision");
+  require(s.precision != "tf32" || tf32_gemm_available(),
+          "train.precision = tf32 multiplies on NVIDIA tensor cores through cuBLAS, which this "
+          "build (",
+          ExecSpace::name(), ") lacks: use float (IEEE), or bf16");
   s.skip_nonfinite = get_param<std::string>(d, "train.on_nonfinite") == "skip";
   s.max_skipped = non_negative("train.max_skipped");
   s.seeds = {static_cast<std::uint64_t>(non_negative("train.seed_student")),
@@ -449,9 +468,10 @@ Settings settings_from(const AppContext& context) {
   if (s.checkpoint.dir.empty()) s.checkpoint.dir = context.out_dir + "/checkpoints";
   s.checkpoint.resume = get_param<std::string>(d, "checkpoint.resume");
   const std::string hardware = get_param<std::string>(d, "hardware");
+  // The emulated chips multiply and move this run's elements, not the description's own width.
   if (hardware != "none")
-    s.machine =
-        std::make_shared<const hw::MachineModel>(sim::load_machine_model(hardware, "hardware"));
+    s.machine = std::make_shared<const hw::MachineModel>(sim::at_element_bytes(
+        sim::load_machine_model(hardware, "hardware"), precision_element_bytes(s.precision)));
   s.plan_source = get_param<std::string>(d, "plan.source");
   s.default_choice.algorithm = parse_algorithm(get_param<std::string>(d, "plan.algorithm"));
   s.default_choice.options = {static_cast<int>(positive("plan.slices")),

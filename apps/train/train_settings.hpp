@@ -60,7 +60,8 @@ struct Settings {
   bool skip_nonfinite = false;  // train.on_nonfinite: skip (else stop)
   std::size_t max_skipped = 10;
   CheckpointSettings checkpoint;
-  std::string precision;  // "float", "double" or "bf16" (float storage, bf16 GEMM operands)
+  std::string precision;  // "float", "double", "bf16" (float storage, bf16 GEMM operands) or
+                          // "tf32" (float storage, TF32 GEMMs; CUDA builds)
   int gemm_chunks = 8;
   int fail_at_collective = -1;  // test aid (debug.fail_at_collective): -1 = off
   int fail_on_rank = 0;

@@ -10,6 +10,7 @@
 #include "core/app.hpp"
 #include "core/log.hpp"
 #include "core/output_file.hpp"
+#include "core/precision.hpp"
 #include "core/version.hpp"
 #include "model/layer_plan.hpp"
 #include "sim/machine_loader.hpp"
@@ -23,8 +24,18 @@ namespace {
 using namespace meshslice;
 using namespace meshslice::tuneapp;
 
+// The deck's machine, its elements the width of the precision the plan is for.
+hw::MachineModel planned_machine(const TuneSettings& s) {
+  hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
+  if (s.precision != "machine")
+    machine = sim::at_element_bytes(machine, precision_element_bytes(s.precision));
+  log_info("planned at ", machine.machine.chip.element_bytes, "-byte elements (precision ",
+           s.precision, ")");
+  return machine;
+}
+
 int tune_block(const AppContext& context, const TuneSettings& s) {
-  const hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
+  const hw::MachineModel machine = planned_machine(s);
   const auto start = std::chrono::steady_clock::now();
   const tune::CostModel cost(machine, s.gemm_rate);
   const auto gemms = sim::block_gemms(s.llm, s.tokens(), s.attention);
@@ -70,7 +81,7 @@ int tune_block(const AppContext& context, const TuneSettings& s) {
 }
 
 int plan_training(const AppContext& context, TuneSettings s) {
-  const hw::MachineModel machine = sim::load_machine_model(s.machine, "machine");
+  const hw::MachineModel machine = planned_machine(s);
   if (s.planner.memory_bytes == 0) s.planner.memory_bytes = machine.machine.chip.hbm_capacity_bytes;
   const tune::CostModel cost(machine, s.gemm_rate);
   const tune::TrainingModel model{s.llm,       s.blocks, s.seq_len,

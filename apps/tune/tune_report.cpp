@@ -237,6 +237,8 @@ void write_plan(const std::string& path, const TuneSettings& s, const tune::Trai
   plan.sublist("optimizer").set("zero", c.zero);
   // Checked, not set: the memory estimate counted this optimizer's state.
   plan.sublist("optimizer").set("kind", std::string(optimizer_name(s.optimizer)));
+  // Checked, not set: its GEMMs and messages were timed at this precision's element width.
+  if (s.precision != "machine") plan.sublist("train").set("precision", s.precision);
   Teuchos::Array<std::string> layers;
   for (const tune::MeshChoice* choice : {&mesh_choice, head}) {
     const auto& gemms = choice ? choice->gemms : std::vector<tune::TunedGemm>{};

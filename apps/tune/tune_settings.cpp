@@ -5,6 +5,7 @@
 #include "comm/comm_parameters.hpp"
 #include "core/deck.hpp"
 #include "core/errors.hpp"
+#include "core/precision.hpp"
 #include "model/model_shape_parameters.hpp"
 #include "pipeline/pipeline_schedule.hpp"
 
@@ -21,6 +22,13 @@ Teuchos::ParameterList valid_parameters() {
   valid.set("machine", std::string("tpuv4-sim"),
             "machine description: a name under hardware/machines/ (tpuv4-sim, tpuv4-cloud) or a "
             "path to a .yaml");
+  std::vector<std::string> precisions{"machine"};
+  precisions.insert(precisions.end(), precision_names().begin(), precision_names().end());
+  set_choice(valid, "precision", "machine", precisions,
+             "the train.precision of the run the plan is for: the GEMM operands and messages are "
+             "timed at its element width (bf16 2 bytes, float 4, double 8) and plan.yaml records "
+             "it (meshslice-train refuses the plan for another precision); machine: the "
+             "description's own element_bytes, no precision recorded");
   valid.set("chips", 256, "chips of the tensor-parallel mesh (rows x cols)");
   auto& model = valid.sublist("model", false, "The transformer whose FC layers are tuned.");
   set_choice(model, "name", "gpt3", {"gpt3", "megatron-nlg", "custom"},
@@ -100,6 +108,7 @@ TuneSettings tune_settings_from(const Teuchos::ParameterList& deck) {
   TuneSettings s;
   s.mode = get_param<std::string>(deck, "mode");
   s.machine = get_param<std::string>(deck, "machine");
+  s.precision = get_param<std::string>(deck, "precision");
   s.chips = get_param<int>(deck, "chips");
   require(s.chips >= 1, "chips = ", s.chips, " must be at least 1");
   const std::string name = get_param<std::string>(deck, "model.name");

@@ -18,8 +18,9 @@
 namespace meshslice::tuneapp {
 
 struct TuneSettings {
-  std::string mode;     // "tune" (phases 1 and 2), "plan" (the joint planner), "calibrate"
-  std::string machine;  // name of a shipped description or a path
+  std::string mode;       // "tune" (phases 1 and 2), "plan" (the joint planner), "calibrate"
+  std::string machine;    // name of a shipped description or a path
+  std::string precision;  // the run's train.precision, or "machine": its description's width
   int chips = 0;
   sim::LlmSpec llm;  // a named model, or custom hidden/heads
   std::size_t seq_len = 0;

@@ -45,11 +45,13 @@ void end_timing() {
   open_work.pop_back();
 }
 
-// KokkosKernels' GEMM, and the bf16 local GEMM's (exec/local_gemm_bf16.hpp: oneDNN's or cuBLAS's,
-// which open no KokkosKernels region; its float panels' KokkosBlas::gemm nests inside).
+// KokkosKernels' GEMM, and the bf16 and tf32 local GEMMs' (exec/local_gemm_bf16.hpp: oneDNN's or
+// cuBLAS's, exec/local_gemm_tf32.hpp: cuBLAS's, which open no KokkosKernels region; bf16's float
+// panels' KokkosBlas::gemm nests inside).
 bool is_blas_call(const char* region) {
   return std::strncmp(region, "KokkosBlas::gemm", 16) == 0 ||
-         std::strncmp(region, "meshslice::bf16_gemm", 20) == 0;
+         std::strncmp(region, "meshslice::bf16_gemm", 20) == 0 ||
+         std::strncmp(region, "meshslice::tf32_gemm", 20) == 0;
 }
 
 // Host memory by the name Kokkos gives its space ("Host", "CudaHostPinned", "HIPHostPinned", ...).

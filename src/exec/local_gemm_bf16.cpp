@@ -12,11 +12,7 @@
 #ifdef MESHSLICE_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
-#include <KokkosKernels_config.h>
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
-#define MESHSLICE_BF16_CUBLAS 1
-#include <cublas_v2.h>
-#endif
+#include "exec/cublas_gemm_ex.hpp"
 
 namespace meshslice {
 
@@ -50,7 +46,7 @@ bool bf16_route_available(Bf16GemmRoute route) {
 #ifdef MESHSLICE_HAVE_ONEDNN
     case Bf16GemmRoute::onednn: return kHostMemory;
 #endif
-#ifdef MESHSLICE_BF16_CUBLAS
+#ifdef MESHSLICE_CUBLAS
     case Bf16GemmRoute::cublas: return std::is_same_v<ExecSpace, Kokkos::Cuda>;
 #endif
     default: return false;
@@ -121,28 +117,16 @@ struct LocalGemmBf16::OneDnn {
 struct LocalGemmBf16::OneDnn {};
 #endif
 
-#ifdef MESHSLICE_BF16_CUBLAS
+#ifdef MESHSLICE_CUBLAS
+// bf16 operands, products summed in float.
 struct LocalGemmBf16::CuBlas {
-  cublasHandle_t handle = nullptr;
-  CuBlas() {
-    require(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS,
-            "the bf16 GEMM could not create a cuBLAS handle");
-  }
-  ~CuBlas() { cublasDestroy(handle); }
-
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS gets B first.
+  CublasGemmEx gemm;
   void run(const ExecSpace& space, bool ta, bool tb, float alpha, const Matrix<bfloat16>& a,
            const Matrix<bfloat16>& b, float beta, const Matrix<float>& c) {
-    const int m = static_cast<int>(c.extent(0)), n = static_cast<int>(c.extent(1));
-    const int k = static_cast<int>(op_cols(a, ta));
-    cublasSetStream(handle, space.cuda_stream());
-    const cublasStatus_t status =
-        cublasGemmEx(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
-                     k, &alpha, b.data(), CUDA_R_16BF, static_cast<int>(b.extent(1)), a.data(),
-                     CUDA_R_16BF, static_cast<int>(a.extent(1)), &beta, c.data(), CUDA_R_32F, n,
-                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    MESHSLICE_ASSERT(status == CUBLAS_STATUS_SUCCESS, "cublasGemmEx failed: status ",
-                     static_cast<int>(status));
+    gemm.run(space, ta, tb, static_cast<int>(c.extent(0)), static_cast<int>(c.extent(1)),
+             static_cast<int>(op_cols(a, ta)), alpha, a.data(), static_cast<int>(a.extent(1)),
+             b.data(), static_cast<int>(b.extent(1)), CUDA_R_16BF, beta, c.data(),
+             CUBLAS_COMPUTE_32F);
   }
 };
 #else
@@ -199,7 +183,7 @@ void LocalGemmBf16::run(const ExecSpace& space, bool transpose_a, bool transpose
 #endif
       return;
     case Bf16GemmRoute::cublas:
-#ifdef MESHSLICE_BF16_CUBLAS
+#ifdef MESHSLICE_CUBLAS
       cublas_->run(space, transpose_a, transpose_b, alpha, a, b, beta, c);
 #endif
       return;

@@ -58,6 +58,8 @@ class LocalGemmBf16 {
   }
 
   Bf16GemmRoute route() const { return route_; }
+  // Bytes of its own buffers (float_panels' widened operands; oneDNN's scratchpads excluded).
+  std::size_t buffer_bytes() const { return (a_.extent(0) + b_.extent(0)) * sizeof(float); }
 
  private:
   struct OneDnn;  // oneDNN's engine, stream and primitives: its headers stay in the .cpp

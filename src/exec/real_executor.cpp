@@ -204,6 +204,14 @@ void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const M
                      });
         return;
       }
+      if (tf32_gemm_) {
+        chunked_gemm(a, transpose_a, b, transpose_b, static_cast<T>(beta), c,
+                     [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
+                       tf32_gemm_->run(compute_, transpose_a, transpose_b, scale, ap, bp, beta_part,
+                                       cp);
+                     });
+        return;
+      }
     }
     chunked_gemm(a, transpose_a, b, transpose_b, static_cast<T>(beta), c,
                  [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
@@ -220,6 +228,14 @@ void RealExecutor<T>::round_gemm_operands_to_bf16(Bf16GemmRoute route) {
           " is not in this build");
   bf16_route_ = route;
   bf16_gemm_.reset();
+}
+
+template <class T>
+void RealExecutor<T>::multiply_gemms_in_tf32() {
+  require(std::is_same_v<T, float>, "TF32 GEMMs need float storage: train.precision tf32 keeps "
+                                    "its tensors in float");
+  require(!bf16_route_, "GEMMs in TF32 and in bf16 at once: choose one train.precision");
+  tf32_gemm_ = std::make_unique<LocalGemmTf32>();
 }
 
 template <class T>

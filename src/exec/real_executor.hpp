@@ -25,6 +25,7 @@
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
 #include "exec/local_gemm_bf16.hpp"
+#include "exec/local_gemm_tf32.hpp"
 #include "exec/starts_collectives.hpp"
 #include "exec/training_executor.hpp"
 #include "exec/workspace.hpp"
@@ -162,7 +163,17 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // float, as PyTorch's autocast does. The bf16 copies live in scratch that grows to the largest
   // operands in the first step and is kept.
   void round_gemm_operands_to_bf16(Bf16GemmRoute route);
+  // train.precision tf32 (a float executor of a CUDA build only): from now on every GEMM runs on
+  // the tensor cores in TF32 (exec/local_gemm_tf32.hpp); UserError in other builds.
+  void multiply_gemms_in_tf32();
+  bool gemms_in_tf32() const { return tf32_gemm_ != nullptr; }
   std::optional<Bf16GemmRoute> bf16_gemm_route() const { return bf16_route_; }
+  // Bytes of the bf16 operand copies (and the route's own buffers) at this point: none until the
+  // first GEMM, then the largest operands seen.
+  std::size_t bf16_scratch_bytes() const {
+    return (bf16_a_.extent(0) + bf16_b_.extent(0)) * sizeof(bfloat16) +
+           (bf16_gemm_ ? bf16_gemm_->buffer_bytes() : 0);
+  }
 
  private:
   struct InFlight {
@@ -210,6 +221,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::optional<Bf16GemmRoute> bf16_route_;  // set: GEMM operands rounded to bf16
   Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
+  std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32
   std::map<OpId, InFlight> in_flight_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
 };

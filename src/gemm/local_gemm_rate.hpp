@@ -3,7 +3,7 @@
 // best of `repetitions` after a warm-up (the best, because on a shared, noisy machine a median
 // of few would let the noise lower the bar). The training driver holds its step to it, and
 // meshslice-tune's calibration measures the chip with it. A bf16 run's is its bf16 local GEMM's
-// (exec/local_gemm_bf16.hpp).
+// (exec/local_gemm_bf16.hpp), a tf32 run's its TF32 GEMM's (exec/local_gemm_tf32.hpp).
 #include <algorithm>
 #include <chrono>
 
@@ -11,6 +11,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "exec/local_gemm_bf16.hpp"
+#include "exec/local_gemm_tf32.hpp"
 
 namespace meshslice {
 
@@ -48,6 +49,16 @@ inline double local_gemm_rate_bf16(const ExecSpace& space, Bf16GemmRoute route, 
   Kokkos::deep_copy(b, to_bfloat16(0.25f));
   LocalGemmBf16 gemm(route, m * k, k * n);
   return best_gemm_rate(space, m, n, k, repetitions, [&] { gemm.run(space, a, b, 0.0f, c); });
+}
+
+inline double local_gemm_rate_tf32(const ExecSpace& space, std::size_t m, std::size_t n,
+                                   std::size_t k, int repetitions = 7) {
+  Matrix<float> a("gemm_rate_a", m, k), b("gemm_rate_b", k, n), c("gemm_rate_c", m, n);
+  Kokkos::deep_copy(a, 0.5f);
+  Kokkos::deep_copy(b, 0.25f);
+  LocalGemmTf32 gemm;
+  return best_gemm_rate(space, m, n, k, repetitions,
+                        [&] { gemm.run(space, false, false, 1.0f, a, b, 0.0f, c); });
 }
 
 }  // namespace meshslice
