@@ -3,7 +3,8 @@
 // operands (reference_kernels.hpp's rounded_to_bf16): they agree to float's accuracy, far closer
 // than to the reference that does not round, so the rounding is where the reference puts it. The
 // synthetic task (the teacher's forward pass, the data, stays float) and a language model with a
-// tied and an untied head (the head's GEMM rounds too), on every mesh family and with dp.
+// tied and an untied head (the head's GEMM rounds too), on every mesh family, with dp (and
+// ZeRO-1 there: the optimizer's shards) and pipeline stages.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +33,13 @@ constexpr double kBf16 = 2e-3;  // 2^-9, bf16's relative rounding
 
 double relative(double got, double want) { return std::abs(got - want) / std::abs(want); }
 
+// ZeRO-1 wherever there are replicas to shard the optimizer over.
+StepSettings step_settings() {
+  StepSettings s;
+  s.zero = torus().size(Axis::dp) > 1;
+  return s;
+}
+
 // One step's loss and gradient norm from the distributed run and the two references.
 struct Losses {
   double got, got_norm, rounded, rounded_norm, exact;
@@ -54,7 +62,7 @@ TEST(Bf16GemmOperands, SyntheticTaskMatchesTheReferenceThatRoundsAlike) {
   RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
   ex.round_gemm_operands_to_bf16(fastest_bf16_route());
   const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
-  Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, {}, &data_ex);
+  Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, step_settings(), &data_ex);
   ReferenceTrainer<double> rounded(shape, seeds, opt), exact(shape, seeds, opt);
   rounded.round_gemm_operands_to_bf16();
   const std::size_t tokens = shape.tokens() * static_cast<std::size_t>(torus().size(Axis::dp));
@@ -78,7 +86,8 @@ TEST(Bf16GemmOperands, LanguageModelHeadsMatchTheReferenceThatRoundsAlike) {
     RealExecutor<float> ex(torus(), CommOptions{});
     ex.round_gemm_operands_to_bf16(fastest_bf16_route());
     const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
-    Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, {}, nullptr, &samples);
+    Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, step_settings(), nullptr,
+                                         &samples);
     ReferenceLm<double> rounded(shape, seeds.student), exact(shape, seeds.student);
     rounded.blocks().round_gemm_operands_to_bf16();
     const std::size_t sequences =
