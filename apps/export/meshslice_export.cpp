@@ -92,20 +92,30 @@ void append_tensor(const CheckpointTensor& from, const ExportedTensor& t, std::s
   data.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(Out));
 }
 
+// The export's element type, in safetensors' and in torch's names: the checkpoint's precision (a
+// bf16 run's model file holds BF16; its fp32 master weights stay in the checkpoint).
+struct ExportType {
+  const char* safetensors;
+  const char* torch;
+};
+ExportType export_type(const std::string& precision) {
+  if (precision == "double") return {"F64", "float64"};
+  if (precision == "bf16") return {"BF16", "bfloat16"};
+  return {"F32", "float32"};
+}
+
 int export_checkpoint(const Arguments& a) {
   const SerialCheckpoint checkpoint = read_checkpoint_serially(a.checkpoint);
   const ModelShape shape = recorded_model_shape(a.checkpoint, checkpoint.model);
   const std::string why = llama_incompatibility(shape);
   require(why.empty(), "checkpoint ", a.checkpoint, " cannot be exported as a Llama: ", why);
-  // The checkpoint's precision: a bf16 run's model file holds BF16 (its master weights stay in
-  // the checkpoint), exported as such.
   const std::string& precision = checkpoint.precision;
-  const char* dtype = precision == "double" ? "F64" : precision == "bf16" ? "BF16" : "F32";
+  const ExportType type = export_type(precision);
   std::vector<SafetensorsTensor> tensors;
   std::string data;
   for (const ExportedTensor& t : llama_tensors(shape)) {
     const CheckpointTensor& from = checkpoint.tensor(t.source);
-    SafetensorsTensor out{t.name, dtype, {}};
+    SafetensorsTensor out{t.name, type.safetensors, {}};
     // Dimension by dimension (GCC 12 warns, wrongly, of a null copy from a braced list here).
     if (!t.vector) out.shape.push_back(t.transposed ? t.cols : from.rows());
     out.shape.push_back(t.transposed ? from.rows() : t.cols);
@@ -124,11 +134,7 @@ int export_checkpoint(const Arguments& a) {
   std::filesystem::create_directories(a.out, ec);
   require(!ec, "cannot create the output folder ", a.out, ": ", ec.message());
   write_output_file(a.out + "/model.safetensors", layout.prefix + data);
-  write_output_file(a.out + "/config.json", llama_config(shape, precision == "double" ? "float64"
-                                                                : precision == "bf16" ? "bfloat16"
-                                                                                      : "float32")
-                                                    .dump(2) +
-                                                "\n");
+  write_output_file(a.out + "/config.json", llama_config(shape, type.torch).dump(2) + "\n");
   std::cout << kApp << ": " << a.checkpoint << " (step " << checkpoint.step << ", "
             << checkpoint.precision << "): a Llama of " << shape.blocks << " layers, hidden "
             << shape.hidden << ", " << shape.heads << " heads, " << shape.kv()

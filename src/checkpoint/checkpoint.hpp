@@ -56,7 +56,7 @@ struct DataStream {
 struct CheckpointFacts {
   std::size_t step = 0;     // steps done: the next step (and its data) is step + 1
   json::Value model;        // the model's shape, as the model records it
-  std::string precision;    // train.precision: "float", "double" or "bf16"
+  std::string precision;    // train.precision: "float", "double", "bf16" or "tf32"
   OptimizerKind optimizer;  // the table's first: AdamW
   TaskSeeds seeds;
   DataStream data;

@@ -25,7 +25,7 @@ struct CheckpointTensor {
 
 struct SerialCheckpoint {
   json::Value model;      // the model's shape as recorded (model/model_shape_record.hpp reads it)
-  std::string precision;  // train.precision: "float", "double" or "bf16" (BF16 tensors)
+  std::string precision;  // train.precision: "float", "double", "bf16" (BF16 tensors) or "tf32"
   std::size_t step = 0;
   std::map<std::string, CheckpointTensor> tensors;  // by name ("blocks.3.ff1.weight")
   // UserError naming the checkpoint when it lacks `name`.

@@ -1,5 +1,7 @@
 #include "exec/local_gemm_tf32.hpp"
 
+#include <type_traits>
+
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "exec/cublas_gemm_ex.hpp"
@@ -8,7 +10,7 @@ namespace meshslice {
 
 bool tf32_gemm_available() {
 #ifdef MESHSLICE_CUBLAS
-  return true;
+  return std::is_same_v<ExecSpace, Kokkos::Cuda>;  // device memory for cuBLAS
 #else
   return false;
 #endif
