@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -40,6 +41,34 @@ TEST(Bfloat16, KeepsNanInfinityAndOverflowsToInfinity) {
             std::numeric_limits<float>::infinity());
   EXPECT_EQ(to_float(to_bfloat16(-0.0f)), 0.0f);
   EXPECT_TRUE(std::signbit(to_float(to_bfloat16(-0.0f))));
+}
+
+// Two matrices rounded in one launch, as the scalar rounds each element: sizes that are not a
+// multiple of the kernel's runs, one past a run, and a NaN and ties among the values.
+TEST(Bfloat16, RoundsTwoMatricesAsEachElement) {
+  const ExecSpace space;
+  for (const auto [ra, ca, rb, cb] :
+       {std::array<std::size_t, 4>{3, 5, 7, 2}, std::array<std::size_t, 4>{97, 101, 1, 1},
+        std::array<std::size_t, 4>{1, 1, 128, 65}}) {
+    Matrix<float> a("a", ra, ca), b("b", rb, cb);
+    Matrix<bfloat16> a16("a16", ra, ca), b16("b16", rb, cb);
+    const auto ha = Kokkos::create_mirror_view(a), hb = Kokkos::create_mirror_view(b);
+    const auto value = [](std::size_t i) {
+      if (i % 1001 == 7) return std::numeric_limits<float>::quiet_NaN();
+      return from_bits(0x3f800000u + static_cast<std::uint32_t>(i * 0x2f41u % 0x10000u));
+    };
+    for (std::size_t i = 0; i < ra * ca; ++i) ha.data()[i] = value(i);
+    for (std::size_t i = 0; i < rb * cb; ++i) hb.data()[i] = -value(i + 3);
+    Kokkos::deep_copy(a, ha);
+    Kokkos::deep_copy(b, hb);
+    to_bfloat16(space, a, a16, b, b16);
+    const auto ha16 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a16);
+    const auto hb16 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b16);
+    for (std::size_t i = 0; i < ra * ca; ++i)
+      ASSERT_EQ(ha16.data()[i].bits, to_bfloat16(ha.data()[i]).bits) << "a[" << i << "]";
+    for (std::size_t i = 0; i < rb * cb; ++i)
+      ASSERT_EQ(hb16.data()[i].bits, to_bfloat16(hb.data()[i]).bits) << "b[" << i << "]";
+  }
 }
 
 // op(a) (m x k) and op(b) (k x n) of bf16 values, stored transposed or not, and
