@@ -25,9 +25,9 @@
 #      naming its bf16 GEMM library), and the bf16 step's speed-up over float's for both.
 # Prints the ratios and writes OUT/bench-train.json. Environment: BUILD_DIR (default build), OUT
 # (default out/bench-train), STEPS (default 6: the first of each run is not timed), DECKS
-# (default "teacher lm"), RANKS (default 2), PRECISIONS (default "float bf16"), DEVICE (cpu,
-# or cuda for a CUDA build: the PyTorch
-# peers run on the GPU, TORCH_PYTHON defaults to the python3 on PATH), TORCH_PYTHON,
+# (default "teacher lm"), RANKS (default 2), PRECISIONS (default "float bf16"; tf32 with
+# DEVICE=cuda), DEVICE (cpu, or cuda for a CUDA build: the PyTorch peers run on the GPU,
+# TORCH_PYTHON defaults to the python3 on PATH), TORCH_PYTHON,
 # TORCH2_PYTHON (empty: skip that peer), TRAIN_ARGS (more meshslice-train arguments, e.g.
 # "--set plan.attention=blas_blocks").
 set -euo pipefail
@@ -45,6 +45,15 @@ case $device in
   cuda) default_python=$(command -v python3 || true); peer_threads=(1) ;;
   *) echo "DEVICE=$device: use cpu or cuda" >&2; exit 1 ;;
 esac
+for precision in $precisions; do
+  case $precision in
+    float | bf16) ;;
+    tf32)
+      [ "$device" = cuda ] ||
+        { echo "PRECISIONS: tf32 is for DEVICE=cuda (a GPU tensor-core format)" >&2; exit 1; } ;;
+    *) echo "PRECISIONS: unknown precision '$precision' (float, bf16, tf32)" >&2; exit 1 ;;
+  esac
+done
 mkdir -p "$out"
 
 # Python with torch: Debian's own python3 (a pyenv one earlier on PATH has no python3-torch),
