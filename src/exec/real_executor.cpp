@@ -263,6 +263,10 @@ void RealExecutor<T>::chunked_gemm(const Operand& a, bool transpose_a, const Ope
   // A is not transposed, else the inner dimension K (rows of A and of B) with accumulation.
   const bool split_k = transpose_a;
   const std::size_t extent = split_k ? a.extent(0) : c.extent(0);
+  // Chunks (each with a fence) only while a collective is in flight, to progress it between
+  // them. Those done by now leave first: a one-rank ring's complete at once (bench-h1024 on one
+  // rank: 3107 -> 3096 BLAS calls and fences a step).
+  if (!in_flight_.empty()) progress();
   const std::size_t chunks = in_flight_.empty() ? 1 : static_cast<std::size_t>(gemm_chunks_);
   const std::size_t step = std::max(min_chunk_rows_, (extent + chunks - 1) / chunks);
   if (split_k && transpose_b) {  // no contiguous split; never used by the algorithms
