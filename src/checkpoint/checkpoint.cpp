@@ -182,6 +182,7 @@ std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_
                                                    const FileContents<T>& contents,
                                                    std::size_t step) {
   TensorFileWriter out(comm, path, file_layout(contents, step));
+  const bool bf16 = std::string(contents.dtype) == "BF16";
   for (std::size_t i = 0; i < contents.held.size(); ++i) {
     const Held<T>& h = contents.held[i];
     if (!h.writes) {
@@ -190,7 +191,7 @@ std::pair<std::uint32_t, std::uint64_t> write_file(const std::string& path, MPI_
     }
     const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.data);
     out.write(i, h.runs(), [&](const std::vector<ShardRun>& part, void* to) {
-      if (contents.dtype == std::string("BF16"))
+      if (bf16)
         stage(part, host.data(), static_cast<bfloat16*>(to));
       else
         stage(part, host.data(), static_cast<T*>(to));

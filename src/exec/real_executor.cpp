@@ -204,17 +204,16 @@ void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const M
                      });
         return;
       }
-      if (tf32_gemm_) {
-        chunked_gemm(a, transpose_a, b, transpose_b, static_cast<T>(beta), c,
-                     [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
-                       tf32_gemm_->run(compute_, transpose_a, transpose_b, scale, ap, bp, beta_part,
-                                       cp);
-                     });
-        return;
-      }
     }
     chunked_gemm(a, transpose_a, b, transpose_b, static_cast<T>(beta), c,
                  [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
+                   if constexpr (std::is_same_v<T, float>) {
+                     if (tf32_gemm_) {
+                       tf32_gemm_->run(compute_, transpose_a, transpose_b, scale, ap, bp, beta_part,
+                                       cp);
+                       return;
+                     }
+                   }
                    blas_gemm(compute_, ta, tb, scale, ap, bp, beta_part, cp);
                  });
   });

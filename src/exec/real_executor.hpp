@@ -166,8 +166,6 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // train.precision tf32 (a float executor of a CUDA build only): from now on every GEMM runs on
   // the tensor cores in TF32 (exec/local_gemm_tf32.hpp); UserError in other builds.
   void multiply_gemms_in_tf32();
-  bool gemms_in_tf32() const { return tf32_gemm_ != nullptr; }
-  std::optional<Bf16GemmRoute> bf16_gemm_route() const { return bf16_route_; }
   // Bytes of the bf16 operand copies (and the route's own buffers) at this point: none until the
   // first GEMM, then the largest operands seen.
   std::size_t bf16_scratch_bytes() const {
@@ -221,7 +219,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::optional<Bf16GemmRoute> bf16_route_;  // set: GEMM operands rounded to bf16
   Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
-  std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32
+  std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
 };

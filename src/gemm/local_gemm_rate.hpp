@@ -31,14 +31,22 @@ double best_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std:
   return 2.0 * m * n * k / best;
 }
 
-template <class T>
-double local_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k,
-                       int repetitions = 7) {
+// multiply(a, b, c): c = a b on T matrices a (m x k), b (k x n), c (m x n).
+template <class T, class Multiply>
+double local_gemm_rate_of(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k,
+                          int repetitions, Multiply&& multiply) {
   Matrix<T> a("gemm_rate_a", m, k), b("gemm_rate_b", k, n), c("gemm_rate_c", m, n);
   Kokkos::deep_copy(a, T(0.5));
   Kokkos::deep_copy(b, T(0.25));
-  return best_gemm_rate(space, m, n, k, repetitions,
-                        [&] { blas_gemm(space, "N", "N", T(1), a, b, T(0), c); });
+  return best_gemm_rate(space, m, n, k, repetitions, [&] { multiply(a, b, c); });
+}
+
+template <class T>
+double local_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k,
+                       int repetitions = 7) {
+  return local_gemm_rate_of<T>(space, m, n, k, repetitions, [&](auto& a, auto& b, auto& c) {
+    blas_gemm(space, "N", "N", T(1), a, b, T(0), c);
+  });
 }
 
 inline double local_gemm_rate_bf16(const ExecSpace& space, Bf16GemmRoute route, std::size_t m,
@@ -53,12 +61,10 @@ inline double local_gemm_rate_bf16(const ExecSpace& space, Bf16GemmRoute route, 
 
 inline double local_gemm_rate_tf32(const ExecSpace& space, std::size_t m, std::size_t n,
                                    std::size_t k, int repetitions = 7) {
-  Matrix<float> a("gemm_rate_a", m, k), b("gemm_rate_b", k, n), c("gemm_rate_c", m, n);
-  Kokkos::deep_copy(a, 0.5f);
-  Kokkos::deep_copy(b, 0.25f);
   LocalGemmTf32 gemm;
-  return best_gemm_rate(space, m, n, k, repetitions,
-                        [&] { gemm.run(space, false, false, 1.0f, a, b, 0.0f, c); });
+  return local_gemm_rate_of<float>(space, m, n, k, repetitions, [&](auto& a, auto& b, auto& c) {
+    gemm.run(space, false, false, 1.0f, a, b, 0.0f, c);
+  });
 }
 
 }  // namespace meshslice

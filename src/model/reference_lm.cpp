@@ -101,24 +101,10 @@ typename ReferenceLm<T>::Forward ReferenceLm<T>::forward(const std::vector<int>&
   reference::rms_norm(f.y, params_[1], n, hidden, f.h, f.inv_rms);
   f.logits.assign(n * vocab, T(0));
   const bool bf16 = blocks_.rounds_gemm_operands();
-  if (s.tied_head) {  // logits = h E^T
-    // bf16: the operands as the distributed GEMM reads them (copies only then).
-    std::vector<T> table_bf16, h_bf16;
-    if (bf16) {
-      table_bf16 = reference::rounded_to_bf16(params_[0]);
-      h_bf16 = reference::rounded_to_bf16(f.h);
-    }
-    const std::vector<T>& table = bf16 ? table_bf16 : params_[0];
-    const std::vector<T>& h = bf16 ? h_bf16 : f.h;
-    for (std::size_t t = 0; t < n; ++t)
-      for (std::size_t v = 0; v < vocab; ++v) {
-        T sum = 0;
-        for (std::size_t c = 0; c < hidden; ++c) sum += h[t * hidden + c] * table[v * hidden + c];
-        f.logits[t * vocab + v] = sum;
-      }
-  } else {
+  if (s.tied_head)  // logits = h E^T, E the vocab x hidden table
+    reference::add_ab_t(f.h, params_[0], f.logits, n, vocab, hidden, bf16);
+  else
     reference::add_ab(f.h, params_[2], f.logits, n, hidden, vocab, bf16);
-  }
   const double scale = 1.0 / static_cast<double>(n);
   f.loss =
       static_cast<T>(reference_cross_entropy(f.logits, vocab, targets, scale, f.dlogits) * scale);
@@ -162,24 +148,9 @@ T ReferenceLm<T>::loss_and_gradients(const std::vector<int>& ids, const std::vec
   std::vector<T> dh(n * hidden, T(0));
   std::vector<T>& dtable = grads_[0];
   const bool bf16 = blocks_.rounds_gemm_operands();
-  if (s.tied_head) {                                  // dh = dlogits E, dE += dlogits^T h
-    std::vector<T> table_bf16, h_bf16, dlogits_bf16;  // bf16: as above
-    if (bf16) {
-      table_bf16 = reference::rounded_to_bf16(params_[0]);
-      h_bf16 = reference::rounded_to_bf16(f.h);
-      dlogits_bf16 = reference::rounded_to_bf16(f.dlogits);
-    }
-    const std::vector<T>& table = bf16 ? table_bf16 : params_[0];
-    const std::vector<T>& h = bf16 ? h_bf16 : f.h;
-    const std::vector<T>& dlogits = bf16 ? dlogits_bf16 : f.dlogits;
-    for (std::size_t t = 0; t < n; ++t)
-      for (std::size_t v = 0; v < vocab; ++v) {
-        const T g = dlogits[t * vocab + v];
-        for (std::size_t c = 0; c < hidden; ++c) {
-          dh[t * hidden + c] += g * table[v * hidden + c];
-          dtable[v * hidden + c] += g * h[t * hidden + c];
-        }
-      }
+  if (s.tied_head) {  // dh = dlogits E, dE += dlogits^T h
+    reference::add_ab(f.dlogits, params_[0], dh, n, vocab, hidden, bf16);
+    reference::add_a_t_b(f.dlogits, f.h, dtable, n, vocab, hidden, bf16);
   } else {
     reference::add_ab_t(f.dlogits, params_[2], dh, n, hidden, vocab, bf16);
     reference::add_a_t_b(f.h, f.dlogits, grads_[2], n, hidden, vocab, bf16);
