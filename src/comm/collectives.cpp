@@ -13,6 +13,7 @@
 #include "comm/partial_collectives.hpp"
 #include "comm/recorded_op.hpp"
 #include "comm/ring_schedules.hpp"
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/stream_copy.hpp"
@@ -164,19 +165,45 @@ ScratchNeed all_gather_scratch(int parts, std::size_t n, MatrixDim dim, bool sta
 }
 
 // The partial collectives of comm/partial_collectives.hpp.
-template <class T, class Space>
-Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
-                            const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
-                            const CommOptions& options, const CommScratch<T, Space>& scratch) {
+
+namespace {
+
+// The all-gather of sub-shard `slice` of `local`, which slice(local, block) cuts straight into
+// its block of the gather buffer (of `out`'s element type).
+template <class T, class Out, class Space, class Slice>
+Request partial_gather(const AxisComm& ring, const Matrix<T, Space>& local,
+                       const Matrix<Out, Space>& out, MatrixDim dim, const SliceSpec& slice,
+                       const CommOptions& options, const CommScratch<Out, Space>& scratch,
+                       Slice&& slice_into_block) {
   const bool cols = dim == MatrixDim::cols;
   check_slice(cols ? local.extent(1) : local.extent(0), dim, slice, "shard");
   const std::size_t rows = cols ? local.extent(0) : local.extent(0) / slice.count;
   const std::size_t width = cols ? local.extent(1) / slice.count : local.extent(1);
-  // The sub-shard is sliced straight into its block of the gather buffer.
-  return iall_gather_produced<T, Space>(
-      ring, rows, width,
-      [&](const Matrix<T, Space>& block) { slice_into(local, block, dim, slice, scratch.space); },
-      out, dim, options, scratch);
+  return iall_gather_produced<Out, Space>(ring, rows, width, slice_into_block, out, dim, options,
+                                          scratch);
+}
+
+}  // namespace
+
+template <class T, class Space>
+Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
+                            const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
+                            const CommOptions& options, const CommScratch<T, Space>& scratch) {
+  return partial_gather(ring, local, out, dim, slice, options, scratch,
+                        [&](const Matrix<T, Space>& block) {
+                          slice_into(local, block, dim, slice, scratch.space);
+                        });
+}
+
+template <class Space>
+Request ipartial_all_gather_rounded(const AxisComm& ring, const Matrix<float, Space>& local,
+                                    const Matrix<bfloat16, Space>& out, MatrixDim dim,
+                                    const SliceSpec& slice, const CommOptions& options,
+                                    const CommScratch<bfloat16, Space>& scratch) {
+  return partial_gather(ring, local, out, dim, slice, options, scratch,
+                        [&](const Matrix<bfloat16, Space>& block) {
+                          slice_rounded_into(local, block, dim, slice, scratch.space);
+                        });
 }
 
 namespace {
@@ -583,5 +610,10 @@ ScratchNeed point_to_point_scratch(std::size_t n, bool staged) { return {0, stag
 
 MESHSLICE_INSTANTIATE_COLLECTIVES(float, MemSpace)
 MESHSLICE_INSTANTIATE_COLLECTIVES(double, MemSpace)
+template Request ipartial_all_gather_rounded<MemSpace>(const AxisComm&,
+                                                       const Matrix<float, MemSpace>&,
+                                                       const Matrix<bfloat16, MemSpace>&, MatrixDim,
+                                                       const SliceSpec&, const CommOptions&,
+                                                       const CommScratch<bfloat16, MemSpace>&);
 
 }  // namespace meshslice

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "comm/comm_options.hpp"
 #include "core/huge_pages.hpp"
@@ -51,6 +52,30 @@ CommScratch<T, Space> make_scratch(const ScratchNeed& need, const std::string& l
   if (need.device > 0) s.device = huge_page_buffer<T, Space>(label, need.device);
   if (need.host > 0) s.host = huge_page_buffer<T, Kokkos::HostSpace>(label + "_host", need.host);
   return s;
+}
+
+// The same memory as scratch for a collective of another element type U (a bf16 gather
+// carved from a float plan's workspace): as many U as fit in its bytes.
+template <class U, class T, class Space>
+CommScratch<U, Space> scratch_viewed_as(const CommScratch<T, Space>& s) {
+  if constexpr (std::is_same_v<U, T>) {
+    return s;
+  } else {
+    CommScratch<U, Space> u;
+    u.provided = s.provided;
+    u.space = s.space;
+    u.device = Buffer<U, Space>(reinterpret_cast<U*>(s.device.data()),
+                                s.device.extent(0) * sizeof(T) / sizeof(U));
+    u.host = HostBuffer<U>(reinterpret_cast<U*>(s.host.data()),
+                           s.host.extent(0) * sizeof(T) / sizeof(U));
+    return u;
+  }
+}
+
+// Elements of T that hold `n` elements of U.
+template <class T, class U>
+constexpr std::size_t elements_holding(std::size_t n) {
+  return (n * sizeof(U) + sizeof(T) - 1) / sizeof(T);
 }
 
 // Whether MPI must go through host mirrors: device memory the host cannot touch, and an MPI

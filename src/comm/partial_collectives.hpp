@@ -8,6 +8,7 @@
 // sub-shard back into slice s of the output shard (C_s = RdS(C') of the LS/RS dataflows).
 #include "comm/collectives.hpp"
 #include "comm/slicing.hpp"
+#include "core/bfloat16.hpp"
 
 namespace meshslice {
 
@@ -18,6 +19,15 @@ Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
                             const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,
                             const CommOptions& options = {},
                             const CommScratch<T, Space>& scratch = {});
+
+// The same gather in bf16: the sub-shard is rounded to bf16 as it is sliced and the ring moves
+// half the bytes; `out` holds the gathered sub-shards in bf16. A bf16 run's GEMM operands travel
+// this way (exec/gemm_operand.hpp); the rounding is the one its GEMM would do anyway.
+template <class Space>
+Request ipartial_all_gather_rounded(const AxisComm& ring, const Matrix<float, Space>& local,
+                                    const Matrix<bfloat16, Space>& out, MatrixDim dim,
+                                    const SliceSpec& slice, const CommOptions& options = {},
+                                    const CommScratch<bfloat16, Space>& scratch = {});
 
 // contribution: the partial product, shape of `shard` with the sliced dim divided by S and
 // multiplied by the ring size. On completion slice s of `shard` holds the reduced sub-shard plus

@@ -1,7 +1,9 @@
 #include "comm/slicing.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 
 namespace meshslice {
@@ -23,11 +25,14 @@ std::size_t sliced_extent(std::size_t extent, const SliceSpec& spec) { return ex
 
 namespace detail {
 
-// kToSub: x -> sub (slice). Otherwise sub -> x (unslice), adding beta times what x held when
-// kAdd (x is never read when not).
-template <class T, class Space, bool kToSub, bool kAdd = false>
-void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
+// kToSub: x -> sub (slice), each element converted to sub's type (bf16: rounded). Otherwise
+// sub -> x (unslice, one type), adding beta times what x held when kAdd (x is never read when
+// not). The branches are plain ifs on constants, each converting its element (a no-op but for
+// the rounding slice): nvcc's device lambdas may not first capture a view inside if constexpr.
+template <class T, class Sub, class Space, bool kToSub, bool kAdd = false>
+void move_slice(const Matrix<T, Space>& x, const Matrix<Sub, Space>& sub, MatrixDim dim,
                 const SliceSpec& spec, const typename Space::execution_space& space, T beta = 0) {
+  static_assert(kToSub || std::is_same_v<T, Sub>, "unslicing keeps the element type");
   const bool cols = dim == MatrixDim::cols;
   check_slice(cols ? x.extent(1) : x.extent(0), dim, spec, "shard");
   const std::size_t want_rows = cols ? x.extent(0) : x.extent(0) / spec.count;
@@ -58,11 +63,11 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
           const std::size_t to = g * block;
           for (int b = 0; b < block; ++b) {
             if (kToSub)
-              sub(i, to + b) = x(i, from + b);
+              sub(i, to + b) = element_cast<Sub>(x(i, from + b));
             else if (kAdd)
-              x(i, from + b) = sub(i, to + b) + beta * x(i, from + b);
+              x(i, from + b) = element_cast<T>(sub(i, to + b)) + beta * x(i, from + b);
             else
-              x(i, from + b) = sub(i, to + b);
+              x(i, from + b) = element_cast<T>(sub(i, to + b));
           }
         });
   } else {
@@ -72,11 +77,11 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
         KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
           const std::size_t xi = (i / block * count + index) * block + i % block;
           if (kToSub)
-            sub(i, j) = x(xi, j);
+            sub(i, j) = element_cast<Sub>(x(xi, j));
           else if (kAdd)
-            x(xi, j) = sub(i, j) + beta * x(xi, j);
+            x(xi, j) = element_cast<T>(sub(i, j)) + beta * x(xi, j);
           else
-            x(xi, j) = sub(i, j);
+            x(xi, j) = element_cast<T>(sub(i, j));
         });
   }
 }
@@ -86,16 +91,23 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDi
 template <class T, class Space>
 void slice_into(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
                 const SliceSpec& spec, const typename Space::execution_space& space) {
-  detail::move_slice<T, Space, true>(x, sub, dim, spec, space);
+  detail::move_slice<T, T, Space, true>(x, sub, dim, spec, space);
+}
+
+template <class Space>
+void slice_rounded_into(const Matrix<float, Space>& x, const Matrix<bfloat16, Space>& sub,
+                        MatrixDim dim, const SliceSpec& spec,
+                        const typename Space::execution_space& space) {
+  detail::move_slice<float, bfloat16, Space, true>(x, sub, dim, spec, space);
 }
 
 template <class T, class Space>
 void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, MatrixDim dim,
                   const SliceSpec& spec, T beta, const typename Space::execution_space& space) {
   if (beta == T(0))
-    detail::move_slice<T, Space, false, false>(x, sub, dim, spec, space);
+    detail::move_slice<T, T, Space, false, false>(x, sub, dim, spec, space);
   else
-    detail::move_slice<T, Space, false, true>(x, sub, dim, spec, space, beta);
+    detail::move_slice<T, T, Space, false, true>(x, sub, dim, spec, space, beta);
 }
 
 #define MESHSLICE_INSTANTIATE_SLICING(T)                                                          \
@@ -106,5 +118,8 @@ void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, Matrix
 
 MESHSLICE_INSTANTIATE_SLICING(float)
 MESHSLICE_INSTANTIATE_SLICING(double)
+template void slice_rounded_into<MemSpace>(const Matrix<float, MemSpace>&,
+                                           const Matrix<bfloat16, MemSpace>&, MatrixDim,
+                                           const SliceSpec&, const ExecSpace&);
 
 }  // namespace meshslice

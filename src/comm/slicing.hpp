@@ -13,6 +13,8 @@
 
 namespace meshslice {
 
+struct bfloat16;  // core/bfloat16.hpp
+
 struct SliceSpec {
   int count = 1;  // S: number of sub-shards
   int index = 0;  // s: which one, 0 <= s < S
@@ -32,6 +34,14 @@ template <class T, class Space>
 void slice_into(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
                 const SliceSpec& spec,
                 const typename Space::execution_space& space = typename Space::execution_space());
+
+// The same, each element rounded to bf16 on the way (a bf16 run's GEMM operand, sliced for its
+// gather: one pass over the data instead of a slice and a rounding).
+template <class Space>
+void slice_rounded_into(
+    const Matrix<float, Space>& x, const Matrix<bfloat16, Space>& sub, MatrixDim dim,
+    const SliceSpec& spec,
+    const typename Space::execution_space& space = typename Space::execution_space());
 
 // slice spec.index of x = sub + beta * (slice spec.index of x); with beta = 0, x is not read.
 template <class T, class Space>

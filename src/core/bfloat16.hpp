@@ -48,7 +48,7 @@ KOKKOS_INLINE_FUNCTION bfloat16 to_bfloat16(float f) {
 
 // One element as another scalar type (float, double or bfloat16): bf16 by way of float.
 template <class To, class From>
-To element_cast(From x) {
+KOKKOS_INLINE_FUNCTION To element_cast(From x) {
   if constexpr (std::is_same_v<To, bfloat16>)
     return to_bfloat16(static_cast<float>(x));
   else if constexpr (std::is_same_v<From, bfloat16>)

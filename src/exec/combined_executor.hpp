@@ -42,10 +42,24 @@ struct CombinedMat {
   std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
 };
 
+// A partial all-gather's output for a GEMM on both executors (the real one's may be in bf16);
+// every matrix is one.
+template <class Real>
+struct CombinedGathered {
+  CombinedGathered() = default;
+  CombinedGathered(const CombinedMat<Real>& m) : real(m.real), sim(m.sim) {}  // NOLINT: implicit
+  typename Real::Gathered real;
+  SimMat sim;
+  std::size_t extent(std::size_t dim) const { return sim.extent(dim); }
+};
+
 template <class Real>
 class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, CombinedMat<Real>> {
+  using Starts = StartsCollectives<CombinedExecutor<Real>, CombinedMat<Real>>;
+
  public:
   using Mat = CombinedMat<Real>;
+  using Gathered = CombinedGathered<Real>;
   using Scalar = typename Real::Scalar;
   static constexpr bool holds_data = Real::holds_data;
   using OpId = std::size_t;
@@ -118,6 +132,12 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
   Mat alloc(std::size_t rows, std::size_t cols, const char* label) {
     return {real_.alloc(rows, cols, label), sim_.alloc(rows, cols, label)};
   }
+  Gathered alloc_gathered(std::size_t rows, std::size_t cols, const char* label) {
+    Gathered g;
+    g.real = real_.alloc_gathered(rows, cols, label);
+    g.sim = sim_.alloc(rows, cols, label);
+    return g;
+  }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return {real_.placeholder(rows, cols), sim_.placeholder(rows, cols)};
   }
@@ -170,6 +190,13 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
     }
     return op;
   }
+  // Into a gathered operand: each executor's own (a bf16 run's real side gathers in bf16).
+  using Starts::start_partial_all_gather;
+  OpId start_partial_all_gather(Axis axis, const Mat& local, const Gathered& out, MatrixDim dim,
+                                const SliceSpec& slice) {
+    return track(real_.start_partial_all_gather(axis, local.real, out.real, dim, slice),
+                 sim_.start_partial_all_gather(axis, local.sim, out.sim, dim, slice));
+  }
   // Waiting retires the op, as both executors retire theirs: a run holds only the ops in flight.
   void wait(OpId op) {
     const auto it = ops_.find(op);
@@ -186,7 +213,7 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
     ops_.clear();
   }
 
-  void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
+  void gemm(double alpha, const Gathered& a, bool transpose_a, const Gathered& b, bool transpose_b,
             double beta, const Mat& c) {
     real_.gemm(alpha, a.real, transpose_a, b.real, transpose_b, beta, c.real);
     sim_.gemm(alpha, a.sim, transpose_a, b.sim, transpose_b, beta, c.sim);

@@ -7,9 +7,12 @@
 // exec/executor_checks.cpp), so that an op added here without being added everywhere is a compile
 // error naming the missing member.
 //
-//   types        Mat (a matrix shard), OpId (an op in flight), Workspace (a plan's buffers)
+//   types        Mat (a matrix shard), OpId (an op in flight), Workspace (a plan's buffers),
+//                Gathered (what a partial all-gather fills for a GEMM: Mat, or RealExecutor's
+//                GemmOperand, which a bf16 run gathers in bf16)
 //   mesh         mesh_rows(), mesh_cols(), coord(axis), size(axis)
 //   memory       alloc(rows, cols, label)      a buffer; from the attached workspace, if any
+//                alloc_gathered(rows, cols, label)   a Gathered, likewise
 //                placeholder(rows, cols)       a shape without memory (a plan's rehearsal)
 //                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
 //                rows(x, first, count)         rows [first, first + count) of x, in place: a
@@ -17,7 +20,8 @@
 //   local        slice(x, sub, dim, spec)      sub = slice s of x (paper Alg. 2)
 //                unslice(sub, x, dim, spec, beta)   slice s of x = sub + beta * slice s of x
 //                copy(from, to), zero(x), scale(x, factor)
-//                gemm(alpha, a, ta, b, tb, beta, c) c = alpha op(a) op(b) + beta c
+//                gemm(alpha, a, ta, b, tb, beta, c) c = alpha op(a) op(b) + beta c (a, b: Mat
+//                                              or Gathered)
 //   collectives  start(Collective<Mat>)       starts one collective (comm/collective.hpp: its
 //   (non-                                     kind, axis, buffers and cut) and returns at once.
 //   blocking)    The named starts the algorithms call (start_all_gather(axis, local, out, dim),
@@ -69,6 +73,12 @@ MESHSLICE_EXECUTOR_MEMBER(mesh, ex<E>().mesh_rows() + ex<E>().mesh_cols() +
 MESHSLICE_EXECUTOR_MEMBER(alloc,
                           std::declval<typename E::Mat&>() = ex<E>().alloc(std::size_t{1},
                                                                            std::size_t{1}, "label"))
+MESHSLICE_EXECUTOR_MEMBER(alloc_gathered,
+                          std::declval<typename E::Gathered&>() =
+                              ex<E>().alloc_gathered(std::size_t{1}, std::size_t{1}, "label"))
+MESHSLICE_EXECUTOR_MEMBER(gemm_of_gathered,
+                          ex<E>().gemm(1.0, std::declval<const typename E::Gathered&>(), false,
+                                       mat<E>(), true, 0.0, mat<E>()))
 MESHSLICE_EXECUTOR_MEMBER(placeholder,
                           std::declval<typename E::Mat&>() = ex<E>().placeholder(std::size_t{1},
                                                                                  std::size_t{1}))
@@ -98,6 +108,8 @@ constexpr bool check_executor() {
   using namespace executor_detail;
   static_assert(has_mesh<E>::value, "executor lacks mesh_rows/mesh_cols/coord/size");
   static_assert(has_alloc<E>::value, "executor lacks alloc(rows, cols, label)");
+  static_assert(has_alloc_gathered<E>::value, "executor lacks alloc_gathered(rows, cols, label)");
+  static_assert(has_gemm_of_gathered<E>::value, "executor's gemm does not take a Gathered");
   static_assert(has_placeholder<E>::value, "executor lacks placeholder(rows, cols)");
   static_assert(has_use_workspace<E>::value, "executor lacks use_workspace(Workspace*)");
   static_assert(has_rows<E>::value, "executor lacks rows(x, first, count)");

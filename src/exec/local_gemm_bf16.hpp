@@ -58,6 +58,10 @@ class LocalGemmBf16 {
   }
 
   Bf16GemmRoute route() const { return route_; }
+  // Whether operands of these sizes are within what it was made for.
+  bool fits(std::size_t a_elements, std::size_t b_elements) const {
+    return a_elements <= a_elements_ && b_elements <= b_elements_;
+  }
   // Bytes of its own buffers (float_panels' widened operands; oneDNN's scratchpads excluded).
   std::size_t buffer_bytes() const { return (a_.extent(0) + b_.extent(0)) * sizeof(float); }
 

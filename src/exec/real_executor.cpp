@@ -64,39 +64,80 @@ typename RealExecutor<T>::Mat RealExecutor<T>::alloc(std::size_t rows, std::size
   return workspace_ ? workspace_->buffer(rows, cols, make) : make();
 }
 
+template <class T>
+typename RealExecutor<T>::Gathered RealExecutor<T>::alloc_gathered(std::size_t rows,
+                                                                   std::size_t cols,
+                                                                   const char* label) {
+  if (!bf16_route_) return alloc(rows, cols, label);
+  Gathered g;
+  g.value = alloc(1, elements_holding<T, bfloat16>(rows * cols), label);
+  g.rounded = Matrix<bfloat16>(reinterpret_cast<bfloat16*>(g.value.data()), rows, cols);
+  return g;
+}
+
 // Fences the local instance first (MPI may read what its kernels wrote). While rehearsing, only
 // reserves the collective's scratch in the workspace.
 template <class T>
-typename RealExecutor<T>::OpId RealExecutor<T>::start(const Collective<Mat>& c) {
+template <class U, class Launch>
+typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommKind kind, Axis axis,
+                                                         std::size_t shard_elements,
+                                                         const ScratchNeed& need, Launch&& launch) {
   const OpId id = next_op_++;
-  const AxisComm& ring = torus_.axis(c.axis);
+  const AxisComm& ring = torus_.axis(axis);
   if (!rehearsing() && started_++ == fail_at_collective_)
     throw std::runtime_error(concat("debug.fail_at_collective: collective ", fail_at_collective_,
-                                    " of this rank (", c.name(), " on the '", ring.name(),
+                                    " of this rank (", name, " on the '", ring.name(),
                                     "' axis) failed on purpose"));
   // The collective's scratch comes from the plan's workspace when one is attached (none: the
   // collective allocates), and its packing kernels run on the communication instance.
-  CommScratch<T, MemSpace> s;
+  CommScratch<U, MemSpace> s;
   if (workspace_) {
-    const auto need = [&] { return scratch_need(c, ring.size(), comm_, staged_, sizeof(T)); };
+    const ScratchNeed want{elements_holding<T, U>(need.device), elements_holding<T, U>(need.host)};
     auto fits = [&](const CommScratch<T, MemSpace>& have) {
-      const ScratchNeed want = need();
       return have.device.extent(0) >= want.device && have.host.extent(0) >= want.host;
     };
-    auto make = [&] { return make_scratch<T, MemSpace>(need(), "meshslice_collective_scratch"); };
-    std::size_t slot = 0;
-    std::tie(slot, s) = workspace_->scratch(make, fits);
+    auto make = [&] { return make_scratch<T, MemSpace>(want, "meshslice_collective_scratch"); };
+    const auto [slot, scratch] = workspace_->scratch(make, fits);
     if (rehearsing()) {
       rehearsed_[id] = slot;  // untracked: complete at once, its scratch held until waited for
       return id;
     }
+    s = scratch_viewed_as<U>(scratch);
   }
   s.space = comm_space_;
   fence(compute_, "meshslice::before_mpi");  // MPI may read what local kernels just wrote
-  const double bytes = bytes_sent(c.kind, ring.size(), double(c.shard_elements() * sizeof(T)));
-  TraceEvent event{c.name(), lane_of(c.axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
-  in_flight_.emplace(id, InFlight{start_collective(c, ring, comm_, s), std::move(event)});
+  const double bytes = bytes_sent(kind, ring.size(), double(shard_elements * sizeof(U)));
+  TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
+  in_flight_.emplace(id, InFlight{launch(ring, s), std::move(event)});
   return id;
+}
+
+template <class T>
+typename RealExecutor<T>::OpId RealExecutor<T>::start(const Collective<Mat>& c) {
+  return start_op<T>(c.name(), c.kind, c.axis, c.shard_elements(),
+                     scratch_need(c, torus_.axis(c.axis).size(), comm_, staged_, sizeof(T)),
+                     [&](const AxisComm& ring, const CommScratch<T, MemSpace>& s) {
+                       return start_collective(c, ring, comm_, s);
+                     });
+}
+
+template <class T>
+typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
+    Axis axis, const Mat& local, const Gathered& out, MatrixDim dim, const SliceSpec& slice) {
+  if (!out.in_bf16()) return Starts::start_partial_all_gather(axis, local, out.value, dim, slice);
+  if constexpr (std::is_same_v<T, float>) {
+    const std::size_t shard = elements(local) / slice.count;
+    const ScratchNeed need = scratch_need(CommKind::all_gather, true, torus_.axis(axis).size(),
+                                          shard, dim, comm_, staged_, sizeof(bfloat16));
+    return start_op<bfloat16>(
+        partial_comm_kind_name(CommKind::all_gather), CommKind::all_gather, axis, shard, need,
+        [&](const AxisComm& ring, const CommScratch<bfloat16, MemSpace>& s) {
+          return ipartial_all_gather_rounded(ring, local, out.rounded, dim, slice, comm_, s);
+        });
+  } else {
+    MESHSLICE_ASSERT(false, "RealExecutor: a bf16 gather outside a bf16 run");
+    return 0;
+  }
 }
 
 template <class T>
@@ -186,7 +227,7 @@ void RealExecutor<T>::progress() {
 }
 
 template <class T>
-void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b,
+void RealExecutor<T>::gemm(double alpha, const Gathered& a, bool transpose_a, const Gathered& b,
                            bool transpose_b, double beta, const Mat& c) {
   if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
@@ -205,7 +246,9 @@ void RealExecutor<T>::gemm(double alpha, const Mat& a, bool transpose_a, const M
         return;
       }
     }
-    chunked_gemm(a, transpose_a, b, transpose_b, static_cast<T>(beta), c,
+    MESHSLICE_ASSERT(!a.in_bf16() && !b.in_bf16(),
+                     "RealExecutor: a bf16 operand outside a bf16 run");
+    chunked_gemm(a.value, transpose_a, b.value, transpose_b, static_cast<T>(beta), c,
                  [&](const auto& ap, const auto& bp, T beta_part, const auto& cp) {
                    if constexpr (std::is_same_v<T, float>) {
                      if (tf32_gemm_) {
@@ -225,6 +268,8 @@ void RealExecutor<T>::round_gemm_operands_to_bf16(Bf16GemmRoute route) {
           "bf16 GEMM operands need float storage: train.precision bf16 keeps its tensors in float");
   require(bf16_route_available(route), "the bf16 GEMM route ", bf16_route_name(route),
           " is not in this build");
+  MESHSLICE_ASSERT(!planned_, "RealExecutor: bf16 GEMMs chosen after a plan was made (its "
+                              "gathers' buffers are float)");
   bf16_route_ = route;
   bf16_gemm_.reset();
 }
@@ -238,19 +283,35 @@ void RealExecutor<T>::multiply_gemms_in_tf32() {
 }
 
 template <class T>
-std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(const Mat& a,
-                                                                             const Mat& b) {
-  if (elements(a) > bf16_a_.extent(0) || elements(b) > bf16_b_.extent(0) || !bf16_gemm_) {
-    const std::size_t na = std::max(elements(a), bf16_a_.extent(0));
-    const std::size_t nb = std::max(elements(b), bf16_b_.extent(0));
+std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(const Gathered& a,
+                                                                             const Gathered& b) {
+  const std::size_t na = a.extent(0) * a.extent(1), nb = b.extent(0) * b.extent(1);
+  // Scratch for the operands still in float only (a gathered one arrived in bf16).
+  const std::size_t round_a = a.in_bf16() ? 0 : na, round_b = b.in_bf16() ? 0 : nb;
+  if (round_a > bf16_a_.extent(0) || round_b > bf16_b_.extent(0) || !bf16_gemm_ ||
+      !bf16_gemm_->fits(na, nb)) {
     fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
-    bf16_a_ = decltype(bf16_a_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_a"), na);
-    bf16_b_ = decltype(bf16_b_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_b"), nb);
-    bf16_gemm_ = std::make_unique<LocalGemmBf16>(*bf16_route_, na, nb);
+    if (round_a > bf16_a_.extent(0))
+      bf16_a_ =
+          decltype(bf16_a_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_a"), round_a);
+    if (round_b > bf16_b_.extent(0))
+      bf16_b_ =
+          decltype(bf16_b_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_b"), round_b);
+    bf16_gemm_capacity_ = {std::max(na, bf16_gemm_capacity_.first),
+                           std::max(nb, bf16_gemm_capacity_.second)};
+    bf16_gemm_ = std::make_unique<LocalGemmBf16>(*bf16_route_, bf16_gemm_capacity_.first,
+                                                 bf16_gemm_capacity_.second);
   }
-  const Matrix<bfloat16> a16(bf16_a_.data(), a.extent(0), a.extent(1));
-  const Matrix<bfloat16> b16(bf16_b_.data(), b.extent(0), b.extent(1));
-  if constexpr (std::is_same_v<T, float>) to_bfloat16(compute_, a, a16, b, b16);
+  const Matrix<bfloat16> a16 =
+      a.in_bf16() ? a.rounded : Matrix<bfloat16>(bf16_a_.data(), a.extent(0), a.extent(1));
+  const Matrix<bfloat16> b16 =
+      b.in_bf16() ? b.rounded : Matrix<bfloat16>(bf16_b_.data(), b.extent(0), b.extent(1));
+  if constexpr (std::is_same_v<T, float>) {
+    const Mat none;  // an operand already in bf16: nothing to round
+    if (round_a + round_b > 0)
+      to_bfloat16(compute_, a.in_bf16() ? none : a.value, a.in_bf16() ? Matrix<bfloat16>() : a16,
+                  b.in_bf16() ? none : b.value, b.in_bf16() ? Matrix<bfloat16>() : b16);
+  }
   return {a16, b16};
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "comm/comm_options.hpp"
 #include "comm/comm_scratch.hpp"
@@ -24,6 +25,7 @@
 #include "core/trace.hpp"
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
+#include "exec/gemm_operand.hpp"
 #include "exec/local_gemm_bf16.hpp"
 #include "exec/local_gemm_tf32.hpp"
 #include "exec/starts_collectives.hpp"
@@ -37,9 +39,13 @@ TraceLane lane_of(Axis axis);  // the trace lane of a ring's links
 
 template <class T>
 class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
+  using Starts = StartsCollectives<RealExecutor<T>, Matrix<T>>;
+
  public:
   using Scalar = T;
   using Mat = Matrix<T>;
+  // What a partial all-gather fills for a GEMM: in a bf16 run the gathered slice in bf16.
+  using Gathered = GemmOperand<T>;
   using OpId = std::size_t;
   using Workspace = meshslice::Workspace<Mat, CommScratch<T, MemSpace>>;
   static constexpr bool holds_data = true;  // its matrices have memory (exec/null_executor.hpp)
@@ -96,11 +102,15 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
 
   // Buffers (see exec/executor_interface.hpp for the workspace protocol).
   Mat alloc(std::size_t rows, std::size_t cols, const char* label);
+  // A partial all-gather's output for a GEMM: a matrix, or in a bf16 run a bf16 one (in the
+  // memory of half as many elements of T, so the plan's workspace keeps one element type).
+  Gathered alloc_gathered(std::size_t rows, std::size_t cols, const char* label);
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return Mat(static_cast<T*>(nullptr), rows, cols);
   }
   void use_workspace(Workspace* workspace) {
     workspace_ = workspace;
+    planned_ = planned_ || workspace;
     rehearsed_.clear();
   }
 
@@ -117,6 +127,11 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
 
   // Starts `c` over MPI (comm/collective.hpp for shapes and semantics).
   OpId start(const Collective<Mat>& c);
+  // The partial all-gather into a GEMM operand: a bf16 one gathers in bf16 (the sub-shard
+  // rounded as it is sliced, half the bytes on the links); a matrix as any other collective.
+  using Starts::start_partial_all_gather;
+  OpId start_partial_all_gather(Axis axis, const Mat& local, const Gathered& out, MatrixDim dim,
+                                const SliceSpec& slice);
   void wait(OpId op);  // that op only; an unknown or finished op returns at once
   void wait_all();     // everything in flight, including what the caller started
   // Whether `op` was started and its completion has not been observed yet.
@@ -154,14 +169,16 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
       work();
   }
 
-  // C = alpha op(A) op(B) + beta C, progressing in-flight collectives between chunks.
-  void gemm(double alpha, const Mat& a, bool transpose_a, const Mat& b, bool transpose_b,
+  // C = alpha op(A) op(B) + beta C, progressing in-flight collectives between chunks. A and B
+  // are matrices or gathered operands (a bf16 one is multiplied as it is).
+  void gemm(double alpha, const Gathered& a, bool transpose_a, const Gathered& b, bool transpose_b,
             double beta, const Mat& c);
 
   // train.precision bf16 (a float executor only): from now on every GEMM rounds its operands to
   // bf16 and multiplies them by `route` (exec/local_gemm_bf16.hpp), the products summed in
-  // float, as PyTorch's autocast does. The bf16 copies live in scratch that grows to the largest
-  // operands in the first step and is kept.
+  // float, as PyTorch's autocast does, and the sliced gathers move bf16 (alloc_gathered). The
+  // bf16 copies live in scratch that grows to the largest operands in the first step and is
+  // kept. Chosen before any plan is made on this executor (its buffers depend on it).
   void round_gemm_operands_to_bf16(Bf16GemmRoute route);
   // train.precision tf32 (a float executor of a CUDA build only): from now on every GEMM runs on
   // the tensor cores in TF32 (exec/local_gemm_tf32.hpp); UserError in other builds.
@@ -179,14 +196,21 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
     TraceEvent event;  // completed with the time the completion was observed
   };
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
+  // Starts a collective over `axis` whose elements are U and which needs `need` of them in
+  // scratch: launch(ring, scratch) starts it. The scratch comes from the plan's workspace (in
+  // elements of T), or is left for the collective to allocate.
+  template <class U, class Launch>
+  OpId start_op(const char* name, CommKind kind, Axis axis, std::size_t shard_elements,
+                const ScratchNeed& need, Launch&& launch);
   void progress();
   // multiply(a part, b part, beta, c part) over chunks of the GEMM: rows of C, or of the inner
   // dimension when A is transposed.
   template <class Operand, class Multiply>
   void chunked_gemm(const Operand& a, bool transpose_a, const Operand& b, bool transpose_b, T beta,
                     const Mat& c, Multiply&& multiply);
-  // The operands rounded to bf16 in scratch that grows to fit them.
-  std::pair<Matrix<bfloat16>, Matrix<bfloat16>> bf16_operands(const Mat& a, const Mat& b);
+  // The operands in bf16: as they are if they are, else rounded in scratch that grows to fit
+  // them.
+  std::pair<Matrix<bfloat16>, Matrix<bfloat16>> bf16_operands(const Gathered& a, const Gathered& b);
   void finish(InFlight& op);
   template <class F>
   void traced(const char* name, TraceLane lane, double flops, double bytes, F&& work) {
@@ -211,14 +235,16 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   Trace* trace_;
   Workspace* workspace_ = nullptr;
   bool compute_enabled_ = true;
+  bool planned_ = false;  // a plan's workspace was attached: its buffers are laid out
   double blas_seconds_ = 0;
   // Local GEMMs and data movement run on compute_, the collectives' packing and unpacking
   // kernels on comm_space_ (separate streams on a GPU, so packing overlaps the GEMMs).
   ExecSpace compute_;
   ExecSpace comm_space_;
-  std::optional<Bf16GemmRoute> bf16_route_;  // set: GEMM operands rounded to bf16
-  Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;
+  std::optional<Bf16GemmRoute> bf16_route_;            // set: GEMM operands rounded to bf16
+  Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;  // operands rounded for a GEMM
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
+  std::pair<std::size_t, std::size_t> bf16_gemm_capacity_{};  // the operand sizes it was made for
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds

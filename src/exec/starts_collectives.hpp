@@ -2,6 +2,7 @@
 // The named collective starts that the GEMM algorithms and the model call, given to every
 // executor by inheriting StartsCollectives<Executor, Mat>: each only describes its collective
 // (comm/collective.hpp) and hands it to the executor's one start(const Collective<Mat>&).
+#include <cstddef>
 #include <optional>
 
 #include "comm/collective.hpp"
@@ -13,6 +14,13 @@ namespace meshslice {
 template <class Executor, class Mat>
 class StartsCollectives {
  public:
+  // What a partial all-gather fills for a GEMM to read, and its allocation: a matrix, unless the
+  // executor has its own (RealExecutor's GemmOperand, which a bf16 run gathers in bf16).
+  using Gathered = Mat;
+  Gathered alloc_gathered(std::size_t rows, std::size_t cols, const char* label) {
+    return static_cast<Executor&>(*this).alloc(rows, cols, label);
+  }
+
   auto start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim) {
     return begin(CommKind::all_gather, axis, local, out, dim);
   }

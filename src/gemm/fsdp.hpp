@@ -35,12 +35,13 @@ void fsdp_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
+  using Gathered = typename Exec::Gathered;  // a GEMM operand
   const std::size_t k_slice = p.K / o.slices;
   SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, k_slice, p.N, o,
                                 "fsdp_b_gathered");
   sliced_1d::gathered_into_c_sum(ex, b_gathered, a, MatrixDim::cols, p.M / ex.size(Axis::tp),
                                  k_slice, o, k.beta, "fsdp_a_slice",
-                                 [&](const Mat& b_s, const Mat& a_s, double beta) {
+                                 [&](const Gathered& b_s, const Mat& a_s, double beta) {
                                    ex.gemm(k.alpha, a_s, false, b_s, false, beta, c);
                                  });
 }
@@ -51,12 +52,13 @@ void fsdp_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
+  using Gathered = typename Exec::Gathered;  // a GEMM operand
   const std::size_t n_slice = p.N / o.slices;
   SliceGathers<Exec> b_gathered(ex, Axis::tp, b, MatrixDim::rows, n_slice, p.K, o,
                                 "fsdp_b_gathered");
   sliced_1d::gathered_into_c_slices(ex, b_gathered, c, MatrixDim::cols, p.M / ex.size(Axis::tp),
                                     n_slice, o, k.beta, "fsdp_c_slice",
-                                    [&](const Mat& b_s, double beta, const Mat& out) {
+                                    [&](const Gathered& b_s, double beta, const Mat& out) {
                                       ex.gemm(k.alpha, a, false, b_s, true, beta, out);
                                     });
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <type_traits>
 
 #include "comm/slicing.hpp"
 #include "gemm/algorithm.hpp"
@@ -12,7 +13,9 @@
 
 namespace meshslice {
 
-template <class Exec>
+// Buffer: the executor's Mat (reduce-scatters' partial products) or its Gathered (gathers' GEMM
+// operands).
+template <class Exec, class Buffer>
 class SliceBuffers {
  public:
   using Mat = typename Exec::Mat;
@@ -23,7 +26,12 @@ class SliceBuffers {
   SliceBuffers(Exec& ex, Axis axis, const Mat& sliced, MatrixDim dim, std::size_t rows,
                std::size_t cols, const GemmOptions& o, const char* label)
       : ex_(ex), axis_(axis), sliced_(sliced), dim_(dim), options_(o) {
-    for (int i = 0; i < in_flight(); ++i) buffers_[i] = ex.alloc(rows, cols, label);
+    for (int i = 0; i < in_flight(); ++i) {
+      if constexpr (std::is_same_v<Buffer, Mat>)
+        buffers_[i] = ex.alloc(rows, cols, label);
+      else
+        buffers_[i] = ex.alloc_gathered(rows, cols, label);
+    }
   }
 
   int in_flight() const { return std::min(options_.slices, 2); }
@@ -34,7 +42,7 @@ class SliceBuffers {
   Mat sliced_;
   MatrixDim dim_;
   GemmOptions options_;
-  std::array<Mat, 2> buffers_;
+  std::array<Buffer, 2> buffers_;
   std::array<typename Exec::OpId, 2> ops_{};
 };
 

@@ -16,11 +16,12 @@
 namespace meshslice {
 
 template <class Exec>
-class SliceGathers : SliceBuffers<Exec> {
-  using Base = SliceBuffers<Exec>;
+class SliceGathers : SliceBuffers<Exec, typename Exec::Gathered> {
+  using Base = SliceBuffers<Exec, typename Exec::Gathered>;
 
  public:
   using Mat = typename Exec::Mat;
+  using Gathered = typename Exec::Gathered;  // a GEMM operand
 
   // Gathers along `dim` on `axis` the sub-shards of `local` (sliced along `dim` in
   // o.slices pieces of o.block-blocks) into rows x cols buffers; starts sub-shard 0.
@@ -35,8 +36,8 @@ class SliceGathers : SliceBuffers<Exec> {
     if (s + 1 < this->options_.slices) start(s + 1);
   }
 
-  // Waits for sub-shard s and returns its gathered buffer.
-  const Mat& wait(int s) {
+  // Waits for sub-shard s and returns its gathered buffer, for the GEMM to read.
+  const Gathered& wait(int s) {
     this->ex_.wait(this->ops_[s % 2]);
     return this->buffers_[s % 2];
   }

@@ -19,8 +19,8 @@
 namespace meshslice {
 
 template <class Exec>
-class SliceScatters : SliceBuffers<Exec> {
-  using Base = SliceBuffers<Exec>;
+class SliceScatters : SliceBuffers<Exec, typename Exec::Mat> {
+  using Base = SliceBuffers<Exec, typename Exec::Mat>;
 
  public:
   using Mat = typename Exec::Mat;

@@ -35,12 +35,13 @@ void tp1d_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
+  using Gathered = typename Exec::Gathered;  // a GEMM operand
   const std::size_t m_slice = p.M / o.slices;
   SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, m_slice, p.K, o,
                                 "tp1d_a_gathered");
   sliced_1d::gathered_into_c_slices(ex, a_gathered, c, MatrixDim::rows, m_slice,
                                     p.N / ex.size(Axis::tp), o, k.beta, "tp1d_c_slice",
-                                    [&](const Mat& a_s, double beta, const Mat& out) {
+                                    [&](const Gathered& a_s, double beta, const Mat& out) {
                                       ex.gemm(k.alpha, a_s, false, b, false, beta, out);
                                     });
 }
@@ -68,12 +69,13 @@ void tp1d_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
              const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
              const Scale& k) {
   using Mat = typename Exec::Mat;
+  using Gathered = typename Exec::Gathered;  // a GEMM operand
   const std::size_t k_slice = p.K / o.slices;
   SliceGathers<Exec> a_gathered(ex, Axis::tp, a, MatrixDim::rows, k_slice, p.M, o,
                                 "tp1d_a_gathered");
   sliced_1d::gathered_into_c_sum(ex, a_gathered, b, MatrixDim::rows, k_slice,
                                  p.N / ex.size(Axis::tp), o, k.beta, "tp1d_b_slice",
-                                 [&](const Mat& a_s, const Mat& b_s, double beta) {
+                                 [&](const Gathered& a_s, const Mat& b_s, double beta) {
                                    ex.gemm(k.alpha, a_s, true, b_s, false, beta, c);
                                  });
 }

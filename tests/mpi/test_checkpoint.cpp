@@ -104,22 +104,32 @@ ModelPlan plan_for(const RunLayout& l, const ModelShape& shape) {
   return plan;
 }
 
+// train.precision float (or double), or bf16: the GEMMs round their operands, the checkpoints
+// say bf16.
+enum class Gemms { unrounded, bf16 };
+
 // A trainer of one layout, with the executor and torus it runs on; a language model's when
 // given its token samples.
 template <class T>
 struct LayoutRun {
   explicit LayoutRun(const RunLayout& l, const OptimizerSettings& o = adamw(),
                      const data::TokenSamples* samples = nullptr, bool tied = false,
-                     MlpKind mlp = MlpKind::gelu)
+                     MlpKind mlp = MlpKind::gelu, Gemms gemms = Gemms::unrounded)
       : layout(l),
         shape(samples ? lm_shape_for(l.mesh.dp, tied, mlp) : shape_for(l.mesh.dp)),
         torus(MPI_COMM_WORLD, l.mesh),
         ex(torus, CommOptions{}),
-        trainer(ex, shape, plan_for(l, shape), o, kSeeds, l.step, nullptr, samples) {}
-  // train.precision bf16: the GEMMs round their operands, the checkpoints say bf16.
-  void use_bf16() {
-    ex.round_gemm_operands_to_bf16(fastest_bf16_route());
-    precision = "bf16";
+        trainer(executor_for(gemms), shape, plan_for(l, shape), o, kSeeds, l.step, nullptr,
+                samples) {}
+  LayoutRun(const RunLayout& l, Gemms gemms)
+      : LayoutRun(l, adamw(), nullptr, false, MlpKind::gelu, gemms) {}
+  // The executor, its GEMMs set up before the trainer makes its plans.
+  RealExecutor<T>& executor_for(Gemms gemms) {
+    if (gemms == Gemms::bf16) {
+      ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+      precision = "bf16";
+    }
+    return ex;
   }
   CheckpointFacts facts() {
     CheckpointFacts f;
@@ -306,16 +316,14 @@ TEST(Checkpoint, LionAndAdafactorStateResumesOnAnotherLayout) {
 template <class T>
 void expect_bit_identical_resume(const RunLayout& layout, bool bf16 = false) {
   TempDir dir;
-  LayoutRun<T> straight(layout);
-  if (bf16) straight.use_bf16();
+  const Gemms gemms = bf16 ? Gemms::bf16 : Gemms::unrounded;
+  LayoutRun<T> straight(layout, gemms);
   {
-    LayoutRun<T> first(layout);
-    if (bf16) first.use_bf16();
+    LayoutRun<T> first(layout, gemms);
     expect_identical_steps(straight.trainer, first.trainer, 10);
     first.save(dir.path());
   }
-  LayoutRun<T> resumed(layout);
-  if (bf16) resumed.use_bf16();
+  LayoutRun<T> resumed(layout, gemms);
   resumed.load(find_checkpoint("auto", dir.path(), MPI_COMM_WORLD));
   expect_identical_steps(straight.trainer, resumed.trainer, 10);
   EXPECT_EQ(straight.trainer.eval_loss(1), resumed.trainer.eval_loss(1)) << layout.name;
@@ -341,8 +349,7 @@ TEST(Checkpoint, ResumingOnTheSameLayoutIsBitIdentical) {
 TEST(Checkpoint, Bf16ModelFileAndFp32MastersResumeInFloatAndBack) {
   if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
   TempDir dir;
-  LayoutRun<float> bf16_run(kSquare);
-  bf16_run.use_bf16();
+  LayoutRun<float> bf16_run(kSquare, Gemms::bf16);
   for (int step = 0; step < 3; ++step) bf16_run.trainer.step();
   const std::string path = bf16_run.save(dir.path() + "/bf16");
   const SerialCheckpoint file = read_checkpoint_serially(path);
@@ -369,8 +376,7 @@ TEST(Checkpoint, Bf16ModelFileAndFp32MastersResumeInFloatAndBack) {
           << parameter_name(b, ParamKind(k)) << ": not the fp32 master weights";
   float_run.trainer.step();
   const std::string float_path = float_run.save(dir.path() + "/float");
-  LayoutRun<float> back(kSquare);
-  back.use_bf16();
+  LayoutRun<float> back(kSquare, Gemms::bf16);
   back.load(float_path);
   for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k)

@@ -4,10 +4,14 @@
 // 3x2 and 2x4). Configurations an algorithm cannot run must be clear UserErrors.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
+#include "core/trace.hpp"
 #include "exec/real_executor.hpp"
 #include "gemm/run_gemm.hpp"
 #include "gemm_reference.hpp"
@@ -118,10 +122,84 @@ void check_algorithm(Algorithm algorithm) {
   }
 }
 
+// Values that bf16 must round (thirds of the small integers global_matrix makes), and the same
+// rounded as a bf16 run rounds its operands: to float, then to bf16.
+GlobalMatrix needing_rounding(GlobalMatrix g) {
+  for (double& v : g.values) v = v / 3.0 + 0.1;
+  return g;
+}
+GlobalMatrix rounded_to_bf16(GlobalMatrix g) {
+  for (double& v : g.values) v = to_float(to_bfloat16(static_cast<float>(v)));
+  return g;
+}
+
+// Bytes the partial all-gathers of a traced run sent.
+double partial_gather_bytes(const Trace& trace) {
+  double bytes = 0;
+  for (const TraceEvent& e : trace.events())
+    if (e.name == "partial_all_gather") bytes += e.bytes;
+  return bytes;
+}
+
+// train.precision bf16's GEMMs: a float executor that rounds every operand to bf16 and sums in
+// float, its sliced gathers moving bf16 (exec/gemm_operand.hpp). Against the serial GEMM of the
+// rounded operands, to float's accuracy; the algorithms that gather slices (MeshSlice, 1D TP,
+// FSDP) send half the bytes of the same run in float.
+void check_bf16_algorithm(Algorithm algorithm) {
+  const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
+  int ran = 0;
+  for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
+    const GemmProblem p{flow, kM, kN, kK};
+    const GlobalMatrix a = needing_rounding(global_matrix(p.global_a(), 1, 0, 1.0 / 16));
+    const GlobalMatrix b = needing_rounding(global_matrix(p.global_b(), 2, 0, 1.0 / 16));
+    const GlobalMatrix want = serial_gemm(p, rounded_to_bf16(a), rounded_to_bf16(b));
+    const GlobalMatrix unrounded = serial_gemm(p, a, b);
+    double scale = 0;
+    for (double v : want.values) scale = std::max(scale, std::abs(v));
+    const ShardRegion c_region = my_region(algorithm, p, 'C');
+    for (int slices : slice_counts(algorithm)) {
+      const GemmOptions options{slices, 2, WangRing::col};
+      if (!expected_supported(algorithm, p, rows, cols, slices, options.block, options.wang_ring))
+        continue;
+      std::array<double, 2> sent{};  // float, bf16
+      for (const bool bf16 : {false, true}) {
+        Trace trace;
+        RealExecutor<float> ex(torus(), CommOptions{}, /*gemm_chunks=*/3, &trace);
+        ex.set_min_chunk_rows(1);
+        if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+        auto a_shard = shard_of<float>(a, my_region(algorithm, p, 'A'));
+        auto b_shard = shard_of<float>(b, my_region(algorithm, p, 'B'));
+        Matrix<float> c_shard("c", c_region.rows, c_region.cols);
+        run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, options);
+        ex.wait_all();
+        sent[bf16] = partial_gather_bytes(trace);
+        if (!bf16) continue;
+        ++ran;
+        auto got = to_host(c_shard);
+        double worst = 0, off_unrounded = 0;
+        for (std::size_t i = 0; i < got.extent(0); ++i)
+          for (std::size_t j = 0; j < got.extent(1); ++j) {
+            const std::size_t r = c_region.row0 + i, c = c_region.col0 + j;
+            worst = std::max(worst, std::abs(got(i, j) - want(r, c)) / scale);
+            off_unrounded = std::max(off_unrounded, std::abs(got(i, j) - unrounded(r, c)) / scale);
+          }
+        const std::string what = concat(algorithm_name(algorithm), " ", p.str(), " S=", slices);
+        EXPECT_LE(worst, 1e-5) << what;
+        EXPECT_GE(off_unrounded, 100 * worst) << what << ": bf16 rounding made no difference";
+      }
+      EXPECT_EQ(sent[1], sent[0] / 2) << algorithm_name(algorithm) << " " << p.str()
+                                      << " S=" << slices << ": bytes of the sliced gathers";
+    }
+  }
+  const bool runs_here = algorithm != Algorithm::cannon || rows == cols;
+  if (runs_here) EXPECT_GE(ran, 3) << algorithm_name(algorithm) << ": too few ran on this mesh";
+}
+
 class GemmAlgorithms : public ::testing::TestWithParam<Algorithm> {};
 
 TEST_P(GemmAlgorithms, DoubleMatchesSerial) { check_algorithm<double>(GetParam()); }
 TEST_P(GemmAlgorithms, FloatMatchesSerial) { check_algorithm<float>(GetParam()); }
+TEST_P(GemmAlgorithms, Bf16MatchesSerialOfRoundedOperands) { check_bf16_algorithm(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(All, GemmAlgorithms, ::testing::ValuesIn(all_algorithms()),
                          [](const auto& info) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "comm/partial_collectives.hpp"
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "mpi_test_env.hpp"
 
@@ -150,6 +151,51 @@ TYPED_TEST(PartialCollectives, ReduceScatterFillsExactlySliceS) {
               << "partial reduce_scatter " << dim_name(setup.dim) << " S=" << count
               << " B=" << block << " impl=" << impl_name(impl);
         }
+}
+
+// A bf16 run's operands travel in bf16: the rounded gather holds, bit for bit, the float
+// gather's elements rounded to bf16, native and ring, through host mirrors or not.
+TEST(PartialCollectives, RoundedAllGatherIsTheFloatGatherRoundedToBf16) {
+  for (const auto& setup : kSetups)
+    for (CollectiveImpl impl : {CollectiveImpl::native, CollectiveImpl::ring})
+      for (const bool staged : {false, true})
+        for (int count : {1, 4})
+          for (int block : {1, 8}) {
+            const auto& ring = torus().axis(setup.axis);
+            const int p = ring.size();
+            const bool cols = setup.dim == MatrixDim::cols;
+            CommOptions options;
+            options.impl = impl;
+            options.stage_through_host = staged;
+            // Thirds: values bf16 must round (the shard's own are small integers).
+            const auto integers = to_host(shard<float>(setup, ring.rank(), kSliced, 0));
+            const auto local = make_matrix<float>(integers.extent(0), integers.extent(1),
+                                                  [&](std::size_t i, std::size_t j) {
+                                                    return integers(i, j) / 3.0 + 0.1;
+                                                  });
+            const std::size_t sub = kSliced / count;
+            const std::size_t rows = cols ? kOther : p * sub, width = cols ? p * sub : kOther;
+            for (int s = 0; s < count; ++s) {
+              Matrix<float> part("part", rows, width);
+              Matrix<bfloat16> rounded("rounded", rows, width);
+              partial_all_gather(ring, local, part, setup.dim, {count, s, block}, options);
+              ipartial_all_gather_rounded(ring, local, rounded, setup.dim, {count, s, block},
+                                          options)
+                  .wait();
+              const auto want = to_host(part);
+              const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rounded);
+              int mismatches = 0, inexact = 0;
+              for (std::size_t i = 0; i < rows; ++i)
+                for (std::size_t j = 0; j < width; ++j) {
+                  if (got(i, j).bits != to_bfloat16(want(i, j)).bits) ++mismatches;
+                  if (to_float(got(i, j)) != want(i, j)) ++inexact;
+                }
+              EXPECT_EQ(mismatches, 0)
+                  << dim_name(setup.dim) << " S=" << count << " s=" << s << " B=" << block
+                  << " impl=" << impl_name(impl) << (staged ? " staged" : "");
+              EXPECT_GT(inexact, 0) << "the data should need rounding";
+            }
+          }
 }
 
 TEST(PartialCollectiveErrors, IndivisibleShapesNameTheSizes) {

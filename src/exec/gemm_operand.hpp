@@ -1,0 +1,32 @@
+#pragma once
+// A GEMM operand of RealExecutor: a matrix of its scalar, or, in a bf16 run, a gathered slice
+// that travelled in bf16 (comm/partial_collectives.hpp's ipartial_all_gather_rounded) and is
+// multiplied as it arrived. Every matrix is an operand (the conversion is implicit), so the GEMM
+// algorithms pass either to ex.gemm; a partial all-gather fills what alloc_gathered() gave.
+// Only gathers travel in bf16. The LS and RS reduce-scatters sum partial products, which stay
+// float: MPI has no bf16 sum, and rounding the running sum at every ring step would lose bits
+// that the serial reference (and PyTorch's autocast) keep.
+//
+//     GemmOperand<float> g = ex.alloc_gathered(rows, cols, "label");  // bf16 run: g.rounded
+//     ex.wait(ex.start_partial_all_gather(axis, local, g, dim, spec));
+//     ex.gemm(1.0, g, false, b, false, 0.0, c);                       // no rounding left to do
+#include <cstddef>
+
+#include "core/bfloat16.hpp"
+#include "core/kokkos_types.hpp"
+
+namespace meshslice {
+
+template <class T>
+struct GemmOperand {
+  GemmOperand() = default;
+  GemmOperand(const Matrix<T>& m) : value(m) {}  // NOLINT: implicit, every matrix is one
+
+  Matrix<T> value;           // the operand; in bf16: the memory `rounded` lives in
+  Matrix<bfloat16> rounded;  // the operand in bf16, if it is
+
+  bool in_bf16() const { return rounded.data() != nullptr; }
+  std::size_t extent(int dim) const { return in_bf16() ? rounded.extent(dim) : value.extent(dim); }
+};
+
+}  // namespace meshslice
