@@ -62,6 +62,8 @@ class LocalGemmBf16 {
   bool fits(std::size_t a_elements, std::size_t b_elements) const {
     return a_elements <= a_elements_ && b_elements <= b_elements_;
   }
+  std::size_t a_elements() const { return a_elements_; }
+  std::size_t b_elements() const { return b_elements_; }
   // Bytes of its own buffers (float_panels' widened operands; oneDNN's scratchpads excluded).
   std::size_t buffer_bytes() const { return (a_.extent(0) + b_.extent(0)) * sizeof(float); }
 

@@ -297,20 +297,22 @@ std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(con
     if (round_b > bf16_b_.extent(0))
       bf16_b_ =
           decltype(bf16_b_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_b"), round_b);
-    bf16_gemm_capacity_ = {std::max(na, bf16_gemm_capacity_.first),
-                           std::max(nb, bf16_gemm_capacity_.second)};
-    bf16_gemm_ = std::make_unique<LocalGemmBf16>(*bf16_route_, bf16_gemm_capacity_.first,
-                                                 bf16_gemm_capacity_.second);
+    // Grown to the largest operands seen so far, so alternating shapes do not remake it.
+    const std::size_t had_a = bf16_gemm_ ? bf16_gemm_->a_elements() : 0;
+    const std::size_t had_b = bf16_gemm_ ? bf16_gemm_->b_elements() : 0;
+    bf16_gemm_ =
+        std::make_unique<LocalGemmBf16>(*bf16_route_, std::max(na, had_a), std::max(nb, had_b));
   }
   const Matrix<bfloat16> a16 =
       a.in_bf16() ? a.rounded : Matrix<bfloat16>(bf16_a_.data(), a.extent(0), a.extent(1));
   const Matrix<bfloat16> b16 =
       b.in_bf16() ? b.rounded : Matrix<bfloat16>(bf16_b_.data(), b.extent(0), b.extent(1));
   if constexpr (std::is_same_v<T, float>) {
-    const Mat none;  // an operand already in bf16: nothing to round
-    if (round_a + round_b > 0)
-      to_bfloat16(compute_, a.in_bf16() ? none : a.value, a.in_bf16() ? Matrix<bfloat16>() : a16,
-                  b.in_bf16() ? none : b.value, b.in_bf16() ? Matrix<bfloat16>() : b16);
+    // Only the operands still in float are rounded; an empty pair is skipped.
+    const Mat a_from = round_a ? a.value : Mat(), b_from = round_b ? b.value : Mat();
+    const Matrix<bfloat16> a_to = round_a ? a16 : Matrix<bfloat16>();
+    const Matrix<bfloat16> b_to = round_b ? b16 : Matrix<bfloat16>();
+    if (round_a + round_b > 0) to_bfloat16(compute_, a_from, a_to, b_from, b_to);
   }
   return {a16, b16};
 }

@@ -244,7 +244,6 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::optional<Bf16GemmRoute> bf16_route_;            // set: GEMM operands rounded to bf16
   Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;  // operands rounded for a GEMM
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
-  std::pair<std::size_t, std::size_t> bf16_gemm_capacity_{};  // the operand sizes it was made for
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
