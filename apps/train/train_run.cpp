@@ -311,11 +311,15 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            100 * flops / best_seconds / (ranks * peak), "% of ", ranks, " x the local GEMM peak (",
            best_seconds / ideal_seconds, "x the ideal step, ", ideal_seconds * 1e3, " ms)");
   if (emulated) log_info(emulated->closing_line(best_seconds));
+  std::string fences;  // the labels that fenced most, and the global fences (a step has none)
+  if (device_work_counts_fences()) {
+    fences = concat("; fences most: ", busiest_names(busiest_step.fences_by_name, 5),
+                    "; global fences ", busiest_step.global_fences);
+    if (busiest_step.global_fences > 0)
+      fences += concat(" (", busiest_names(busiest_step.global_fences_by_name, 5), ")");
+  }
   log_info("device work of the busiest step on this rank: ", describe(busiest_step),
-           "; most: ", busiest_names(busiest_step.by_name, 8),
-           device_work_counts_fences()
-               ? concat("; fences most: ", busiest_names(busiest_step.fences_by_name, 5))
-               : std::string(),
+           "; most: ", busiest_names(busiest_step.by_name, 8), fences,
            "; host time of the best step most (the kernels' own where they block): ",
            busiest_names(fastest_step.seconds_by_name, 6));
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
@@ -378,6 +382,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     work.set("host_device_copies", busiest_step.host_device_copies);
     work.set("by_name", counts_json(busiest_step.by_name));
     work.set("fences_by_name", counts_json(busiest_step.fences_by_name));
+    work.set("global_fences",
+             device_work_counts_fences() ? json::Value(busiest_step.global_fences) : json::Value());
+    work.set("global_fences_by_name", counts_json(busiest_step.global_fences_by_name));
     work.set("best_step_seconds_by_name", counts_json(fastest_step.seconds_by_name));
     summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));

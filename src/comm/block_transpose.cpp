@@ -87,8 +87,8 @@ BlockTranspose<T>::BlockTranspose(const Torus& torus, std::size_t rows, std::siz
   send_ = Buffer<T>("relayout_send", send_total);
   receive_ = Buffer<T>("relayout_receive", receive_total);
   if (staged_) {  // separate host memory, also where the device memory is host memory
-    send_host_ = Kokkos::View<T*, Kokkos::HostSpace>("relayout_send_host", send_total);
-    receive_host_ = Kokkos::View<T*, Kokkos::HostSpace>("relayout_receive_host", receive_total);
+    send_host_ = HostBuffer<T>("relayout_send_host", send_total);
+    receive_host_ = HostBuffer<T>("relayout_receive_host", receive_total);
   }
 }
 

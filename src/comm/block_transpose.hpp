@@ -60,7 +60,7 @@ class BlockTranspose {
   std::vector<int> send_counts_, send_offsets_, receive_counts_, receive_offsets_;
   Buffer<T> send_, receive_;
   bool staged_;
-  Kokkos::View<T*, Kokkos::HostSpace> send_host_, receive_host_;  // staged only
+  HostBuffer<T> send_host_, receive_host_;  // staged only
   std::size_t elements_sent_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "comm/comm_scratch.hpp"
 #include "comm/ring_schedules.hpp"
 #include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "core/stream_copy.hpp"
 
@@ -38,25 +39,33 @@ void sum_in(T* dst, const T* a, const T* b, std::size_t count) {
 }
 
 // The memory MPI reads and writes for a device buffer: the buffer itself when the host can touch
-// it or MPI is GPU-aware; otherwise a host mirror, carved from the collective's scratch, that
-// push()/pull() keep in step.
+// it or MPI is GPU-aware; otherwise a host mirror, carved from the collective's (pinned) scratch,
+// that push()/pull() keep in step. They copy on the collective's own instance and wait for that
+// instance only, so a staged collective never waits for the compute instance's GEMMs (a global
+// deep_copy would), and on a GPU the copy engine moves the bytes while the SMs multiply.
 template <class T, class Space>
 class MpiBuffer {
  public:
   MpiBuffer() = default;
   MpiBuffer(const Buffer<T, Space>& device, bool staged, ScratchCarver<T, Space>& carver)
-      : device_(device), staged_(staged) {
+      : device_(device), staged_(staged), space_(carver.space()) {
     if (staged_) host_ = carver.host(device.extent(0), "mpi_stage");
   }
   T* data() const { return staged_ ? host_.data() : device_.data(); }
   bool staged() const { return staged_; }
   const Buffer<T, Space>& device() const { return device_; }
 
-  void push(std::size_t offset, std::size_t count) const {  // device -> MPI memory
-    if (staged_) Kokkos::deep_copy(range(host_, offset, count), range(device_, offset, count));
+  // device -> MPI memory; done on return (MPI reads it next).
+  void push(std::size_t offset, std::size_t count) const {
+    if (!staged_) return;
+    Kokkos::deep_copy(space_, range(host_, offset, count), range(device_, offset, count));
+    fence(space_, "meshslice::stage_for_mpi");
   }
-  void pull(std::size_t offset, std::size_t count) const {  // MPI memory -> device
-    if (staged_) Kokkos::deep_copy(range(device_, offset, count), range(host_, offset, count));
+  // MPI memory -> device; done on return (the collective completes with it).
+  void pull(std::size_t offset, std::size_t count) const {
+    if (!staged_) return;
+    Kokkos::deep_copy(space_, range(device_, offset, count), range(host_, offset, count));
+    fence(space_, "meshslice::stage_from_mpi");
   }
   void push_all() const { push(0, device_.extent(0)); }
   void pull_all() const { pull(0, device_.extent(0)); }
@@ -73,8 +82,9 @@ class MpiBuffer {
     return Kokkos::subview(v, std::make_pair(offset, offset + count));
   }
   Buffer<T, Space> device_;
-  Kokkos::View<T*, Kokkos::HostSpace> host_;
+  HostBuffer<T> host_;
   bool staged_ = false;
+  SpaceExec<Space> space_;  // the collective's instance (comm/comm_scratch.hpp's CommScratch)
 };
 
 // blocks[p][i][j] = m(i, p*c + j) for a matrix of P column blocks of width c: turns a gather or

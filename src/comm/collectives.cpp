@@ -380,8 +380,6 @@ Request iall_reduce(const AxisComm& ring, const Matrix<T, Space>& in, const Matr
                         (void)mpi_partial;
                         (void)mpi_received;
                         (void)keep;
-                        fence_kernels<Space>(
-                            SpaceExec<Space>());  // staging copies (deep_copy) on the default one
                       });
 }
 

@@ -21,9 +21,6 @@
 
 namespace meshslice {
 
-template <class T>
-using HostBuffer = Kokkos::View<T*, Kokkos::HostSpace>;
-
 // Elements of scratch a collective needs.
 struct ScratchNeed {
   std::size_t device = 0;
@@ -50,7 +47,7 @@ CommScratch<T, Space> make_scratch(const ScratchNeed& need, const std::string& l
   CommScratch<T, Space> s;
   s.provided = true;
   if (need.device > 0) s.device = huge_page_buffer<T, Space>(label, need.device);
-  if (need.host > 0) s.host = huge_page_buffer<T, Kokkos::HostSpace>(label + "_host", need.host);
+  if (need.host > 0) s.host = huge_page_buffer<T, StagingSpace>(label + "_host", need.host);
   return s;
 }
 
@@ -100,7 +97,7 @@ class ScratchCarver {
     return carve(scratch_.device, device_used_, n, label);
   }
   HostBuffer<T> host(std::size_t n, const char* label) {
-    if (!scratch_.provided) return huge_page_buffer<T, Kokkos::HostSpace>(label, n);
+    if (!scratch_.provided) return huge_page_buffer<T, StagingSpace>(label, n);
     return carve(scratch_.host, host_used_, n, label);
   }
 

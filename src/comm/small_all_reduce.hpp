@@ -43,7 +43,7 @@ class SmallAllReduce {
     MESHSLICE_ASSERT(n <= host_.extent(0), "SmallAllReduce: ", n, " elements, planned for ",
                      host_.extent(0));
     if (ring.size() == 1) return;
-    const Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(host_.data(), n);
+    const Kokkos::View<T*, StagingSpace, Kokkos::MemoryUnmanaged> host(host_.data(), n);
     const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), n);
     Kokkos::deep_copy(space, host, flat);
     fence(space, "small_all_reduce");
@@ -52,7 +52,7 @@ class SmallAllReduce {
     fence(space, "small_all_reduce");
   }
 
-  Kokkos::View<T*, Kokkos::HostSpace> host_;
+  HostBuffer<T> host_;
 };
 
 }  // namespace meshslice

@@ -107,9 +107,18 @@ void pop_region() {
   }
   if (earlier.pop_region) earlier.pop_region();
 }
+// The device id Kokkos gives a global fence's callback (tools::int_for_synchronization_reason of
+// GlobalDeviceSynchronization); an instance's id has its backend's type bits and an instance
+// number from 1, so it is never 0.
+constexpr std::uint32_t kGlobalFenceDevice = 0;
+
 void begin_fence(const char* name, std::uint32_t device, std::uint64_t* id) {
   ++counted.fences;
   ++counted.fences_by_name[name];
+  if (device == kGlobalFenceDevice) {
+    ++counted.global_fences;
+    ++counted.global_fences_by_name[name];
+  }
   begin_timing(concat("fence ", name));
   if (earlier.begin_fence) earlier.begin_fence(name, device, id);
 }
@@ -168,6 +177,8 @@ DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
   d.host_device_copies = host_device_copies - before.host_device_copies;
   d.by_name = counts_since(by_name, before.by_name);
   d.fences_by_name = counts_since(fences_by_name, before.fences_by_name);
+  d.global_fences = global_fences - before.global_fences;
+  d.global_fences_by_name = counts_since(global_fences_by_name, before.global_fences_by_name);
   d.seconds_by_name = counts_since(seconds_by_name, before.seconds_by_name);
   return d;
 }

@@ -26,6 +26,10 @@ struct DeviceWork {
   // Launches and BLAS calls by kernel name (a BLAS call by its region's, "KokkosBlas::gemm[...]").
   std::map<std::string, std::uint64_t> by_name;
   std::map<std::string, std::uint64_t> fences_by_name;  // the fences by their labels
+  // Of those, the fences of the whole device (Kokkos::fence(), a deep_copy without an instance):
+  // each waits for every instance, the compute stream's GEMMs too, so a step should have none.
+  std::uint64_t global_fences = 0;
+  std::map<std::string, std::uint64_t> global_fences_by_name;
   // Seconds from begin to end on the host, by the names of by_name, and the fences' by "fence "
   // and their label.
   std::map<std::string, double> seconds_by_name;

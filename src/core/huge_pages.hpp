@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -24,7 +25,10 @@ namespace meshslice {
 template <class Space>
 void prefer_huge_pages(void* data, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible) {
+  // Page-locked memory (a GPU build's staging) is resident already: nothing to advise.
+  constexpr bool pinned =
+      std::is_same_v<Space, StagingSpace> && !std::is_same_v<Space, Kokkos::HostSpace>;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible && !pinned) {
     constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
     const auto begin = reinterpret_cast<std::uintptr_t>(data);
     const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);

@@ -65,4 +65,19 @@ Matrix<T, Space> matrix_rows(const Matrix<T, Space>& m, std::size_t first, std::
 template <class T, class Space = MemSpace>
 using Buffer = Kokkos::View<T*, Space>;
 
+// Host memory that MPI reads and writes in place of device memory (an MPI that is not
+// GPU-aware). Page-locked on a GPU: a copy between it and the device is a DMA the copy engine
+// runs on the copying instance's stream while the SMs compute; into pageable memory the driver
+// copies through a bounce buffer and the copy blocks the host. Allocated once, with a plan.
+#if defined(KOKKOS_ENABLE_CUDA)
+using StagingSpace = Kokkos::CudaHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP)
+using StagingSpace = Kokkos::HIPHostPinnedSpace;
+#else
+using StagingSpace = Kokkos::HostSpace;
+#endif
+
+template <class T>
+using HostBuffer = Kokkos::View<T*, StagingSpace>;
+
 }  // namespace meshslice
