@@ -156,6 +156,11 @@ meshslice_app_test(train_step_launch_budget 1
   ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_step_budget.sh ${CMAKE_CURRENT_BINARY_DIR}/step-budget
   200 60 ${MESHSLICE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 1 ${MESHSLICE_MPIEXEC_FLAGS} ${TRAIN}
   ${PROJECT_SOURCE_DIR}/inputs/train/bench-h1024.yaml --set mesh.cols=1 --set plan.attention=fused)
+# A step waits on instances, never on the whole device: no global fence on 2 ranks, with its
+# collectives in place and staged through host memory as on a GPU without a GPU-aware MPI.
+meshslice_app_test(train_step_fences_on_instances 2
+  ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_step_fences.sh ${CMAKE_CURRENT_BINARY_DIR}/step-fences
+  ${MPI2} ${TRAIN} ${PROJECT_SOURCE_DIR}/inputs/train/bench-h1024.yaml)
 # A hang becomes an error (core/flight_recorder.hpp): a fault injected on rank 1 (a skipped
 # collective, one posted one element short, a sleep past the timeout) ends every rank within
 # comm.timeout_seconds + 30 s, and meshslice-flight-report names the operation.

@@ -56,6 +56,8 @@ class ParameterUpdate {
     plan_gradient_norm();
     if (!optimizer.element_wise())
       factored_ = std::make_unique<FactoredStep<Exec>>(ex, params, optimizer);
+    else
+      optimizer.prepare(params);  // its table of chunks, before the first step
   }
 
   std::size_t workspace_bytes() const { return sync_.workspace_bytes(); }

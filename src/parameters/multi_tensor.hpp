@@ -80,7 +80,10 @@ class MultiTensorChunks {
     table_ = Kokkos::View<TensorChunk<T>*, MemSpace>("multi_tensor_chunks", chunks.size());
     const auto host = Kokkos::create_mirror_view(table_);
     for (std::size_t i = 0; i < chunks.size(); ++i) host(i) = chunks[i];
-    Kokkos::deep_copy(table_, host);
+    // On an instance: a two-argument deep_copy would wait for every instance (a global fence).
+    const ExecSpace space;
+    Kokkos::deep_copy(space, table_, host);
+    fence(space, "multi_tensor_chunks");
   }
   const Kokkos::View<TensorChunk<T>*, MemSpace>& table() const { return table_; }
   std::size_t size() const { return table_.extent(0); }

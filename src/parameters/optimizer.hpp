@@ -66,6 +66,19 @@ class Optimizer {
     return 3.0 + 2.0 * static_cast<double>(optimizer_state_names(kind_).size());
   }
 
+  // The table of every tensor's chunks for the steps of `set` (once per set): made before the
+  // first step by whoever plans the steps, so that a step allocates and uploads nothing.
+  void prepare(const ParameterSet<T>& set) const {
+    if (chunked_for_ == &set) return;
+    MESHSLICE_ASSERT(set.size() == states_.size(), "Optimizer: ", set.size(),
+                     " parameters, state for ", states_.size());
+    std::vector<MultiTensorEntry<T>> tensors;
+    for (std::size_t i = 0; i < set.size(); ++i)
+      tensors.push_back({set[i].updated(), set[i].update_gradient(), states_[i], set[i].decays});
+    chunks_ = MultiTensorChunks<T>(tensors);
+    chunked_for_ = &set;
+  }
+
   // One step t (1-based) of every parameter of `set`, gradients scaled by `clip`.
   void step(const ExecSpace& space, const OptimizerSettings& settings, std::size_t t, double clip,
             const ParameterSet<T>& set) const {
@@ -73,13 +86,7 @@ class Optimizer {
                      " step on the state of ", optimizer_name(kind_));
     MESHSLICE_ASSERT(set.size() == states_.size(), "Optimizer: ", set.size(),
                      " parameters, state for ", states_.size());
-    if (chunked_for_ != &set) {  // the first step: the table of every tensor's chunks
-      std::vector<MultiTensorEntry<T>> tensors;
-      for (std::size_t i = 0; i < set.size(); ++i)
-        tensors.push_back({set[i].updated(), set[i].update_gradient(), states_[i], set[i].decays});
-      chunks_ = MultiTensorChunks<T>(tensors);
-      chunked_for_ = &set;
-    }
+    prepare(set);
     visit_optimizer(kind_, [&](auto descriptor) {
       using D = decltype(descriptor);
       if constexpr (IsFactored<D>::value) {
