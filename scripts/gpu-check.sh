@@ -150,7 +150,7 @@ if [ "${1:-}" = profile ]; then
   exit 0
 fi
 step "fast suite" 25 bash -c "cd '$build' && ctest --output-on-failure -j 8 --timeout 100 -R \
-  '^(unit|train_step_launch_budget|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2|bf16_gemm_operands_1_1_1_1|tf32_gemms_1_1_1_1|bench_local_gemm)\$'"
+  '^(unit|train_step_launch_budget|train_step_fences_on_instances|transformer_1_1_1_1|transformer_1_1_2_1|language_model_1_1_1_1|vocab_parallel_1_1_2_2|gemm_1_1_2_2|fc_layer_1_1_2_2|collectives_1_1_2_2|bf16_gemm_operands_1_1_1_1|tf32_gemms_1_1_1_1|bench_local_gemm)\$'"
 step "training benchmark" 50 env BUILD_DIR="$build" DEVICE=cuda RANKS="1 2" DECKS="teacher h4096" \
   PRECISIONS=float STEPS=4 TORCH2_PYTHON= OUT=/tmp/gpu-check-train bash "$repo/scripts/bench-train.sh"
 step "bf16 and tf32 training benchmark" 30 env BUILD_DIR="$build" DEVICE=cuda RANKS=1 DECKS=h4096 \
