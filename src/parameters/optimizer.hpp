@@ -84,9 +84,7 @@ class Optimizer {
             const ParameterSet<T>& set) const {
     MESHSLICE_ASSERT(settings.kind == kind_, "Optimizer: a ", optimizer_name(settings.kind),
                      " step on the state of ", optimizer_name(kind_));
-    MESHSLICE_ASSERT(set.size() == states_.size(), "Optimizer: ", set.size(),
-                     " parameters, state for ", states_.size());
-    prepare(set);
+    prepare(set);  // checks the set against the state
     visit_optimizer(kind_, [&](auto descriptor) {
       using D = decltype(descriptor);
       if constexpr (IsFactored<D>::value) {
