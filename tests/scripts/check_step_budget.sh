@@ -16,18 +16,12 @@ per_block=$3
 shift 3
 rm -rf "$out"
 mkdir -p "$out"
-run() {
-  local name=$1
-  shift
-  "$@" --set train.steps=2 --set train.log_every=1000 --set checkpoint.at_end=false \
-    --out "$out/$name" >"$out/$name.log" 2>&1 || { cat "$out/$name.log"; fail "the $name run failed"; }
-}
 small=(--set model.hidden=64 --set model.seq_len=64)
-run deck "$@"
-run small "$@" "${small[@]}"
-run heads "$@" "${small[@]}" --set model.heads=32
-run sequences "$@" "${small[@]}" --set model.sequences=16
-run blocks "$@" "${small[@]}" --set model.blocks=4
+train_two_steps "$out" deck "$@"
+train_two_steps "$out" small "$@" "${small[@]}"
+train_two_steps "$out" heads "$@" "${small[@]}" --set model.heads=32
+train_two_steps "$out" sequences "$@" "${small[@]}" --set model.sequences=16
+train_two_steps "$out" blocks "$@" "${small[@]}" --set model.blocks=4
 python3 - "$out" "$budget" "$per_block" <<'PY' || exit 1
 import json, sys
 out, budget, per_block = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

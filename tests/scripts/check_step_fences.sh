@@ -12,13 +12,7 @@ out=$1
 shift
 rm -rf "$out"
 mkdir -p "$out"
-run() {
-  local name=$1
-  shift
-  "$@" --set train.steps=2 --set train.log_every=1000 --set checkpoint.at_end=false \
-    --set model.hidden=64 --set model.seq_len=64 \
-    --out "$out/$name" >"$out/$name.log" 2>&1 || { cat "$out/$name.log"; fail "the $name run failed"; }
-}
+run() { train_two_steps "$out" "$@" --set model.hidden=64 --set model.seq_len=64; }
 staged=(--set comm.stage_through_host=true)
 run tp "$@" --set mesh.cols=2
 run tp_staged "$@" --set mesh.cols=2 "${staged[@]}"
