@@ -103,6 +103,8 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommK
       return id;
     }
     s = scratch_viewed_as<U>(scratch);
+  } else if (need.device == 0 && need.host > 0) {
+    s = scratch_viewed_as<U>(unplanned_host_scratch(elements_holding<T, U>(need.host), id));
   }
   s.space = comm_space_;
   fence(compute_, "meshslice::before_mpi");  // MPI may read what local kernels just wrote
@@ -110,6 +112,18 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommK
   TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
   in_flight_.emplace(id, InFlight{launch(ring, s), std::move(event)});
   return id;
+}
+
+template <class T>
+CommScratch<T, MemSpace> RealExecutor<T>::unplanned_host_scratch(std::size_t host, OpId id) {
+  for (HeldScratch& h : unplanned_host_scratch_)
+    if (in_flight_.count(h.held_by) == 0 && h.scratch.host.extent(0) >= host) {
+      h.held_by = id;
+      return h.scratch;
+    }
+  unplanned_host_scratch_.push_back(
+      {make_scratch<T, MemSpace>(ScratchNeed{0, host}, "meshslice_unplanned_staging"), id});
+  return unplanned_host_scratch_.back().scratch;
 }
 
 template <class T>

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "comm/comm_options.hpp"
 #include "comm/comm_scratch.hpp"
@@ -198,10 +199,16 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
   // Starts a collective over `axis` whose elements are U and which needs `need` of them in
   // scratch: launch(ring, scratch) starts it. The scratch comes from the plan's workspace (in
-  // elements of T), or is left for the collective to allocate.
+  // elements of T); without one, host staging alone comes from unplanned_host_scratch(), and
+  // device scratch is left for the collective to allocate.
   template <class U, class Launch>
   OpId start_op(const char* name, CommKind kind, Axis axis, std::size_t shard_elements,
                 const ScratchNeed& need, Launch&& launch);
+  // Host staging of `host` elements for op `id`, started without a workspace (the pipeline
+  // stages' sends and receives): an area made on first need and kept, reused once the op that
+  // held it has completed. Allocating and freeing a host mirror per message (page-locked on a
+  // GPU) cost a free that fences every instance, in every step.
+  CommScratch<T, MemSpace> unplanned_host_scratch(std::size_t host, OpId id);
   void progress();
   // multiply(a part, b part, beta, c part) over chunks of the GEMM: rows of C, or of the inner
   // dimension when A is transposed.
@@ -246,6 +253,11 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
+  struct HeldScratch {
+    CommScratch<T, MemSpace> scratch;
+    OpId held_by;  // free once this op is no longer in flight
+  };
+  std::vector<HeldScratch> unplanned_host_scratch_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
 };
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # check_step_fences.sh OUT COMMAND...: a training step waits on execution-space instances only,
 # never on the whole device (a global fence waits for the compute instance's GEMMs too, which a
-# GPU pays in overlap lost). COMMAND is meshslice-train on 2 ranks; it runs on a 1 x 2 mesh and
-# with dp 2, with its collectives in place and staged through host memory (comm.stage_through_host:
-# a GPU's path without a GPU-aware MPI), native and ring. Each run's busiest step (summary.json,
+# GPU pays in overlap lost). COMMAND is meshslice-train on 2 ranks; it runs on a 1 x 2 mesh, with
+# dp 2 and on 2 pipeline stages, with its collectives in place and staged through host memory
+# (comm.stage_through_host: a GPU's path without a GPU-aware MPI), native and ring. The stages'
+# sends and receives are no plan's: their host mirrors are kept and reused, not freed per message
+# (a free fences every instance). Each run's busiest step (summary.json,
 # rank 0) has no global fence, and a staged run's staging copies waited on their instance (the
 # fence labels meshslice::stage_for_mpi and stage_from_mpi: the staged path ran). Kokkos reports
 # fences from 3.5: with Debian's 3.4 the check says so and passes.
@@ -18,11 +20,12 @@ run tp "$@" --set mesh.cols=2
 run tp_staged "$@" --set mesh.cols=2 "${staged[@]}"
 run tp_staged_ring "$@" --set mesh.cols=2 "${staged[@]}" --set comm.implementation=ring
 run dp_staged "$@" --set mesh.dp=2 --set mesh.cols=1 "${staged[@]}"
+run pp_staged "$@" --set mesh.pp=2 --set mesh.cols=1 "${staged[@]}"
 python3 - "$out" <<'PY' || exit 1
 import json, sys
 out = sys.argv[1]
 failed = []
-for name in ("tp", "tp_staged", "tp_staged_ring", "dp_staged"):
+for name in ("tp", "tp_staged", "tp_staged_ring", "dp_staged", "pp_staged"):
     work = json.load(open(f"{out}/{name}/summary.json"))["device_work_per_step"]
     if work["global_fences"] is None:
         print("fences not reported by this Kokkos (before 3.5): nothing to check")
