@@ -40,7 +40,7 @@ void sum_in(T* dst, const T* a, const T* b, std::size_t count) {
 
 // The memory MPI reads and writes for a device buffer: the buffer itself when the host can touch
 // it or MPI is GPU-aware; otherwise a host mirror, carved from the collective's (pinned) scratch,
-// that push()/pull() keep in step. They copy on the collective's own instance and wait for that
+// that push() and pull_all() keep in step. They copy on the collective's own instance and wait for that
 // instance only, so a staged collective never waits for the compute instance's GEMMs (a global
 // deep_copy would), and on a GPU the copy engine moves the bytes while the SMs multiply.
 template <class T, class Space>
@@ -61,14 +61,18 @@ class MpiBuffer {
     Kokkos::deep_copy(space_, range(host_, offset, count), range(device_, offset, count));
     fence(space_, "meshslice::stage_for_mpi");
   }
+  // MPI memory -> device, queued on the collective's instance: a completion that runs more
+  // kernels there (unpacking) fences once after them.
+  void queue_pull_all() const {
+    if (staged_) Kokkos::deep_copy(space_, device_, host_);
+  }
   // MPI memory -> device; done on return (the collective completes with it).
-  void pull(std::size_t offset, std::size_t count) const {
+  void pull_all() const {
     if (!staged_) return;
-    Kokkos::deep_copy(space_, range(device_, offset, count), range(host_, offset, count));
+    queue_pull_all();
     fence(space_, "meshslice::stage_from_mpi");
   }
   void push_all() const { push(0, device_.extent(0)); }
-  void pull_all() const { pull(0, device_.extent(0)); }
 
   // dst = a + b on the memory MPI works in (host kernels when staged).
   Sum<T> sum() const {

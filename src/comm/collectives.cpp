@@ -141,7 +141,7 @@ Request iall_gather_produced(const AxisComm& ring, std::size_t rows, std::size_t
   }
   return make_request(ring_op(CommKind::all_gather, ring, n, sizeof(T)), std::move(steps),
                       [=, keep = out, space = scratch.space] {
-                        mpi.pull_all();
+                        mpi.queue_pull_all();
                         if (!in_place_blocks) unpack_col_blocks(blocks, parts, keep, space);
                         fence_kernels<Space>(space);
                       });

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "comm/host_collectives.hpp"
 #include "comm/mpi_datatype.hpp"
@@ -43,7 +44,7 @@ class SmallAllReduce {
     MESHSLICE_ASSERT(n <= host_.extent(0), "SmallAllReduce: ", n, " elements, planned for ",
                      host_.extent(0));
     if (ring.size() == 1) return;
-    const Kokkos::View<T*, StagingSpace, Kokkos::MemoryUnmanaged> host(host_.data(), n);
+    const auto host = Kokkos::subview(host_, std::make_pair(std::size_t(0), n));
     const Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> flat(x.data(), n);
     Kokkos::deep_copy(space, host, flat);
     fence(space, "small_all_reduce");

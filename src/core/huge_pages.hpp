@@ -26,8 +26,7 @@ template <class Space>
 void prefer_huge_pages(void* data, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   // Page-locked memory (a GPU build's staging) is resident already: nothing to advise.
-  constexpr bool pinned =
-      std::is_same_v<Space, StagingSpace> && !std::is_same_v<Space, Kokkos::HostSpace>;
+  constexpr bool pinned = kStagingIsPinned && std::is_same_v<Space, StagingSpace>;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible && !pinned) {
     constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
     const auto begin = reinterpret_cast<std::uintptr_t>(data);

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <type_traits>
 
 namespace meshslice {
 
@@ -76,6 +77,8 @@ using StagingSpace = Kokkos::HIPHostPinnedSpace;
 #else
 using StagingSpace = Kokkos::HostSpace;
 #endif
+// Whether staging memory is page-locked (resident from its allocation on).
+constexpr bool kStagingIsPinned = !std::is_same_v<StagingSpace, Kokkos::HostSpace>;
 
 template <class T>
 using HostBuffer = Kokkos::View<T*, StagingSpace>;

@@ -91,6 +91,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommK
   // The collective's scratch comes from the plan's workspace when one is attached (none: the
   // collective allocates), and its packing kernels run on the communication instance.
   CommScratch<U, MemSpace> s;
+  std::optional<std::size_t> staging_slot;
   if (workspace_) {
     const ScratchNeed want{elements_holding<T, U>(need.device), elements_holding<T, U>(need.host)};
     auto fits = [&](const CommScratch<T, MemSpace>& have) {
@@ -104,26 +105,20 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommK
     }
     s = scratch_viewed_as<U>(scratch);
   } else if (need.device == 0 && need.host > 0) {
-    s = scratch_viewed_as<U>(unplanned_host_scratch(elements_holding<T, U>(need.host), id));
+    const std::size_t host = elements_holding<T, U>(need.host);
+    staging_slot = unplanned_staging_.acquire(
+        [&] {
+          return make_scratch<T, MemSpace>(ScratchNeed{0, host}, "meshslice_unplanned_staging");
+        },
+        [&](const CommScratch<T, MemSpace>& have) { return have.host.extent(0) >= host; });
+    s = scratch_viewed_as<U>(unplanned_staging_[*staging_slot]);
   }
   s.space = comm_space_;
   fence(compute_, "meshslice::before_mpi");  // MPI may read what local kernels just wrote
   const double bytes = bytes_sent(kind, ring.size(), double(shard_elements * sizeof(U)));
   TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
-  in_flight_.emplace(id, InFlight{launch(ring, s), std::move(event)});
+  in_flight_.emplace(id, InFlight{launch(ring, s), std::move(event), staging_slot});
   return id;
-}
-
-template <class T>
-CommScratch<T, MemSpace> RealExecutor<T>::unplanned_host_scratch(std::size_t host, OpId id) {
-  for (HeldScratch& h : unplanned_host_scratch_)
-    if (in_flight_.count(h.held_by) == 0 && h.scratch.host.extent(0) >= host) {
-      h.held_by = id;
-      return h.scratch;
-    }
-  unplanned_host_scratch_.push_back(
-      {make_scratch<T, MemSpace>(ScratchNeed{0, host}, "meshslice_unplanned_staging"), id});
-  return unplanned_host_scratch_.back().scratch;
 }
 
 template <class T>
@@ -156,6 +151,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
 
 template <class T>
 void RealExecutor<T>::finish(InFlight& op) {
+  if (op.staging_slot) unplanned_staging_.release(*op.staging_slot);
   if (!trace_) return;
   op.event.end = trace_->now();
   trace_->add(op.event);

@@ -29,6 +29,7 @@
 #include "exec/gemm_operand.hpp"
 #include "exec/local_gemm_bf16.hpp"
 #include "exec/local_gemm_tf32.hpp"
+#include "exec/scratch_pool.hpp"
 #include "exec/starts_collectives.hpp"
 #include "exec/training_executor.hpp"
 #include "exec/workspace.hpp"
@@ -194,21 +195,17 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
  private:
   struct InFlight {
     Request request;
-    TraceEvent event;  // completed with the time the completion was observed
+    TraceEvent event;                         // completed with the time the completion was observed
+    std::optional<std::size_t> staging_slot;  // its area of unplanned_staging_, if it holds one
   };
   bool rehearsing() const { return workspace_ && workspace_->rehearsing(); }
   // Starts a collective over `axis` whose elements are U and which needs `need` of them in
   // scratch: launch(ring, scratch) starts it. The scratch comes from the plan's workspace (in
-  // elements of T); without one, host staging alone comes from unplanned_host_scratch(), and
-  // device scratch is left for the collective to allocate.
+  // elements of T); without one, host staging alone comes from unplanned_staging_, and device
+  // scratch is left for the collective to allocate.
   template <class U, class Launch>
   OpId start_op(const char* name, CommKind kind, Axis axis, std::size_t shard_elements,
                 const ScratchNeed& need, Launch&& launch);
-  // Host staging of `host` elements for op `id`, started without a workspace (the pipeline
-  // stages' sends and receives): an area made on first need and kept, reused once the op that
-  // held it has completed. Allocating and freeing a host mirror per message (page-locked on a
-  // GPU) cost a free that fences every instance, in every step.
-  CommScratch<T, MemSpace> unplanned_host_scratch(std::size_t host, OpId id);
   void progress();
   // multiply(a part, b part, beta, c part) over chunks of the GEMM: rows of C, or of the inner
   // dimension when A is transposed.
@@ -218,6 +215,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // The operands in bf16: as they are if they are, else rounded in scratch that grows to fit
   // them.
   std::pair<Matrix<bfloat16>, Matrix<bfloat16>> bf16_operands(const Gathered& a, const Gathered& b);
+  // An op left flight: its staging area is free again, its trace event ends.
   void finish(InFlight& op);
   template <class F>
   void traced(const char* name, TraceLane lane, double flops, double bytes, F&& work) {
@@ -253,11 +251,11 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
-  struct HeldScratch {
-    CommScratch<T, MemSpace> scratch;
-    OpId held_by;  // free once this op is no longer in flight
-  };
-  std::vector<HeldScratch> unplanned_host_scratch_;
+  // Host staging of collectives started without a workspace (the pipeline stages' sends and
+  // receives): made on first need and kept, an area reused once the op that held it completed.
+  // Allocating and freeing a host mirror per message (page-locked on a GPU) cost a free that
+  // fences every instance, in every step.
+  ScratchPool<CommScratch<T, MemSpace>> unplanned_staging_;
   std::map<OpId, std::size_t> rehearsed_;  // rehearsing: op -> workspace scratch slot it holds
 };
 

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "exec/scratch_pool.hpp"
+
 namespace meshslice {
 
 template <class Mat, class Scratch>
@@ -28,7 +30,6 @@ class Workspace {
   void rehearse() {
     buffers_.clear();
     scratch_.clear();
-    held_.clear();
     slots_.clear();
     mode_ = Mode::rehearse;
     next_buffer_ = next_scratch_ = 0;
@@ -65,17 +66,7 @@ class Workspace {
   template <class Make, class Fits>
   std::pair<std::size_t, Scratch> scratch(Make&& make, Fits&& fits) {
     if (rehearsing()) {
-      std::size_t slot = scratch_.size();
-      for (std::size_t i = 0; i < scratch_.size(); ++i)
-        if (!held_[i] && fits(scratch_[i])) {
-          slot = i;
-          break;
-        }
-      if (slot == scratch_.size()) {
-        scratch_.push_back(make());
-        held_.push_back(false);
-      }
-      held_[slot] = true;
+      const std::size_t slot = scratch_.acquire(make, fits);
       slots_.push_back(slot);
       return {slot, scratch_[slot]};
     }
@@ -86,7 +77,7 @@ class Workspace {
   }
   // Rehearsing: the op holding `slot` was waited for; its scratch may serve the next one.
   void release(std::size_t slot) {
-    if (rehearsing() && slot < held_.size()) held_[slot] = false;
+    if (rehearsing()) scratch_.release(slot);
   }
 
   // Bytes of the recorded buffers and scratch areas (device and host staging): what the plan
@@ -94,7 +85,7 @@ class Workspace {
   std::size_t bytes() const {
     std::size_t total = 0;
     for (const Mat& m : buffers_) total += elements(m) * sizeof(typename Mat::value_type);
-    for (const Scratch& s : scratch_)
+    for (const Scratch& s : scratch_.areas())
       total += elements(s.device) * sizeof(typename decltype(s.device)::value_type) +
                elements(s.host) * sizeof(typename decltype(s.host)::value_type);
     return total;
@@ -112,8 +103,7 @@ class Workspace {
  private:
   Mode mode_ = Mode::rehearse;
   std::vector<Mat> buffers_;
-  std::vector<Scratch> scratch_;
-  std::vector<bool> held_;          // rehearsing: scratch_[i] belongs to an op in flight
+  ScratchPool<Scratch> scratch_;
   std::vector<std::size_t> slots_;  // the scratch slot of each collective, in start order
   std::size_t next_buffer_ = 0;
   std::size_t next_scratch_ = 0;

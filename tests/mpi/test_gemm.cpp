@@ -192,7 +192,9 @@ void check_bf16_algorithm(Algorithm algorithm) {
     }
   }
   const bool runs_here = algorithm != Algorithm::cannon || rows == cols;
-  if (runs_here) EXPECT_GE(ran, 3) << algorithm_name(algorithm) << ": too few ran on this mesh";
+  if (runs_here) {
+    EXPECT_GE(ran, 3) << algorithm_name(algorithm) << ": too few ran on this mesh";
+  }
 }
 
 class GemmAlgorithms : public ::testing::TestWithParam<Algorithm> {};
