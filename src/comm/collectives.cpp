@@ -608,6 +608,9 @@ ScratchNeed point_to_point_scratch(std::size_t n, bool staged) { return {0, stag
 
 MESHSLICE_INSTANTIATE_COLLECTIVES(float, MemSpace)
 MESHSLICE_INSTANTIATE_COLLECTIVES(double, MemSpace)
+template Request ipartial_all_gather<bfloat16, MemSpace>(
+    const AxisComm&, const Matrix<bfloat16, MemSpace>&, const Matrix<bfloat16, MemSpace>&,
+    MatrixDim, const SliceSpec&, const CommOptions&, const CommScratch<bfloat16, MemSpace>&);
 template Request ipartial_all_gather_rounded<MemSpace>(const AxisComm&,
                                                        const Matrix<float, MemSpace>&,
                                                        const Matrix<bfloat16, MemSpace>&, MatrixDim,

@@ -13,7 +13,7 @@
 namespace meshslice {
 
 // out: the gathered sub-shards, shape of `local` with the sliced dim divided by S and multiplied
-// by the ring size.
+// by the ring size. T: float, double or bfloat16 (a bf16 run's operand kept in bf16).
 template <class T, class Space>
 Request ipartial_all_gather(const AxisComm& ring, const Matrix<T, Space>& local,
                             const Matrix<T, Space>& out, MatrixDim dim, const SliceSpec& slice,

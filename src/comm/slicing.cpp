@@ -91,7 +91,18 @@ void move_slice(const Matrix<T, Space>& x, const Matrix<Sub, Space>& sub, Matrix
 template <class T, class Space>
 void slice_into(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
                 const SliceSpec& spec, const typename Space::execution_space& space) {
-  detail::move_slice<T, T, Space, true>(x, sub, dim, spec, space);
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    // bf16 moves as its 16-bit patterns: slicing converts nothing, and bfloat16 has no
+    // arithmetic for move_slice's unslicing branches to compile against.
+    auto bits = [](const Matrix<bfloat16, Space>& m) {
+      return Matrix<std::uint16_t, Space>(reinterpret_cast<std::uint16_t*>(m.data()), m.extent(0),
+                                          m.extent(1));
+    };
+    detail::move_slice<std::uint16_t, std::uint16_t, Space, true>(bits(x), bits(sub), dim, spec,
+                                                                  space);
+  } else {
+    detail::move_slice<T, T, Space, true>(x, sub, dim, spec, space);
+  }
 }
 
 template <class Space>
@@ -118,6 +129,9 @@ void unslice_into(const Matrix<T, Space>& sub, const Matrix<T, Space>& x, Matrix
 
 MESHSLICE_INSTANTIATE_SLICING(float)
 MESHSLICE_INSTANTIATE_SLICING(double)
+template void slice_into<bfloat16, MemSpace>(const Matrix<bfloat16, MemSpace>&,
+                                             const Matrix<bfloat16, MemSpace>&, MatrixDim,
+                                             const SliceSpec&, const ExecSpace&);
 template void slice_rounded_into<MemSpace>(const Matrix<float, MemSpace>&,
                                            const Matrix<bfloat16, MemSpace>&, MatrixDim,
                                            const SliceSpec&, const ExecSpace&);

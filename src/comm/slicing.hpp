@@ -29,7 +29,7 @@ void check_slice(std::size_t extent, MatrixDim dim, const SliceSpec& spec, const
 std::size_t sliced_extent(std::size_t extent, const SliceSpec& spec);
 
 // sub = slice spec.index of x, as a kernel on `space` (not fenced: the caller fences before
-// anything else reads sub).
+// anything else reads sub). T: float, double or bfloat16.
 template <class T, class Space>
 void slice_into(const Matrix<T, Space>& x, const Matrix<T, Space>& sub, MatrixDim dim,
                 const SliceSpec& spec,

@@ -138,6 +138,13 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
     g.sim = sim_.alloc(rows, cols, label);
     return g;
   }
+  Mat matrix_of(const Gathered& g) const { return {real_.matrix_of(g.real), g.sim}; }
+  Gathered shared_operand(const Mat& m) {
+    Gathered g;
+    g.real = real_.shared_operand(m.real);
+    g.sim = m.sim;
+    return g;
+  }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return {real_.placeholder(rows, cols), sim_.placeholder(rows, cols)};
   }
@@ -192,8 +199,8 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
   }
   // Into a gathered operand: each executor's own (a bf16 run's real side gathers in bf16).
   using Starts::start_partial_all_gather;
-  OpId start_partial_all_gather(Axis axis, const Mat& local, const Gathered& out, MatrixDim dim,
-                                const SliceSpec& slice) {
+  OpId start_partial_all_gather(Axis axis, const Gathered& local, const Gathered& out,
+                                MatrixDim dim, const SliceSpec& slice) {
     return track(real_.start_partial_all_gather(axis, local.real, out.real, dim, slice),
                  sim_.start_partial_all_gather(axis, local.sim, out.sim, dim, slice));
   }

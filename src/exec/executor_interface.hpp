@@ -13,6 +13,8 @@
 //   mesh         mesh_rows(), mesh_cols(), coord(axis), size(axis)
 //   memory       alloc(rows, cols, label)      a buffer; from the attached workspace, if any
 //                alloc_gathered(rows, cols, label)   a Gathered, likewise
+//                matrix_of(gathered)           the matrix an operand is (one kept in bf16
+//                                              is not one: MeshSlice alone takes those)
 //                placeholder(rows, cols)       a shape without memory (a plan's rehearsal)
 //                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
 //                rows(x, first, count)         rows [first, first + count) of x, in place: a
@@ -79,6 +81,8 @@ MESHSLICE_EXECUTOR_MEMBER(alloc_gathered,
 MESHSLICE_EXECUTOR_MEMBER(gemm_of_gathered,
                           ex<E>().gemm(1.0, std::declval<const typename E::Gathered&>(), false,
                                        mat<E>(), true, 0.0, mat<E>()))
+MESHSLICE_EXECUTOR_MEMBER(matrix_of, std::declval<typename E::Mat&>() = ex<E>().matrix_of(
+                                         std::declval<const typename E::Gathered&>()))
 MESHSLICE_EXECUTOR_MEMBER(placeholder,
                           std::declval<typename E::Mat&>() = ex<E>().placeholder(std::size_t{1},
                                                                                  std::size_t{1}))
@@ -110,6 +114,7 @@ constexpr bool check_executor() {
   static_assert(has_alloc<E>::value, "executor lacks alloc(rows, cols, label)");
   static_assert(has_alloc_gathered<E>::value, "executor lacks alloc_gathered(rows, cols, label)");
   static_assert(has_gemm_of_gathered<E>::value, "executor's gemm does not take a Gathered");
+  static_assert(has_matrix_of<E>::value, "executor lacks matrix_of(gathered)");
   static_assert(has_placeholder<E>::value, "executor lacks placeholder(rows, cols)");
   static_assert(has_use_workspace<E>::value, "executor lacks use_workspace(Workspace*)");
   static_assert(has_rows<E>::value, "executor lacks rows(x, first, count)");

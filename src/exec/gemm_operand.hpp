@@ -1,11 +1,13 @@
 #pragma once
-// A GEMM operand of RealExecutor: a matrix of its scalar, or, in a bf16 run, a gathered slice
-// that travelled in bf16 (comm/partial_collectives.hpp's ipartial_all_gather_rounded) and is
-// multiplied as it arrived. Every matrix is an operand (the conversion is implicit), so the GEMM
-// algorithms pass either to ex.gemm; a partial all-gather fills what alloc_gathered() gave.
-// Only gathers travel in bf16. The LS and RS reduce-scatters sum partial products, which stay
-// float: MPI has no bf16 sum, and rounding the running sum at every ring step would lose bits
-// that the serial reference (and PyTorch's autocast) keep.
+// A GEMM operand of RealExecutor: a matrix of its scalar, or, in a bf16 run, one kept in bf16:
+// a gathered slice that travelled in bf16 (comm/partial_collectives.hpp's
+// ipartial_all_gather_rounded) and is multiplied as it arrived, or an operand that several GEMMs
+// read, rounded once (RealExecutor::shared_operand: an FC layer's output gradient). Every matrix
+// is an operand (the conversion is implicit), so the GEMM algorithms pass either to ex.gemm and
+// GemmPlan::run; MeshSlice slices and gathers a kept operand as it is. Only gathers travel in
+// bf16. The LS and RS reduce-scatters sum partial products, which stay float: MPI has no bf16
+// sum, and rounding the running sum at every ring step would lose bits that the serial reference
+// (and PyTorch's autocast) keep.
 //
 //     GemmOperand<float> g = ex.alloc_gathered(rows, cols, "label");  // bf16 run: g.rounded
 //     ex.wait(ex.start_partial_all_gather(axis, local, g, dim, spec));
@@ -22,7 +24,7 @@ struct GemmOperand {
   GemmOperand() = default;
   GemmOperand(const Matrix<T>& m) : value(m) {}  // NOLINT: implicit, every matrix is one
 
-  Matrix<T> value;           // the operand; in bf16: the memory `rounded` lives in
+  Matrix<T> value;           // the operand; in bf16: the memory `rounded` lives in, if its own
   Matrix<bfloat16> rounded;  // the operand in bf16, if it is
 
   bool in_bf16() const { return rounded.data() != nullptr; }

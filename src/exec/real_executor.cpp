@@ -132,16 +132,19 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start(const Collective<Mat>& c) 
 
 template <class T>
 typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
-    Axis axis, const Mat& local, const Gathered& out, MatrixDim dim, const SliceSpec& slice) {
-  if (!out.in_bf16()) return Starts::start_partial_all_gather(axis, local, out.value, dim, slice);
+    Axis axis, const Gathered& local, const Gathered& out, MatrixDim dim, const SliceSpec& slice) {
+  if (!out.in_bf16())
+    return Starts::start_partial_all_gather(axis, matrix_of(local), out.value, dim, slice);
   if constexpr (std::is_same_v<T, float>) {
-    const std::size_t shard = elements(local) / slice.count;
+    const std::size_t shard = local.extent(0) * local.extent(1) / slice.count;
     const ScratchNeed need = scratch_need(CommKind::all_gather, true, torus_.axis(axis).size(),
                                           shard, dim, comm_, staged_, sizeof(bfloat16));
     return start_op<bfloat16>(
         partial_comm_kind_name(CommKind::all_gather), CommKind::all_gather, axis, shard, need,
         [&](const AxisComm& ring, const CommScratch<bfloat16, MemSpace>& s) {
-          return ipartial_all_gather_rounded(ring, local, out.rounded, dim, slice, comm_, s);
+          if (local.in_bf16())
+            return ipartial_all_gather(ring, local.rounded, out.rounded, dim, slice, comm_, s);
+          return ipartial_all_gather_rounded(ring, local.value, out.rounded, dim, slice, comm_, s);
         });
   } else {
     MESHSLICE_ASSERT(false, "RealExecutor: a bf16 gather outside a bf16 run");
@@ -270,6 +273,25 @@ void RealExecutor<T>::gemm(double alpha, const Gathered& a, bool transpose_a, co
                    blas_gemm(compute_, ta, tb, scale, ap, bp, beta_part, cp);
                  });
   });
+}
+
+template <class T>
+typename RealExecutor<T>::Gathered RealExecutor<T>::shared_operand(const Mat& m) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (!bf16_route_ || !compute_enabled_ || rehearsing()) return m;
+    if (elements(m) > bf16_shared_.extent(0)) {
+      fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
+      bf16_shared_ = decltype(bf16_shared_)(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_shared"), elements(m));
+    }
+    Gathered g;
+    g.rounded = Matrix<bfloat16>(bf16_shared_.data(), m.extent(0), m.extent(1));
+    traced("to_bfloat16", TraceLane::compute, 0.0, 0.0,
+           [&] { to_bfloat16(compute_, m, g.rounded, Mat(), Matrix<bfloat16>()); });
+    return g;
+  } else {
+    return m;  // bf16 GEMMs need float storage
+  }
 }
 
 template <class T>

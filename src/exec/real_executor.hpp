@@ -107,6 +107,13 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // A partial all-gather's output for a GEMM: a matrix, or in a bf16 run a bf16 one (in the
   // memory of half as many elements of T, so the plan's workspace keeps one element type).
   Gathered alloc_gathered(std::size_t rows, std::size_t cols, const char* label);
+  // The matrix a GEMM operand is, for the algorithms that move float matrices only (SUMMA,
+  // Cannon, Wang, 1D TP, FSDP): a bf16 operand is a logic error there.
+  Mat matrix_of(const Gathered& g) const {
+    MESHSLICE_ASSERT(!g.in_bf16(), "RealExecutor: a bf16 operand given to an algorithm that moves "
+                                   "float matrices (MeshSlice and one chip's GEMM take them)");
+    return g.value;
+  }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return Mat(static_cast<T*>(nullptr), rows, cols);
   }
@@ -129,11 +136,12 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
 
   // Starts `c` over MPI (comm/collective.hpp for shapes and semantics).
   OpId start(const Collective<Mat>& c);
-  // The partial all-gather into a GEMM operand: a bf16 one gathers in bf16 (the sub-shard
-  // rounded as it is sliced, half the bytes on the links); a matrix as any other collective.
+  // The partial all-gather of a GEMM operand into one: into a bf16 one it gathers in bf16 (a
+  // float sub-shard rounded as it is sliced, a bf16 one as it is; half the bytes on the links);
+  // a matrix into a matrix as any other collective.
   using Starts::start_partial_all_gather;
-  OpId start_partial_all_gather(Axis axis, const Mat& local, const Gathered& out, MatrixDim dim,
-                                const SliceSpec& slice);
+  OpId start_partial_all_gather(Axis axis, const Gathered& local, const Gathered& out,
+                                MatrixDim dim, const SliceSpec& slice);
   void wait(OpId op);  // that op only; an unknown or finished op returns at once
   void wait_all();     // everything in flight, including what the caller started
   // Whether `op` was started and its completion has not been observed yet.
@@ -185,10 +193,14 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // train.precision tf32 (a float executor of a CUDA build only): from now on every GEMM runs on
   // the tensor cores in TF32 (exec/local_gemm_tf32.hpp); UserError in other builds.
   void multiply_gemms_in_tf32();
+  // m as the operand of the GEMMs that follow (an FC layer's output gradient: its weight and data
+  // GEMMs both read it): in a bf16 run rounded to bf16 once, here, into scratch that the next
+  // call overwrites, instead of by each GEMM; otherwise m itself.
+  Gathered shared_operand(const Mat& m);
   // Bytes of the bf16 operand copies (and the route's own buffers) at this point: none until the
   // first GEMM, then the largest operands seen.
   std::size_t bf16_scratch_bytes() const {
-    return (bf16_a_.extent(0) + bf16_b_.extent(0)) * sizeof(bfloat16) +
+    return (bf16_a_.extent(0) + bf16_b_.extent(0) + bf16_shared_.extent(0)) * sizeof(bfloat16) +
            (bf16_gemm_ ? bf16_gemm_->buffer_bytes() : 0);
   }
 
@@ -248,6 +260,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   ExecSpace comm_space_;
   std::optional<Bf16GemmRoute> bf16_route_;            // set: GEMM operands rounded to bf16
   Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;  // operands rounded for a GEMM
+  Kokkos::View<bfloat16*, MemSpace> bf16_shared_;      // shared_operand()'s
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;

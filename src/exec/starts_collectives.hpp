@@ -20,6 +20,10 @@ class StartsCollectives {
   Gathered alloc_gathered(std::size_t rows, std::size_t cols, const char* label) {
     return static_cast<Executor&>(*this).alloc(rows, cols, label);
   }
+  // The matrix a GEMM operand is (for the algorithms that take matrices only).
+  const Mat& matrix_of(const Gathered& g) const { return g; }
+  // m as the operand of several GEMMs: itself (RealExecutor's bf16 run rounds it once).
+  Gathered shared_operand(const Mat& m) { return m; }
 
   auto start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim) {
     return begin(CommKind::all_gather, axis, local, out, dim);

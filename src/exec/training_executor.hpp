@@ -7,6 +7,7 @@
 //   types    Scalar (float, double), holds_data (false: matrices without memory, work not run)
 //   data     real()              the executor that holds the data (itself, or a combined one's)
 //            wrap(m)             a real matrix as this executor's Mat
+//            shared_operand(m)   m as the operand of several GEMMs (a bf16 run rounds it once)
 //            compute_space()     the execution space the caller's own kernels run on
 //            torus()             the mesh and its rings
 //   work     compute(name, LocalWork, work)          the caller's kernels, with what they cost
@@ -46,6 +47,9 @@ MESHSLICE_TRAINING_MEMBER(data,
                           std::declval<typename E::Mat&>() = ex<E>().wrap(
                               ex<E>().real().alloc(std::size_t{1}, std::size_t{1}, "label")),
                           ex<E>().compute_space(), static_cast<const Torus&>(ex<E>().torus()))
+MESHSLICE_TRAINING_MEMBER(shared_operand,
+                          std::declval<typename E::Gathered&>() =
+                              ex<E>().shared_operand(std::declval<const typename E::Mat&>()))
 MESHSLICE_TRAINING_MEMBER(compute, ex<E>().compute("name", LocalWork{}, Work{}))
 MESHSLICE_TRAINING_MEMBER(communicate, ex<E>().communicate("name", Axis::tp, CommWork{}, Work{}))
 MESHSLICE_TRAINING_MEMBER(phase, ex<E>().phase("name", Work{}))
@@ -62,6 +66,7 @@ constexpr bool check_training_executor() {
   static_assert(has_types<E>::value, "training executor lacks Scalar or holds_data");
   static_assert(has_data<E>::value, "training executor lacks real(), wrap(), compute_space() "
                                     "or torus()");
+  static_assert(has_shared_operand<E>::value, "training executor lacks shared_operand(m)");
   static_assert(has_compute<E>::value, "training executor lacks compute(name, LocalWork, work)");
   static_assert(has_communicate<E>::value,
                 "training executor lacks communicate(name, axis, CommWork, work)");

@@ -11,6 +11,10 @@
 //     GemmPlan<RealExecutor<float>> plan(ex, Algorithm::meshslice, {Dataflow::OS, M, N, K}, {4, 8});
 //     for (...) plan.run(a, b, c, 1.0, 1.0);   // accumulate into c
 //
+// A and B are the executor's GEMM operands (a matrix converts to one): a bf16 run may keep them
+// in bf16 (exec/gemm_operand.hpp), which MeshSlice, Collective and one chip's GEMM take as they
+// are; the other algorithms move float matrices (takes_bf16_operands()).
+//
 // How a plan owns its buffers without each algorithm being split in two: the algorithm is
 // rehearsed once at creation on shape-only placeholders with the plan's workspace attached to
 // the executor (nothing executes; every buffer and scratch it asks for is recorded), and each run
@@ -35,17 +39,17 @@ namespace meshslice {
 // UserError unless a, b and c have the shard shapes `algorithm` keeps on this chip.
 template <class Exec>
 void check_shards(const Exec& ex, Algorithm algorithm, const GemmProblem& p,
-                  const typename Exec::Mat& a, const typename Exec::Mat& b,
+                  const typename Exec::Gathered& a, const typename Exec::Gathered& b,
                   const typename Exec::Mat& c) {
   const char names[] = {'A', 'B', 'C'};
-  const typename Exec::Mat* shards[] = {&a, &b, &c};
+  const std::size_t extents[3][2] = {
+      {a.extent(0), a.extent(1)}, {b.extent(0), b.extent(1)}, {c.extent(0), c.extent(1)}};
   for (int m = 0; m < 3; ++m) {
     const ShardRegion want = shard_region(algorithm, p, names[m], ex.mesh_rows(), ex.mesh_cols(),
                                           ex.coord(Axis::row), ex.coord(Axis::col));
-    require(shards[m]->extent(0) == want.rows && shards[m]->extent(1) == want.cols,
-            algorithm_name(algorithm), " ", p.str(), ": the shard of ", names[m], " is ",
-            shards[m]->extent(0), "x", shards[m]->extent(1), " but must be ", want.rows, "x",
-            want.cols);
+    require(extents[m][0] == want.rows && extents[m][1] == want.cols, algorithm_name(algorithm),
+            " ", p.str(), ": the shard of ", names[m], " is ", extents[m][0], "x", extents[m][1],
+            " but must be ", want.rows, "x", want.cols);
   }
 }
 
@@ -55,6 +59,7 @@ class GemmPlan {
 
  public:
   using Mat = typename Exec::Mat;
+  using Operand = typename Exec::Gathered;  // a GEMM operand: a matrix, or one kept in bf16
 
   GemmPlan(Exec& ex, Algorithm algorithm, const GemmProblem& problem, const GemmOptions& options)
       : ex_(ex),
@@ -87,7 +92,7 @@ class GemmPlan {
   }
 
   // C = alpha op(A) op(B) + beta C on the caller's shards (shapes as shard_region() says).
-  void run(const Mat& a, const Mat& b, const Mat& c, double alpha = 1, double beta = 0) {
+  void run(const Operand& a, const Operand& b, const Mat& c, double alpha = 1, double beta = 0) {
     check_shards(ex_, algorithm_, problem_, a, b, c);
     workspace_.replay();
     execute(a, b, c, Scale{alpha, beta});
@@ -98,26 +103,34 @@ class GemmPlan {
   const GemmProblem& problem() const { return problem_; }
   const GemmOptions& options() const { return options_; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }  // held between runs
+  // Whether run() takes operands kept in bf16: the algorithms that gather slices of the 2D
+  // shards (and one chip's GEMM); the others move float matrices.
+  bool takes_bf16_operands() const {
+    return one_chip_ || algorithm_ == Algorithm::meshslice || algorithm_ == Algorithm::collective;
+  }
 
  private:
   // Runs the algorithm with the workspace attached. On one chip every algorithm is its local
   // GEMM: the shards are the whole matrices and there is nothing to gather, scatter or overlap,
   // so nothing is sliced, packed or copied (one BLAS call instead of S, with their packing
   // kernels and copies: a GPU pays each launch in latency).
-  void execute(const Mat& a, const Mat& b, const Mat& c, const Scale& k) {
+  void execute(const Operand& a, const Operand& b, const Mat& c, const Scale& k) {
     const AttachedWorkspace<Exec> attached(ex_, workspace_);
     const ProfilingRegion region(region_);
     if (one_chip_)
       return ex_.gemm(k.alpha, a, problem_.flow == Dataflow::RS, b, problem_.flow == Dataflow::LS,
                       k.beta, c);
+    if (algorithm_ == Algorithm::meshslice || algorithm_ == Algorithm::collective)
+      return meshslice_gemm(ex_, problem_, a, b, c, options_, k);
+    const Mat& a_matrix = ex_.matrix_of(a);
+    const Mat& b_matrix = ex_.matrix_of(b);
     switch (algorithm_) {
-      case Algorithm::meshslice:
-      case Algorithm::collective: return meshslice_gemm(ex_, problem_, a, b, c, options_, k);
-      case Algorithm::summa: return summa_gemm(ex_, problem_, a, b, c, options_, k);
-      case Algorithm::cannon: return cannon_gemm(ex_, problem_, a, b, c, options_, k);
-      case Algorithm::wang: return wang_gemm(ex_, problem_, a, b, c, options_, k);
-      case Algorithm::tp1d: return tp1d_gemm(ex_, problem_, a, b, c, options_, k);
-      case Algorithm::fsdp: return fsdp_gemm(ex_, problem_, a, b, c, options_, k);
+      case Algorithm::summa: return summa_gemm(ex_, problem_, a_matrix, b_matrix, c, options_, k);
+      case Algorithm::cannon: return cannon_gemm(ex_, problem_, a_matrix, b_matrix, c, options_, k);
+      case Algorithm::wang: return wang_gemm(ex_, problem_, a_matrix, b_matrix, c, options_, k);
+      case Algorithm::tp1d: return tp1d_gemm(ex_, problem_, a_matrix, b_matrix, c, options_, k);
+      case Algorithm::fsdp: return fsdp_gemm(ex_, problem_, a_matrix, b_matrix, c, options_, k);
+      default: break;
     }
     throw std::logic_error("GemmPlan: unknown algorithm");
   }

@@ -8,7 +8,8 @@
 // Buffers are double-buffered (gemm/slice_gathers.hpp, slice_scatters.hpp): slice s uses buffer
 // s % 2, so the collective filling buffer (s+1) % 2 never touches what the GEMM of slice s reads.
 // C = alpha op(A) op(B) + beta C: OS folds beta into its first GEMM, LS/RS into the unslice of
-// each reduced slice.
+// each reduced slice. A and B are GEMM operands (exec/gemm_operand.hpp): a bf16 run's may be kept
+// in bf16, which the gathers slice and move as they are and the local GEMMs read as they are.
 #include <array>
 
 #include "core/errors.hpp"
@@ -24,9 +25,9 @@ namespace meshslice {
 
 // OS: C_ij = sum_s AG_col(slice_col(A_ij, s)) * AG_row(slice_row(B_ij, s)).
 template <class Exec>
-void meshslice_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                  const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
-                  const Scale& k) {
+void meshslice_os(Exec& ex, const GemmProblem& p, const typename Exec::Gathered& a,
+                  const typename Exec::Gathered& b, const typename Exec::Mat& c,
+                  const GemmOptions& o, const Scale& k) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols(), S = o.slices;
   const std::size_t k_slice = p.K / S;
   SliceGathers<Exec> a_gathered(ex, Axis::col, a, MatrixDim::cols, p.M / rows, k_slice, o,
@@ -44,9 +45,9 @@ void meshslice_os(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 
 // LS: C_s = RdS_col(A_ij * AG_row(slice_row(B_ij, s))^T), written into slice_col(C_ij, s).
 template <class Exec>
-void meshslice_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                  const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
-                  const Scale& k) {
+void meshslice_ls(Exec& ex, const GemmProblem& p, const typename Exec::Gathered& a,
+                  const typename Exec::Gathered& b, const typename Exec::Mat& c,
+                  const GemmOptions& o, const Scale& k) {
   const int rows = ex.mesh_rows(), S = o.slices;
   const std::size_t n_slice = p.N / S;
   SliceGathers<Exec> b_gathered(ex, Axis::row, b, MatrixDim::rows, n_slice, p.K / ex.mesh_cols(), o,
@@ -64,9 +65,9 @@ void meshslice_ls(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 
 // RS: C_s = RdS_row(AG_col(slice_col(A_ij, s))^T * B_ij), written into slice_row(C_ij, s).
 template <class Exec>
-void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                  const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
-                  const Scale& k) {
+void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Gathered& a,
+                  const typename Exec::Gathered& b, const typename Exec::Mat& c,
+                  const GemmOptions& o, const Scale& k) {
   const int rows = ex.mesh_rows(), cols = ex.mesh_cols(), S = o.slices;
   const std::size_t m_slice = p.M / S;
   SliceGathers<Exec> a_gathered(ex, Axis::col, a, MatrixDim::cols, p.K / rows, m_slice, o,
@@ -85,9 +86,9 @@ void meshslice_rs(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
 // Checks that the problem can be sliced and runs the dataflow's MeshSlice (called by run_gemm,
 // which has checked the layout).
 template <class Exec>
-void meshslice_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Mat& a,
-                    const typename Exec::Mat& b, const typename Exec::Mat& c, const GemmOptions& o,
-                    const Scale& k) {
+void meshslice_gemm(Exec& ex, const GemmProblem& p, const typename Exec::Gathered& a,
+                    const typename Exec::Gathered& b, const typename Exec::Mat& c,
+                    const GemmOptions& o, const Scale& k) {
   check_sliceable(p, ex.mesh_rows(), ex.mesh_cols(), o.slices, o.block);
   switch (p.flow) {
     case Dataflow::OS: return meshslice_os(ex, p, a, b, c, o, k);

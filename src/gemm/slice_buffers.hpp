@@ -21,9 +21,10 @@ class SliceBuffers {
   using Mat = typename Exec::Mat;
 
  protected:
-  // `sliced`: the matrix sliced along `dim` into o.slices pieces of o.block-blocks; the buffers
-  // are rows x cols, as many as slices can be in flight (at most two).
-  SliceBuffers(Exec& ex, Axis axis, const Mat& sliced, MatrixDim dim, std::size_t rows,
+  // `sliced`: the matrix (gathers: the GEMM operand) sliced along `dim` into o.slices pieces of
+  // o.block-blocks; the buffers are rows x cols, as many as slices can be in flight (at most
+  // two).
+  SliceBuffers(Exec& ex, Axis axis, const Buffer& sliced, MatrixDim dim, std::size_t rows,
                std::size_t cols, const GemmOptions& o, const char* label)
       : ex_(ex), axis_(axis), sliced_(sliced), dim_(dim), options_(o) {
     for (int i = 0; i < in_flight(); ++i) {
@@ -39,7 +40,7 @@ class SliceBuffers {
 
   Exec& ex_;
   Axis axis_;
-  Mat sliced_;
+  Buffer sliced_;
   MatrixDim dim_;
   GemmOptions options_;
   std::array<Buffer, 2> buffers_;

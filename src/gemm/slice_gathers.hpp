@@ -25,7 +25,7 @@ class SliceGathers : SliceBuffers<Exec, typename Exec::Gathered> {
 
   // Gathers along `dim` on `axis` the sub-shards of `local` (sliced along `dim` in
   // o.slices pieces of o.block-blocks) into rows x cols buffers; starts sub-shard 0.
-  SliceGathers(Exec& ex, Axis axis, const Mat& local, MatrixDim dim, std::size_t rows,
+  SliceGathers(Exec& ex, Axis axis, const Gathered& local, MatrixDim dim, std::size_t rows,
                std::size_t cols, const GemmOptions& o, const char* label)
       : Base(ex, axis, local, dim, rows, cols, o, label) {
     start(0);

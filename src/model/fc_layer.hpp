@@ -19,8 +19,9 @@
 //
 //     FcLayer<RealExecutor<float>> layer(ex, Stationary::Y, false, tokens, in, out, {choice, choice, choice});
 //     layer.forward(x, w, y);
-//     layer.backward_data(dy, w, dx);
-//     layer.backward_weight(x, dy, dw, /*accumulate=*/micro_batch > 0);
+//     const auto g = layer.output_gradient(dy);  // a bf16 run: rounded once for both
+//     layer.backward_data(g, w, dx);
+//     layer.backward_weight(x, g, dw, /*accumulate=*/micro_batch > 0);
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -40,13 +41,14 @@ template <class Exec>
 class FcLayer {
  public:
   using Mat = typename Exec::Mat;
+  using Operand = typename GemmPlan<Exec>::Operand;  // a matrix, or a bf16 run's kept in bf16
 
   // Plans the three GEMMs for `tokens` rows of X, `in` inputs and `out` outputs (the forward
   // GEMM alone for a layer that is never trained: no backward workspaces). A choice the mesh
   // cannot run is a UserError on every rank, naming the pass.
   FcLayer(Exec& ex, Stationary stationary, bool transposed, std::size_t tokens, std::size_t in,
           std::size_t out, const std::array<GemmChoice, 3>& choices, bool trainable = true)
-      : stationary_(stationary), transposed_(transposed) {
+      : ex_(ex), stationary_(stationary), transposed_(transposed) {
     auto problems = fc_layer_gemms(stationary, tokens, in, out);
     if (transposed)
       for (auto& p : problems) p = meshslice::transposed(p);
@@ -79,13 +81,22 @@ class FcLayer {
     return total;
   }
 
+  // dy as both backward GEMMs read it: in a bf16 run rounded to bf16 once instead of by each,
+  // where both plans take operands kept in bf16.
+  Operand output_gradient(const Mat& dy) {
+    if (plan(Pass::backward_weight).takes_bf16_operands() &&
+        plan(Pass::backward_data).takes_bf16_operands())
+      return ex_.shared_operand(dy);
+    return dy;
+  }
+
   // y = x w (x is X, or X^T when W-stationary; w is W, or W^T when X-stationary).
-  void forward(const Mat& x, const Mat& w, const Mat& y) {
+  void forward(const Operand& x, const Operand& w, const Mat& y) {
     run(Pass::forward, x, w, y);  // Y = OS(X, W), LS(X, Wt) or RS(Xt, W)
   }
 
   // dx = dy w^T: the input gradient, laid out like x.
-  void backward_data(const Mat& dy, const Mat& w, const Mat& dx) {
+  void backward_data(const Operand& dy, const Operand& w, const Mat& dx) {
     if (stationary_ == Stationary::W)
       run(Pass::backward_data, w, dy, dx);  // X't = LS(W, Y')
     else
@@ -94,7 +105,7 @@ class FcLayer {
 
   // dw (+)= x^T dy: the weight gradient, laid out like w; accumulate adds to what dw holds
   // (micro-batches), otherwise overwrites it.
-  void backward_weight(const Mat& x, const Mat& dy, const Mat& dw, bool accumulate) {
+  void backward_weight(const Operand& x, const Operand& dy, const Mat& dw, bool accumulate) {
     const double beta = accumulate ? 1.0 : 0.0;
     if (stationary_ == Stationary::X)
       run(Pass::backward_weight, dy, x, dw, beta);  // W't = RS(Y', X)
@@ -103,7 +114,7 @@ class FcLayer {
   }
 
  private:
-  void run(Pass pass, const Mat& a, const Mat& b, const Mat& c, double beta = 0.0) {
+  void run(Pass pass, const Operand& a, const Operand& b, const Mat& c, double beta = 0.0) {
     MESHSLICE_ASSERT(plans_[static_cast<int>(pass)] != nullptr, "FcLayer: ", pass_name(pass),
                      " of a layer planned without its backward passes");
     auto& plan = *plans_[static_cast<int>(pass)];
@@ -113,6 +124,7 @@ class FcLayer {
       plan.run(a, b, c, 1.0, beta);
   }
 
+  Exec& ex_;
   Stationary stationary_;
   bool transposed_;
   std::array<std::unique_ptr<GemmPlan<Exec>>, 3> plans_;

@@ -7,7 +7,7 @@
 //
 //     PlannedFcLayers<Exec> fc(ex, shape, plan, trainable, relayouts, memory);
 //     fc.forward_to_standard(FcKind::qkv, input, w, qkv);        // y = x w, standard layout
-//     const Mat& g = fc.output_gradient(FcKind::qkv, dqkv);      // in the layer's output layout
+//     const auto g = fc.output_gradient(FcKind::qkv, dqkv);      // in the layer's output layout
 //     fc.backward_weight(FcKind::qkv, input, g, dw, accumulate);  // dw (+)= x^T g
 //     fc.backward_data_to_standard(FcKind::qkv, g, w, dx);        // dx = g w^T, standard layout
 #include <array>
@@ -28,6 +28,7 @@ class PlannedFcLayers {
  public:
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
+  using Operand = typename FcLayer<Exec>::Operand;  // an output gradient as the GEMMs read it
 
   // UserError naming the layer when its plan cannot run on the mesh.
   PlannedFcLayers(Exec& ex, const ModelShape& shape, const ModelPlan& plan, bool trainable,
@@ -68,11 +69,11 @@ class PlannedFcLayers {
   void forward(FcKind k, const Mat& x, const Mat& w, const Mat& y) {
     layer(k).forward(ex_.wrap(x), ex_.wrap(w), ex_.wrap(y));
   }
-  void backward_data(FcKind k, const Mat& dy, const Mat& w, const Mat& dx) {
-    layer(k).backward_data(ex_.wrap(dy), ex_.wrap(w), ex_.wrap(dx));
+  void backward_data(FcKind k, const Operand& dy, const Mat& w, const Mat& dx) {
+    layer(k).backward_data(dy, ex_.wrap(w), ex_.wrap(dx));
   }
-  void backward_weight(FcKind k, const Mat& x, const Mat& dy, const Mat& dw, bool accumulate) {
-    layer(k).backward_weight(ex_.wrap(x), ex_.wrap(dy), ex_.wrap(dw), accumulate);
+  void backward_weight(FcKind k, const Mat& x, const Operand& dy, const Mat& dw, bool accumulate) {
+    layer(k).backward_weight(ex_.wrap(x), dy, ex_.wrap(dw), accumulate);
   }
 
   // The forward pass with its output in the standard layout: through the layer's transposed
@@ -83,15 +84,21 @@ class PlannedFcLayers {
                             [&](const Mat& y) { forward(k, input, w, y); });
   }
   // The input gradient in the standard layout, the same way.
-  void backward_data_to_standard(FcKind k, const Mat& dy, const Mat& w, const Mat& dx) {
+  void backward_data_to_standard(FcKind k, const Operand& dy, const Mat& w, const Mat& dx) {
     relayouts_.produce_into(plan(k).input(), Layout::standard, fc_inputs(shape_, k),
                             in_t_[static_cast<int>(k)], dx,
                             [&](const Mat& d) { backward_data(k, dy, w, d); });
   }
-  // The gradient of layer k's output, dy (standard), in the layout the layer gives its output.
-  const Mat& output_gradient(FcKind k, const Mat& dy) {
-    return relayouts_.in_layout(dy, plan(k).output(), fc_outputs(shape_, k),
-                                out_t_[static_cast<int>(k)]);
+  // The gradient of layer k's output, dy (standard), as its backward GEMMs read it: in the
+  // layout the layer gives its output, and in a bf16 run rounded once for both.
+  Operand output_gradient(FcKind k, const Mat& dy) {
+    return output_gradient_as_laid_out(k, relayouts_.in_layout(dy, plan(k).output(),
+                                                               fc_outputs(shape_, k),
+                                                               out_t_[static_cast<int>(k)]));
+  }
+  // The same of a gradient already in the layer's output layout.
+  Operand output_gradient_as_laid_out(FcKind k, const Mat& dy) {
+    return layer(k).output_gradient(ex_.wrap(dy));
   }
 
   // What the layers' GEMM plans hold.

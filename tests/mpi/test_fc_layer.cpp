@@ -3,11 +3,13 @@
 // global tensors: Y = X W, X' = Y' W^T, W' = sum over micro-batches of X^T Y'.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <tuple>
 
 #include "core/errors.hpp"
+#include "exec/local_gemm_bf16.hpp"
 #include "exec/real_executor.hpp"
 #include "gemm_reference.hpp"
 #include "model/fc_layer.hpp"
@@ -64,6 +66,61 @@ TEST_P(FcLayerRows, TrainingStepMatchesSerial) {
       EXPECT_LE(worst_error(y, yt ? transpose(y_want) : y_want), 1e-12) << what << " Y";
       EXPECT_LE(worst_error(dx, xt ? transpose(dx_want) : dx_want), 1e-12) << what << " X'";
       EXPECT_LE(worst_error(dw, wt ? transpose(dw_want) : dw_want), 1e-12) << what << " W'";
+    }
+  }
+}
+
+// This chip's block of g in float, with values that bf16 must round.
+Matrix<float> float_block(const GlobalMatrix& g) {
+  const std::size_t rows = g.shape.rows / torus().size(Axis::row);
+  const std::size_t cols = g.shape.cols / torus().size(Axis::col);
+  const std::size_t r0 = torus().coord(Axis::row) * rows, c0 = torus().coord(Axis::col) * cols;
+  return make_matrix<float>(rows, cols, [&](std::size_t i, std::size_t j) {
+    return g(r0 + i, c0 + j) / 3.0 + 0.1;
+  });
+}
+
+// A bf16 run rounds the output gradient once for both backward GEMMs where both plans take
+// operands kept in bf16 (FcLayer::output_gradient), and the GEMMs give the same bits as when
+// each rounded it; where one does not (SUMMA on a mesh), the gradient stays as it is.
+TEST_P(FcLayerRows, Bf16OutputGradientRoundedOnceGivesTheSameBits) {
+  const auto [s, transposed_variant] = GetParam();
+  const bool wt = (s == Stationary::X) != transposed_variant;
+  const bool xt = (s == Stationary::W) != transposed_variant;
+  const bool yt = transposed_variant;
+  const auto w =
+      float_block(global_matrix(wt ? MatrixShape{kO, kI} : MatrixShape{kI, kO}, 1, 0, 1.0 / 16));
+  const auto x =
+      float_block(global_matrix(xt ? MatrixShape{kI, kT} : MatrixShape{kT, kI}, 2, 0, 1.0 / 16));
+  const auto dy =
+      float_block(global_matrix(yt ? MatrixShape{kO, kT} : MatrixShape{kT, kO}, 3, 0, 1.0 / 16));
+  const GemmChoice meshslice{Algorithm::meshslice, {2, 1}}, summa{Algorithm::summa, {2, 1}};
+  for (const bool with_summa : {false, true}) {
+    RealExecutor<float> ex(torus(), CommOptions{}, /*gemm_chunks=*/1);
+    ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+    FcLayer<RealExecutor<float>> layer(ex, s, transposed_variant, kT, kI, kO,
+                                       {meshslice, with_summa ? summa : meshslice, meshslice});
+    std::array<Matrix<float>, 2> dx, dw;  // dy as it is; dy rounded once
+    for (int once = 0; once < 2; ++once) {
+      dx[once] = Matrix<float>("dx", x.extent(0), x.extent(1));
+      dw[once] = Matrix<float>("dw", w.extent(0), w.extent(1));
+      const GemmOperand<float> g = once ? layer.output_gradient(dy) : GemmOperand<float>(dy);
+      if (once) {
+        const bool one_chip = torus().size(Axis::row) * torus().size(Axis::col) == 1;
+        EXPECT_EQ(g.in_bf16(), !with_summa || one_chip);  // one chip: every plan is its GEMM
+      }
+      layer.backward_weight(x, g, dw[once], false);
+      layer.backward_data(g, w, dx[once]);
+    }
+    ex.wait_all();
+    const std::string what = concat(stationary_name(s), transposed_variant ? " transposed" : "",
+                                    with_summa ? " with SUMMA" : "");
+    for (auto* pair : {&dx, &dw}) {
+      const auto before = to_host((*pair)[0]), after = to_host((*pair)[1]);
+      std::size_t differing = 0;
+      for (std::size_t i = 0; i < before.extent(0); ++i)
+        for (std::size_t j = 0; j < before.extent(1); ++j) differing += before(i, j) != after(i, j);
+      EXPECT_EQ(differing, 0u) << what << (pair == &dx ? " X'" : " W'");
     }
   }
 }

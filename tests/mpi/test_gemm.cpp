@@ -141,13 +141,27 @@ double partial_gather_bytes(const Trace& trace) {
   return bytes;
 }
 
+// A float shard as a bf16 run keeps an operand in bf16 (exec/gemm_operand.hpp): rounded, in the
+// memory of half as many floats.
+GemmOperand<float> kept_in_bf16(const Matrix<float>& m) {
+  GemmOperand<float> kept;
+  kept.value = Matrix<float>("kept_in_bf16", 1, (elements(m) + 1) / 2);
+  kept.rounded =
+      Matrix<bfloat16>(reinterpret_cast<bfloat16*>(kept.value.data()), m.extent(0), m.extent(1));
+  to_bfloat16(ExecSpace(), m, kept.rounded, Matrix<float>(), Matrix<bfloat16>());
+  Kokkos::fence();
+  return kept;
+}
+
 // train.precision bf16's GEMMs: a float executor that rounds every operand to bf16 and sums in
 // float, its sliced gathers moving bf16 (exec/gemm_operand.hpp). Against the serial GEMM of the
 // rounded operands, to float's accuracy; the algorithms that gather slices (MeshSlice, 1D TP,
-// FSDP) send half the bytes of the same run in float.
+// FSDP) send half the bytes of the same run in float. The algorithms that take operands kept in
+// bf16 (GemmPlan::takes_bf16_operands) give the same bits from them as from the float operands
+// rounded on the way, sending the same bytes.
 void check_bf16_algorithm(Algorithm algorithm) {
   const int rows = torus().size(Axis::row), cols = torus().size(Axis::col);
-  int ran = 0;
+  int ran = 0, ran_kept = 0;
   for (Dataflow flow : {Dataflow::OS, Dataflow::LS, Dataflow::RS}) {
     const GemmProblem p{flow, kM, kN, kK};
     const GlobalMatrix a = needing_rounding(global_matrix(p.global_a(), 1, 0, 1.0 / 16));
@@ -161,39 +175,63 @@ void check_bf16_algorithm(Algorithm algorithm) {
       const GemmOptions options{slices, 2, WangRing::col};
       if (!expected_supported(algorithm, p, rows, cols, slices, options.block, options.wang_ring))
         continue;
-      std::array<double, 2> sent{};  // float, bf16
-      for (const bool bf16 : {false, true}) {
+      const std::string what = concat(algorithm_name(algorithm), " ", p.str(), " S=", slices);
+      enum Run { in_float, in_bf16, kept_bf16 };
+      std::array<double, 3> sent{};
+      std::array<Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>, 3> got;
+      for (const Run run : {in_float, in_bf16, kept_bf16}) {
         Trace trace;
-        RealExecutor<float> ex(torus(), CommOptions{}, /*gemm_chunks=*/3, &trace);
+        // The bf16 runs' GEMMs whole: how a GEMM is cut while a collective flies depends on
+        // timing, and a cut of K changes the order of the sums (chunking is the float run's).
+        RealExecutor<float> ex(torus(), CommOptions{}, /*gemm_chunks=*/run == in_float ? 3 : 1,
+                               &trace);
         ex.set_min_chunk_rows(1);
-        if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+        if (run != in_float) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+        GemmPlan<RealExecutor<float>> plan(ex, algorithm, p, options);
         auto a_shard = shard_of<float>(a, my_region(algorithm, p, 'A'));
         auto b_shard = shard_of<float>(b, my_region(algorithm, p, 'B'));
         Matrix<float> c_shard("c", c_region.rows, c_region.cols);
-        run_gemm(ex, algorithm, p, a_shard, b_shard, c_shard, options);
+        if (run == kept_bf16) {
+          if (!plan.takes_bf16_operands()) continue;
+          plan.run(kept_in_bf16(a_shard), kept_in_bf16(b_shard), c_shard);
+          ++ran_kept;
+        } else {
+          plan.run(a_shard, b_shard, c_shard);
+        }
         ex.wait_all();
-        sent[bf16] = partial_gather_bytes(trace);
-        if (!bf16) continue;
-        ++ran;
-        auto got = to_host(c_shard);
-        double worst = 0, off_unrounded = 0;
-        for (std::size_t i = 0; i < got.extent(0); ++i)
-          for (std::size_t j = 0; j < got.extent(1); ++j) {
-            const std::size_t r = c_region.row0 + i, c = c_region.col0 + j;
-            worst = std::max(worst, std::abs(got(i, j) - want(r, c)) / scale);
-            off_unrounded = std::max(off_unrounded, std::abs(got(i, j) - unrounded(r, c)) / scale);
-          }
-        const std::string what = concat(algorithm_name(algorithm), " ", p.str(), " S=", slices);
-        EXPECT_LE(worst, 1e-5) << what;
-        EXPECT_GE(off_unrounded, 100 * worst) << what << ": bf16 rounding made no difference";
+        sent[run] = partial_gather_bytes(trace);
+        got[run] = to_host(c_shard);
       }
-      EXPECT_EQ(sent[1], sent[0] / 2) << algorithm_name(algorithm) << " " << p.str()
-                                      << " S=" << slices << ": bytes of the sliced gathers";
+      ++ran;
+      double worst = 0, off_unrounded = 0;
+      for (std::size_t i = 0; i < got[in_bf16].extent(0); ++i)
+        for (std::size_t j = 0; j < got[in_bf16].extent(1); ++j) {
+          const std::size_t r = c_region.row0 + i, c = c_region.col0 + j;
+          worst = std::max(worst, std::abs(got[in_bf16](i, j) - want(r, c)) / scale);
+          off_unrounded =
+              std::max(off_unrounded, std::abs(got[in_bf16](i, j) - unrounded(r, c)) / scale);
+        }
+      EXPECT_LE(worst, 1e-5) << what;
+      EXPECT_GE(off_unrounded, 100 * worst) << what << ": bf16 rounding made no difference";
+      EXPECT_EQ(sent[in_bf16], sent[in_float] / 2) << what << ": bytes of the sliced gathers";
+      if (got[kept_bf16].data() == nullptr) continue;
+      EXPECT_EQ(sent[kept_bf16], sent[in_bf16]) << what << ": bytes of operands kept in bf16";
+      std::size_t differing = 0;
+      for (std::size_t i = 0; i < got[in_bf16].extent(0); ++i)
+        for (std::size_t j = 0; j < got[in_bf16].extent(1); ++j)
+          differing += got[kept_bf16](i, j) != got[in_bf16](i, j);
+      EXPECT_EQ(differing, 0u) << what << ": operands kept in bf16 gave other bits";
     }
   }
   const bool runs_here = algorithm != Algorithm::cannon || rows == cols;
   if (runs_here) {
     EXPECT_GE(ran, 3) << algorithm_name(algorithm) << ": too few ran on this mesh";
+  }
+  // MeshSlice and Collective take kept operands on every mesh; every algorithm does on one chip.
+  const bool takes_kept = algorithm == Algorithm::meshslice || algorithm == Algorithm::collective ||
+                          (rows == 1 && cols == 1);
+  if (runs_here && takes_kept) {
+    EXPECT_GE(ran_kept, 3) << algorithm_name(algorithm) << ": too few ran with kept operands";
   }
 }
 

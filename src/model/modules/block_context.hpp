@@ -68,7 +68,7 @@ struct BlockContext {
   // its dp averaging overlaps the data GEMM.
   void fc_backward_in_standard(FcKind k, const Parameter<T>& p, const Mat& x, const Mat& dy,
                                const Mat& dx, bool accumulate, ParameterUpdate<Exec>* sync) {
-    const Mat& dy_out = fc.output_gradient(k, dy);  // in the layout the layer gives its output
+    const auto dy_out = fc.output_gradient(k, dy);  // in the layout the layer gives its output
     fc.backward_weight(k, x, dy_out, p.grad, accumulate);
     if (sync) sync->start(p);
     fc.backward_data_to_standard(k, dy_out, p.value, dx);

@@ -142,10 +142,10 @@ class LanguageModelEnds {
     const double counted = ex_.coord(Axis::col) == 0 ? loss : 0.0;
     if (elements(dy) == 0) return counted;  // an evaluation: no gradients
     const Mat& dh = work_.normed_grad;
-    head_layer_->backward_weight(ex_.wrap(work_.normed), ex_.wrap(logits_), ex_.wrap(head.grad),
-                                 accumulate);
+    const auto dlogits = head_layer_->output_gradient(ex_.wrap(logits_));
+    head_layer_->backward_weight(ex_.wrap(work_.normed), dlogits, ex_.wrap(head.grad), accumulate);
     if (sync && !shape_.tied_head) sync->start(head);
-    head_layer_->backward_data(ex_.wrap(logits_), ex_.wrap(head.value), ex_.wrap(dh));
+    head_layer_->backward_data(dlogits, ex_.wrap(head.value), ex_.wrap(dh));
     ex_.compute("zero", LocalWork::streaming(double(elements(dy))),
                 [&] { Kokkos::deep_copy(ex_.compute_space(), dy, T(0)); });
     norm_.backward(dh, y, gain.value, final_rinv_, dy, gain.grad, accumulate);

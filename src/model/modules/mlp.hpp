@@ -75,7 +75,7 @@ class MlpModule {
         return c_.residual(c_.mid_grad, dout, Mat());
       case BlockLayer::ff2: {
         const Parameter<T>& p = w[ParamKind::ff2];
-        const Mat& dy = c_.fc.output_gradient(FcKind::ff2, dout);
+        const auto dy = c_.fc.output_gradient(FcKind::ff2, dout);
         c_.fc.backward_weight(FcKind::ff2, s.ff2_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
         return c_.relayouts.produce_into(ff2_input(), ff1_output(), c_.shape.ffn(), g_z_, g_act_,
@@ -86,9 +86,10 @@ class MlpModule {
       case BlockLayer::activation: return activate_backward(s.u);
       case BlockLayer::ff1: {
         const Parameter<T>& p = w[ParamKind::ff1];
-        c_.fc.backward_weight(FcKind::ff1, s.ff1_in, g_u_, p.grad, accumulate);
+        const auto dy = c_.fc.output_gradient_as_laid_out(FcKind::ff1, g_u_);
+        c_.fc.backward_weight(FcKind::ff1, s.ff1_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
-        return c_.fc.backward_data_to_standard(FcKind::ff1, g_u_, p.value, c_.normed_grad);
+        return c_.fc.backward_data_to_standard(FcKind::ff1, dy, p.value, c_.normed_grad);
       }
       case BlockLayer::norm2: {
         const Parameter<T>& gain = w[ParamKind::norm2_gain];
