@@ -139,6 +139,13 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
     return g;
   }
   Mat matrix_of(const Gathered& g) const { return {real_.matrix_of(g.real), g.sim}; }
+  bool keeps_operands_in_bf16() const { return real_.keeps_operands_in_bf16(); }
+  Gathered wrap_operand(const GemmOperand<Scalar>& g) const {
+    Gathered c;
+    c.real = real_.wrap_operand(g);
+    c.sim = SimMat(g.extent(0), g.extent(1));
+    return c;
+  }
   Gathered shared_operand(const Mat& m) {
     Gathered g;
     g.real = real_.shared_operand(m.real);

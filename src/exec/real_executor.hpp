@@ -197,6 +197,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // GEMMs both read it): in a bf16 run rounded to bf16 once, here, into scratch that the next
   // call overwrites, instead of by each GEMM; otherwise m itself.
   Gathered shared_operand(const Mat& m);
+  // Whether GEMM operands may be kept in bf16 (the caller's too: FF2's saved input): a bf16 run.
+  bool keeps_operands_in_bf16() const { return bf16_route_.has_value(); }
+  const Gathered& wrap_operand(const Gathered& g) const { return g; }
   // Bytes of the bf16 operand copies (and the route's own buffers) at this point: none until the
   // first GEMM, then the largest operands seen.
   std::size_t bf16_scratch_bytes() const {

@@ -7,6 +7,7 @@
 
 #include "comm/collective.hpp"
 #include "comm/slicing.hpp"
+#include "exec/gemm_operand.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -24,6 +25,13 @@ class StartsCollectives {
   const Mat& matrix_of(const Gathered& g) const { return g; }
   // m as the operand of several GEMMs: itself (RealExecutor's bf16 run rounds it once).
   Gathered shared_operand(const Mat& m) { return m; }
+  // Whether the caller may keep GEMM operands in bf16: only RealExecutor's bf16 run.
+  bool keeps_operands_in_bf16() const { return false; }
+  // A caller's GEMM operand (exec/gemm_operand.hpp, never in bf16 here) as this executor's.
+  template <class T>
+  const Mat& wrap_operand(const GemmOperand<T>& g) const {
+    return g.value;
+  }
 
   auto start_all_gather(Axis axis, const Mat& local, const Mat& out, MatrixDim dim) {
     return begin(CommKind::all_gather, axis, local, out, dim);

@@ -8,6 +8,8 @@
 //   data     real()              the executor that holds the data (itself, or a combined one's)
 //            wrap(m)             a real matrix as this executor's Mat
 //            shared_operand(m)   m as the operand of several GEMMs (a bf16 run rounds it once)
+//            keeps_operands_in_bf16()   whether the caller may keep GEMM operands in bf16
+//            wrap_operand(g)     a GemmOperand<Scalar> (exec/gemm_operand.hpp) as a Gathered
 //            compute_space()     the execution space the caller's own kernels run on
 //            torus()             the mesh and its rings
 //   work     compute(name, LocalWork, work)          the caller's kernels, with what they cost
@@ -19,6 +21,7 @@
 
 #include "exec/caller_work.hpp"
 #include "exec/executor_interface.hpp"
+#include "exec/gemm_operand.hpp"
 #include "mesh/torus.hpp"
 
 namespace meshslice {
@@ -50,6 +53,9 @@ MESHSLICE_TRAINING_MEMBER(data,
 MESHSLICE_TRAINING_MEMBER(shared_operand,
                           std::declval<typename E::Gathered&>() =
                               ex<E>().shared_operand(std::declval<const typename E::Mat&>()))
+MESHSLICE_TRAINING_MEMBER(kept_operands, static_cast<bool>(ex<E>().keeps_operands_in_bf16()),
+                          std::declval<typename E::Gathered&>() = ex<E>().wrap_operand(
+                              std::declval<const GemmOperand<typename E::Scalar>&>()))
 MESHSLICE_TRAINING_MEMBER(compute, ex<E>().compute("name", LocalWork{}, Work{}))
 MESHSLICE_TRAINING_MEMBER(communicate, ex<E>().communicate("name", Axis::tp, CommWork{}, Work{}))
 MESHSLICE_TRAINING_MEMBER(phase, ex<E>().phase("name", Work{}))
@@ -67,6 +73,8 @@ constexpr bool check_training_executor() {
   static_assert(has_data<E>::value, "training executor lacks real(), wrap(), compute_space() "
                                     "or torus()");
   static_assert(has_shared_operand<E>::value, "training executor lacks shared_operand(m)");
+  static_assert(has_kept_operands<E>::value,
+                "training executor lacks keeps_operands_in_bf16() or wrap_operand(g)");
   static_assert(has_compute<E>::value, "training executor lacks compute(name, LocalWork, work)");
   static_assert(has_communicate<E>::value,
                 "training executor lacks communicate(name, axis, CommWork, work)");

@@ -11,10 +11,14 @@
 //     store.add_recomputation(normed, output);              // when a block is checkpointed
 //     SavedActivations<T> s = store.working_set(id, slot);  // what block `id` works in
 #include <cstddef>
+#include <utility>
 #include <vector>
 
+#include "comm/comm_scratch.hpp"
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
+#include "exec/gemm_operand.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_buffer.hpp"
 #include "model/model_config.hpp"
@@ -25,19 +29,29 @@ namespace meshslice {
 // reads.
 template <class T>
 struct SavedActivations {
-  Matrix<T> x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u, ff2_in;
+  Matrix<T> x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u;
+  // Read only by FF2's forward and weight GEMMs, which multiply it in bf16 in a bf16 run: kept
+  // in bf16 there where their plans take it so (ActivationStore::keep_ff2_input_in_bf16).
+  GemmOperand<T> ff2_in;
   Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
 };
 
-// A T x width activation shard in `layout` on ex's mesh (T: the model's tokens), its bytes
-// added to `use`.
+// The rows and columns of a T x width activation shard in `layout` on ex's mesh (T: the model's
+// tokens).
+template <class Exec>
+std::pair<std::size_t, std::size_t> activation_extents(const Exec& ex, std::size_t tokens,
+                                                       Layout layout, std::size_t width) {
+  const std::size_t pr = ex.mesh_rows(), pc = ex.mesh_cols();
+  if (layout == Layout::standard) return {tokens / pr, width / pc};
+  return {width / pr, tokens / pc};
+}
+
+// Such a shard, its bytes added to `use`.
 template <class Exec>
 Matrix<typename Exec::Scalar> activation_matrix(const Exec& ex, std::size_t tokens, Layout layout,
                                                 std::size_t width, const char* label,
                                                 std::size_t& use) {
-  const std::size_t pr = ex.mesh_rows(), pc = ex.mesh_cols();
-  const std::size_t rows = layout == Layout::standard ? tokens / pr : width / pr;
-  const std::size_t cols = layout == Layout::standard ? width / pc : tokens / pc;
+  const auto [rows, cols] = activation_extents(ex, tokens, layout, width);
   return counted_matrix<Exec>(label, rows, cols, use);
 }
 
@@ -51,6 +65,10 @@ class ActivationStore {
   ActivationStore(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
                   std::size_t attention_elements)
       : ex_(ex), shape_(shape), plan_(plan), attention_elements_(attention_elements) {}
+
+  // From the next block on, FF2's input is kept in bf16 (half the bytes, the same numbers: its
+  // GEMMs round it anyway) where `keep` says so (MlpModule::activation_kept_in_bf16).
+  void keep_ff2_input_in_bf16(bool keep) { ff2_in_bf16_ = keep; }
 
   // A block's `slots` sets (checkpointed: its input alone); returns its id.
   std::size_t add_block(bool checkpointed, std::size_t slots) {
@@ -138,8 +156,18 @@ class ActivationStore {
     s.rinv2 = alloc(rows, 1, "rinv");
     s.ff1_in = ff1_in_output ? *output : activation(p1.input(), H, "ff1_in");
     s.u = activation(p1.output(), fc_outputs(shape_, FcKind::ff1), "ff1_out");
-    s.ff2_in = activation(p2.input(), shape_.ffn(), "ff2_in");
+    s.ff2_in = ff2_in_bf16_ ? kept_in_bf16(p2.input(), shape_.ffn(), "ff2_in")
+                            : GemmOperand<T>(activation(p2.input(), shape_.ffn(), "ff2_in"));
     return s;
+  }
+
+  // An activation kept in bf16: in the memory of half as many elements of T (counted so).
+  GemmOperand<T> kept_in_bf16(Layout layout, std::size_t width, const char* label) {
+    const auto [rows, cols] = activation_extents(ex_, shape_.tokens(), layout, width);
+    GemmOperand<T> kept;
+    kept.value = alloc(1, elements_holding<T, bfloat16>(rows * cols), label);
+    kept.rounded = Matrix<bfloat16>(reinterpret_cast<bfloat16*>(kept.value.data()), rows, cols);
+    return kept;
   }
 
   const Exec& ex_;
@@ -149,6 +177,7 @@ class ActivationStore {
   std::vector<Block> blocks_;
   Saved recompute_;
   std::size_t bytes_ = 0;
+  bool ff2_in_bf16_ = false;  // keep_ff2_input_in_bf16
 };
 
 }  // namespace meshslice

@@ -64,21 +64,29 @@ class PlannedFcLayers {
     }
   }
 
+  // Whether layer k's input may be kept in bf16: a bf16 run whose plans for the GEMMs that
+  // read it take operands kept in bf16.
+  bool input_kept_in_bf16(FcKind k) const {
+    return ex_.keeps_operands_in_bf16() && layers_[static_cast<int>(k)]->input_takes_bf16();
+  }
+
   // Layer k's GEMMs on this chip's shards, in the plan's layouts: y = x w, dx = dy w^T,
-  // dw = x^T dy (or with `accumulate` dw += x^T dy).
-  void forward(FcKind k, const Mat& x, const Mat& w, const Mat& y) {
-    layer(k).forward(ex_.wrap(x), ex_.wrap(w), ex_.wrap(y));
+  // dw = x^T dy (or with `accumulate` dw += x^T dy). x may be kept in bf16 where
+  // input_kept_in_bf16(k).
+  void forward(FcKind k, const GemmOperand<T>& x, const Mat& w, const Mat& y) {
+    layer(k).forward(ex_.wrap_operand(x), ex_.wrap(w), ex_.wrap(y));
   }
   void backward_data(FcKind k, const Operand& dy, const Mat& w, const Mat& dx) {
     layer(k).backward_data(dy, ex_.wrap(w), ex_.wrap(dx));
   }
-  void backward_weight(FcKind k, const Mat& x, const Operand& dy, const Mat& dw, bool accumulate) {
-    layer(k).backward_weight(ex_.wrap(x), dy, ex_.wrap(dw), accumulate);
+  void backward_weight(FcKind k, const GemmOperand<T>& x, const Operand& dy, const Mat& dw,
+                       bool accumulate) {
+    layer(k).backward_weight(ex_.wrap_operand(x), dy, ex_.wrap(dw), accumulate);
   }
 
   // The forward pass with its output in the standard layout: through the layer's transposed
   // buffer and a re-layout when the layer gives it transposed.
-  void forward_to_standard(FcKind k, const Mat& input, const Mat& w, const Mat& output) {
+  void forward_to_standard(FcKind k, const GemmOperand<T>& input, const Mat& w, const Mat& output) {
     relayouts_.produce_into(plan(k).output(), Layout::standard, fc_outputs(shape_, k),
                             out_t_[static_cast<int>(k)], output,
                             [&](const Mat& y) { forward(k, input, w, y); });

@@ -106,5 +106,30 @@ TEST(Bf16GemmOperands, LanguageModelHeadsMatchTheReferenceThatRoundsAlike) {
   }
 }
 
+// FF2's saved input, read only by FF2's GEMMs, is kept in bf16 where their plans take operands
+// kept in bf16 (MeshSlice; SUMMA on one chip): half its bytes, counted in the estimate. The
+// tests above run the default MeshSlice plan, so they train with it kept so.
+TEST(Bf16GemmOperands, Ff2InputKeptInBf16HalvesItsBytes) {
+  if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "one activation set per block without stages";
+  const ModelShape shape = test_block_shape(4);
+  const OptimizerSettings opt = test_adamw(2, kSteps);
+  const std::size_t pr = torus().size(Axis::row), pc = torus().size(Axis::col);
+  const std::size_t ff2_in = shape.tokens() / pr * (shape.ffn() / pc);  // elements, standard
+  for (const Algorithm algorithm : {Algorithm::meshslice, Algorithm::summa}) {
+    const ModelPlan plan = default_model_plan(shape, {algorithm, {2, 1}});
+    std::size_t activations[2] = {};  // float, bf16
+    for (const bool bf16 : {false, true}) {
+      RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
+      if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+      Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, {11, 12, 13}, step_settings(),
+                                           &data_ex);
+      activations[bf16] = trainer.memory().activations;
+    }
+    const bool kept = algorithm == Algorithm::meshslice || pr * pc == 1;
+    EXPECT_EQ(activations[0] - activations[1], kept ? shape.blocks * ff2_in * sizeof(float) / 2 : 0)
+        << algorithm_name(algorithm);
+  }
+}
+
 }  // namespace
 }  // namespace meshslice::testing

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/bfloat16.hpp"
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/model_math.hpp"
@@ -55,11 +56,12 @@ void fill_inputs(const ExecSpace& space, const Matrix<T>& x, std::uint64_t seed,
       });
 }
 
-template <class T>
-void gelu_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& z) {
+// z's elements may be bf16 (FF2's input kept in bf16: rounded as they are written).
+template <class T, class Z>
+void gelu_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<Z>& z) {
   for_each_element(
       "gelu_forward", space, u.extent(0), u.extent(1),
-      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = gelu(u(r, c)); });
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = element_cast<Z>(gelu(u(r, c))); });
 }
 
 // du = dz * gelu'(u), in place of dz.
@@ -72,16 +74,17 @@ void gelu_backward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& 
 
 // SwiGLU on FF1's output y, whose chip block holds its features' gate and then their up
 // projection (parameters/parameter_layout.hpp), along its columns (the standard layout) or rows
-// (transposed): z = silu(gate) * up, z the chip's block of those features in the same layout.
-template <class T>
-void swiglu_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& z,
+// (transposed): z = silu(gate) * up, z the chip's block of those features in the same layout
+// (its elements may be bf16, as GeLU's).
+template <class T, class Z>
+void swiglu_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<Z>& z,
                     bool features_in_rows) {
   const std::size_t dr = features_in_rows ? z.extent(0) : 0,
                     dc = features_in_rows ? 0 : z.extent(1);
   for_each_element(
       "swiglu_forward", space, z.extent(0), z.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-        z(r, c) = swiglu(y(r, c), y(r + dr, c + dc));
+        z(r, c) = element_cast<Z>(swiglu(y(r, c), y(r + dr, c + dc)));
       });
 }
 

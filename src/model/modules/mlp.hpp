@@ -42,6 +42,13 @@ class MlpModule {
     if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
   }
 
+  // Whether the activation's output (FF2's saved input) is kept in bf16: a bf16 run whose FF2
+  // GEMMs take it so, where it needs no re-layout (the activation writes it rounded).
+  static bool activation_kept_in_bf16(const PlannedFcLayers<Exec>& fc) {
+    return fc.input_kept_in_bf16(FcKind::ff2) &&
+           fc.plan(FcKind::ff1).output() == fc.plan(FcKind::ff2).input();
+  }
+
   static bool owns(BlockLayer layer) {
     return layer == BlockLayer::norm2 || layer == BlockLayer::ff1 ||
            layer == BlockLayer::activation || layer == BlockLayer::ff2 ||
@@ -56,9 +63,10 @@ class MlpModule {
                                   s.ff1_in);
       case BlockLayer::ff1:
         return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1].value, s.u);
-      case BlockLayer::activation:  // in FF1's output layout
-        return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_, s.ff2_in,
-                                         [&](const Mat& z) { activate(s.u, z); });
+      case BlockLayer::activation:                                       // in FF1's output layout
+        if (s.ff2_in.in_bf16()) return activate(s.u, s.ff2_in.rounded);  // the layouts agree
+        return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_,
+                                         s.ff2_in.value, [&](const Mat& z) { activate(s.u, z); });
       case BlockLayer::ff2:
         return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2].value, c_.output);
       case BlockLayer::ff_residual: return c_.residual(out, s.x_mid, c_.output);
@@ -107,8 +115,9 @@ class MlpModule {
   Layout ff1_output() const { return c_.fc.plan(FcKind::ff1).output(); }
   Layout ff2_input() const { return c_.fc.plan(FcKind::ff2).input(); }
 
-  // z = act(u), u FF1's output, z in its layout.
-  void activate(const Mat& u, const Mat& z) {
+  // z = act(u), u FF1's output, z in its layout (its elements T or bf16).
+  template <class Z>
+  void activate(const Mat& u, const Matrix<Z>& z) {
     const double n = static_cast<double>(elements(z));
     const bool rows = ff1_output() == Layout::transposed;  // features along the rows
     if (gated())
