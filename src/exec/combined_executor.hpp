@@ -152,6 +152,9 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
     g.sim = m.sim;
     return g;
   }
+  void reserve_shared_operand(std::size_t rows, std::size_t cols) {
+    real_.reserve_shared_operand(rows, cols);
+  }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return {real_.placeholder(rows, cols), sim_.placeholder(rows, cols)};
   }

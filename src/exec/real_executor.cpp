@@ -279,11 +279,7 @@ template <class T>
 typename RealExecutor<T>::Gathered RealExecutor<T>::shared_operand(const Mat& m) {
   if constexpr (std::is_same_v<T, float>) {
     if (!bf16_route_ || !compute_enabled_ || rehearsing()) return m;
-    if (elements(m) > bf16_shared_.extent(0)) {
-      fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
-      bf16_shared_ = decltype(bf16_shared_)(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_shared"), elements(m));
-    }
+    grow_bf16_scratch(bf16_shared_, elements(m), "bf16_shared");
     Gathered g;
     g.rounded = Matrix<bfloat16>(bf16_shared_.data(), m.extent(0), m.extent(1));
     traced("to_bfloat16", TraceLane::compute, 0.0, 0.0,
@@ -292,6 +288,20 @@ typename RealExecutor<T>::Gathered RealExecutor<T>::shared_operand(const Mat& m)
   } else {
     return m;  // bf16 GEMMs need float storage
   }
+}
+
+template <class T>
+void RealExecutor<T>::reserve_shared_operand(std::size_t rows, std::size_t cols) {
+  if (bf16_route_) grow_bf16_scratch(bf16_shared_, rows * cols, "bf16_shared");
+}
+
+template <class T>
+void RealExecutor<T>::grow_bf16_scratch(Kokkos::View<bfloat16*, MemSpace>& scratch,
+                                        std::size_t elements, const char* label) {
+  if (elements <= scratch.extent(0)) return;
+  fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
+  scratch = Kokkos::View<bfloat16*, MemSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), elements);
 }
 
 template <class T>
@@ -319,16 +329,11 @@ std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(con
                                                                              const Gathered& b) {
   const std::size_t na = a.extent(0) * a.extent(1), nb = b.extent(0) * b.extent(1);
   // Scratch for the operands still in float only (a gathered one arrived in bf16).
-  const std::size_t round_a = a.in_bf16() ? 0 : na, round_b = b.in_bf16() ? 0 : nb;
-  if (round_a > bf16_a_.extent(0) || round_b > bf16_b_.extent(0) || !bf16_gemm_ ||
-      !bf16_gemm_->fits(na, nb)) {
-    fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
-    if (round_a > bf16_a_.extent(0))
-      bf16_a_ =
-          decltype(bf16_a_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_a"), round_a);
-    if (round_b > bf16_b_.extent(0))
-      bf16_b_ =
-          decltype(bf16_b_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_b"), round_b);
+  const bool round_a = !a.in_bf16(), round_b = !b.in_bf16();
+  grow_bf16_scratch(bf16_a_, round_a ? na : 0, "bf16_a");
+  grow_bf16_scratch(bf16_b_, round_b ? nb : 0, "bf16_b");
+  if (!bf16_gemm_ || !bf16_gemm_->fits(na, nb)) {
+    fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old buffers finish first
     // Grown to the largest operands seen so far, so alternating shapes do not remake it.
     const std::size_t had_a = bf16_gemm_ ? bf16_gemm_->a_elements() : 0;
     const std::size_t had_b = bf16_gemm_ ? bf16_gemm_->b_elements() : 0;
@@ -344,7 +349,7 @@ std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(con
     const Mat a_from = round_a ? a.value : Mat(), b_from = round_b ? b.value : Mat();
     const Matrix<bfloat16> a_to = round_a ? a16 : Matrix<bfloat16>();
     const Matrix<bfloat16> b_to = round_b ? b16 : Matrix<bfloat16>();
-    if (round_a + round_b > 0) to_bfloat16(compute_, a_from, a_to, b_from, b_to);
+    if (round_a || round_b) to_bfloat16(compute_, a_from, a_to, b_from, b_to);
   }
   return {a16, b16};
 }

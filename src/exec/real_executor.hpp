@@ -197,6 +197,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // GEMMs both read it): in a bf16 run rounded to bf16 once, here, into scratch that the next
   // call overwrites, instead of by each GEMM; otherwise m itself.
   Gathered shared_operand(const Mat& m);
+  // Sizes shared_operand()'s scratch for a rows x cols matrix now (an FC layer's plans are made),
+  // so that a step does not grow it: freeing the smaller one would wait for the whole device.
+  void reserve_shared_operand(std::size_t rows, std::size_t cols);
   // Whether GEMM operands may be kept in bf16 (the caller's too: FF2's saved input): a bf16 run.
   bool keeps_operands_in_bf16() const { return bf16_route_.has_value(); }
   const Gathered& wrap_operand(const Gathered& g) const { return g; }
@@ -230,6 +233,10 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // The operands in bf16: as they are if they are, else rounded in scratch that grows to fit
   // them.
   std::pair<Matrix<bfloat16>, Matrix<bfloat16>> bf16_operands(const Gathered& a, const Gathered& b);
+  // scratch, or a new one when it holds fewer than `elements` (the GEMMs queued on the old one
+  // finish first).
+  void grow_bf16_scratch(Kokkos::View<bfloat16*, MemSpace>& scratch, std::size_t elements,
+                         const char* label);
   // An op left flight: its staging area is free again, its trace event ends.
   void finish(InFlight& op);
   template <class F>

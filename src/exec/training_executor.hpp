@@ -8,6 +8,7 @@
 //   data     real()              the executor that holds the data (itself, or a combined one's)
 //            wrap(m)             a real matrix as this executor's Mat
 //            shared_operand(m)   m as the operand of several GEMMs (a bf16 run rounds it once)
+//            reserve_shared_operand(rows, cols)   its scratch sized before the steps
 //            keeps_operands_in_bf16()   whether the caller may keep GEMM operands in bf16
 //            wrap_operand(g)     a GemmOperand<Scalar> (exec/gemm_operand.hpp) as a Gathered
 //            compute_space()     the execution space the caller's own kernels run on
@@ -52,7 +53,8 @@ MESHSLICE_TRAINING_MEMBER(data,
                           ex<E>().compute_space(), static_cast<const Torus&>(ex<E>().torus()))
 MESHSLICE_TRAINING_MEMBER(shared_operand,
                           std::declval<typename E::Gathered&>() =
-                              ex<E>().shared_operand(std::declval<const typename E::Mat&>()))
+                              ex<E>().shared_operand(std::declval<const typename E::Mat&>()),
+                          ex<E>().reserve_shared_operand(std::size_t{1}, std::size_t{1}))
 MESHSLICE_TRAINING_MEMBER(kept_operands, static_cast<bool>(ex<E>().keeps_operands_in_bf16()),
                           std::declval<typename E::Gathered&>() = ex<E>().wrap_operand(
                               std::declval<const GemmOperand<typename E::Scalar>&>()))
@@ -72,7 +74,8 @@ constexpr bool check_training_executor() {
   static_assert(has_types<E>::value, "training executor lacks Scalar or holds_data");
   static_assert(has_data<E>::value, "training executor lacks real(), wrap(), compute_space() "
                                     "or torus()");
-  static_assert(has_shared_operand<E>::value, "training executor lacks shared_operand(m)");
+  static_assert(has_shared_operand<E>::value,
+                "training executor lacks shared_operand(m) or reserve_shared_operand(rows, cols)");
   static_assert(has_kept_operands<E>::value,
                 "training executor lacks keeps_operands_in_bf16() or wrap_operand(g)");
   static_assert(has_compute<E>::value, "training executor lacks compute(name, LocalWork, work)");

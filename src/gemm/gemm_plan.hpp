@@ -78,8 +78,7 @@ class GemmPlan {
     options_.block = slices == 1 ? 1 : options.block;
     workspace_.rehearse();
     auto shape = [&](char matrix) {
-      const ShardRegion r = shard_region(algorithm, problem, matrix, ex.mesh_rows(), ex.mesh_cols(),
-                                         ex.coord(Axis::row), ex.coord(Axis::col));
+      const ShardRegion r = shard(matrix);
       return ex.placeholder(r.rows, r.cols);
     };
     execute(shape('A'), shape('B'), shape('C'), Scale{});
@@ -103,6 +102,11 @@ class GemmPlan {
   const GemmProblem& problem() const { return problem_; }
   const GemmOptions& options() const { return options_; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }  // held between runs
+  // Where this chip's shard of 'A', 'B' or 'C' lies in the matrix, and its shape.
+  ShardRegion shard(char matrix) const {
+    return shard_region(algorithm_, problem_, matrix, ex_.mesh_rows(), ex_.mesh_cols(),
+                        ex_.coord(Axis::row), ex_.coord(Axis::col));
+  }
   // Whether run() takes operands kept in bf16: the algorithms that gather slices of the 2D
   // shards (and one chip's GEMM); the others move float matrices.
   bool takes_bf16_operands() const {

@@ -68,6 +68,10 @@ class FcLayer {
                                " -> ", out, "), ", pass_name(Pass(pass)), ": ", e.what()));
       }
     }
+    if (trainable && rounds_output_gradient_once()) {
+      const ShardRegion y = plan(Pass::forward).shard('C');  // dy is laid out like y
+      ex_.reserve_shared_operand(y.rows, y.cols);
+    }
   }
 
   Stationary stationary() const { return stationary_; }
@@ -91,9 +95,7 @@ class FcLayer {
   // dy as both backward GEMMs read it: in a bf16 run rounded to bf16 once instead of by each,
   // where both plans take operands kept in bf16.
   Operand output_gradient(const Mat& dy) {
-    if (plan(Pass::backward_weight).takes_bf16_operands() &&
-        plan(Pass::backward_data).takes_bf16_operands())
-      return ex_.shared_operand(dy);
+    if (rounds_output_gradient_once()) return ex_.shared_operand(dy);
     return dy;
   }
 
@@ -121,6 +123,10 @@ class FcLayer {
   }
 
  private:
+  bool rounds_output_gradient_once() const {
+    return plan(Pass::backward_weight).takes_bf16_operands() &&
+           plan(Pass::backward_data).takes_bf16_operands();
+  }
   void run(Pass pass, const Operand& a, const Operand& b, const Mat& c, double beta = 0.0) {
     MESHSLICE_ASSERT(plans_[static_cast<int>(pass)] != nullptr, "FcLayer: ", pass_name(pass),
                      " of a layer planned without its backward passes");
