@@ -10,6 +10,7 @@
 //     std::size_t id = store.add_block(/*checkpointed=*/false, slots);   // per block
 //     store.add_recomputation(normed, output);              // when a block is checkpointed
 //     SavedActivations<T> s = store.working_set(id, slot);  // what block `id` works in
+#include <array>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -29,10 +30,10 @@ namespace meshslice {
 // reads.
 template <class T>
 struct SavedActivations {
-  Matrix<T> x_in, rinv1, qkv_in, qkv, a, ao_in, x_mid, rinv2, ff1_in, u;
-  // Read only by FF2's forward and weight GEMMs, which multiply it in bf16 in a bf16 run: kept
-  // in bf16 there where their plans take it so (ActivationStore::keep_ff2_input_in_bf16).
-  GemmOperand<T> ff2_in;
+  Matrix<T> x_in, rinv1, qkv, a, ao_in, x_mid, rinv2, u;
+  // Read only by their layer's forward and weight GEMMs, which multiply them in bf16 in a bf16
+  // run: kept in bf16 there where their plans take them so (ActivationStore::keep_input_in_bf16).
+  GemmOperand<T> qkv_in, ff1_in, ff2_in;
   Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
 };
 
@@ -66,9 +67,11 @@ class ActivationStore {
                   std::size_t attention_elements)
       : ex_(ex), shape_(shape), plan_(plan), attention_elements_(attention_elements) {}
 
-  // From the next block on, FF2's input is kept in bf16 (half the bytes, the same numbers: its
-  // GEMMs round it anyway) where `keep` says so (MlpModule::activation_kept_in_bf16).
-  void keep_ff2_input_in_bf16(bool keep) { ff2_in_bf16_ = keep; }
+  // From the next block on, layer k's saved input (QKV's, FF1's or FF2's) is kept in bf16 (half
+  // the bytes, the same numbers: its GEMMs round it anyway) where `keep` says so: where the
+  // kernel that writes it can write bf16 (model/modules: norm_output_kept_in_bf16,
+  // MlpModule::activation_kept_in_bf16).
+  void keep_input_in_bf16(FcKind k, bool keep) { in_bf16_[static_cast<int>(k)] = keep; }
 
   // A block's `slots` sets (checkpointed: its input alone); returns its id.
   std::size_t add_block(bool checkpointed, std::size_t slots) {
@@ -140,13 +143,13 @@ class ActivationStore {
   Saved saved_set(bool with_input, const Mat* normed = nullptr, const Mat* output = nullptr) {
     const std::size_t H = shape_.hidden, rows = shape_.tokens() / ex_.mesh_rows();
     const FcPlan &pq = fc_plan(FcKind::qkv), &pa = fc_plan(FcKind::attn_out);
-    const FcPlan &p1 = fc_plan(FcKind::ff1), &p2 = fc_plan(FcKind::ff2);
+    const FcPlan& p1 = fc_plan(FcKind::ff1);
     const bool ff1_in_output = output && p1.input() == Layout::standard;
     const bool qkv_in_normed = normed && ff1_in_output && pq.input() == Layout::standard;
     Saved s;
     if (with_input) s.x_in = activation(Layout::standard, H, "x_in");
     s.rinv1 = alloc(rows, 1, "rinv");
-    s.qkv_in = qkv_in_normed ? *normed : activation(pq.input(), H, "qkv_in");
+    s.qkv_in = input(FcKind::qkv, H, "qkv_in", qkv_in_normed ? normed : nullptr);
     s.qkv = activation(Layout::standard, 3 * H, "qkv");
     s.attention = model_vector<Exec>("attention_saved", attention_elements_);
     bytes_ += elements(s.attention) * sizeof(T);
@@ -154,18 +157,23 @@ class ActivationStore {
     s.ao_in = pa.input() == Layout::standard ? s.a : activation(pa.input(), H, "attn_out_in");
     s.x_mid = activation(Layout::standard, H, "x_mid");
     s.rinv2 = alloc(rows, 1, "rinv");
-    s.ff1_in = ff1_in_output ? *output : activation(p1.input(), H, "ff1_in");
+    s.ff1_in = input(FcKind::ff1, H, "ff1_in", ff1_in_output ? output : nullptr);
     s.u = activation(p1.output(), fc_outputs(shape_, FcKind::ff1), "ff1_out");
-    s.ff2_in = ff2_in_bf16_ ? kept_in_bf16(p2.input(), shape_.ffn(), "ff2_in")
-                            : GemmOperand<T>(activation(p2.input(), shape_.ffn(), "ff2_in"));
+    s.ff2_in = input(FcKind::ff2, shape_.ffn(), "ff2_in");
     return s;
   }
 
-  // An activation kept in bf16: in the memory of half as many elements of T (counted so).
-  GemmOperand<T> kept_in_bf16(Layout layout, std::size_t width, const char* label) {
+  // Layer k's saved input, `width` wide in the layout its plan gives it, in T or kept in bf16
+  // (keep_input_in_bf16); in `staging` (a forward pass's work buffer) where given, else in its
+  // own memory. Kept in bf16, it fills the memory of half as many elements of T (counted so).
+  GemmOperand<T> input(FcKind k, std::size_t width, const char* label,
+                       const Mat* staging = nullptr) {
+    const Layout layout = fc_plan(k).input();
+    if (!in_bf16_[static_cast<int>(k)])
+      return staging ? *staging : activation(layout, width, label);
     const auto [rows, cols] = activation_extents(ex_, shape_.tokens(), layout, width);
     GemmOperand<T> kept;
-    kept.value = alloc(1, elements_holding<T, bfloat16>(rows * cols), label);
+    kept.value = staging ? *staging : alloc(1, elements_holding<T, bfloat16>(rows * cols), label);
     kept.rounded = Matrix<bfloat16>(reinterpret_cast<bfloat16*>(kept.value.data()), rows, cols);
     return kept;
   }
@@ -177,7 +185,7 @@ class ActivationStore {
   std::vector<Block> blocks_;
   Saved recompute_;
   std::size_t bytes_ = 0;
-  bool ff2_in_bf16_ = false;  // keep_ff2_input_in_bf16
+  std::array<bool, kFcKinds> in_bf16_{};  // keep_input_in_bf16
 };
 
 }  // namespace meshslice

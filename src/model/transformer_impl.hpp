@@ -92,7 +92,9 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       context_{ex, shape, fc_, relayouts_, norm_, {}, {}, {}, {}} {
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
-  activations_.keep_ff2_input_in_bf16(MlpModule<Exec>::activation_kept_in_bf16(fc_));
+  activations_.keep_input_in_bf16(FcKind::qkv, norm_output_kept_in_bf16(fc_, FcKind::qkv));
+  activations_.keep_input_in_bf16(FcKind::ff1, norm_output_kept_in_bf16(fc_, FcKind::ff1));
+  activations_.keep_input_in_bf16(FcKind::ff2, MlpModule<Exec>::activation_kept_in_bf16(fc_));
   for (const ModelChunk& c : chunks_) {
     MESHSLICE_ASSERT(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
                      "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,

@@ -106,17 +106,23 @@ TEST(Bf16GemmOperands, LanguageModelHeadsMatchTheReferenceThatRoundsAlike) {
   }
 }
 
-// FF2's saved input, read only by FF2's GEMMs, is kept in bf16 where their plans take operands
-// kept in bf16 (MeshSlice; SUMMA on one chip): half its bytes, counted in the estimate. The
-// tests above run the default MeshSlice plan, so they train with it kept so.
-TEST(Bf16GemmOperands, Ff2InputKeptInBf16HalvesItsBytes) {
+// The saved inputs of QKV, FF1 and FF2, read only by their layer's forward and weight GEMMs,
+// are kept in bf16 where those plans take operands kept in bf16 (MeshSlice; SUMMA on one chip)
+// and the kernel that writes them (the norm, the activation) writes them in their layout: half
+// their bytes, counted in the estimate. The tests above run the default MeshSlice plan, so they
+// train with them kept so.
+TEST(Bf16GemmOperands, LayerInputsKeptInBf16HalveTheirBytes) {
   if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "one activation set per block without stages";
   const ModelShape shape = test_block_shape(4);
   const OptimizerSettings opt = test_adamw(2, kSteps);
   const std::size_t pr = torus().size(Axis::row), pc = torus().size(Axis::col);
-  const std::size_t ff2_in = shape.tokens() / pr * (shape.ffn() / pc);  // elements, standard
+  const std::size_t rows = shape.tokens() / pr;  // a standard-layout shard's
   for (const Algorithm algorithm : {Algorithm::meshslice, Algorithm::summa}) {
     const ModelPlan plan = default_model_plan(shape, {algorithm, {2, 1}});
+    const auto input = [&](FcKind k) { return plan[static_cast<int>(k)].input(); };
+    ASSERT_EQ(input(FcKind::qkv), Layout::standard);  // else the norm could not write it
+    ASSERT_EQ(input(FcKind::ff1), Layout::standard);
+    ASSERT_EQ(plan[static_cast<int>(FcKind::ff1)].output(), input(FcKind::ff2));
     std::size_t activations[2] = {};  // float, bf16
     for (const bool bf16 : {false, true}) {
       RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
@@ -126,7 +132,8 @@ TEST(Bf16GemmOperands, Ff2InputKeptInBf16HalvesItsBytes) {
       activations[bf16] = trainer.memory().activations;
     }
     const bool kept = algorithm == Algorithm::meshslice || pr * pc == 1;
-    EXPECT_EQ(activations[0] - activations[1], kept ? shape.blocks * ff2_in * sizeof(float) / 2 : 0)
+    const std::size_t inputs = rows * (2 * shape.hidden + shape.ffn()) / pc;  // QKV, FF1, FF2
+    EXPECT_EQ(activations[0] - activations[1], kept ? shape.blocks * inputs * sizeof(float) / 2 : 0)
         << algorithm_name(algorithm);
   }
 }

@@ -39,11 +39,12 @@ void row_sum_squares(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>
       });
 }
 
-// rinv(t) = 1 / sqrt(ss(t) / H + eps);  h = x * rinv * g (g: 1 x this shard's columns).
-template <class T>
+// rinv(t) = 1 / sqrt(ss(t) / H + eps);  h = x * rinv * g (g: 1 x this shard's columns; h's
+// elements T or bf16, rounded once written).
+template <class T, class H>
 void rmsnorm_apply(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& ss,
                    const Matrix<T>& g, std::size_t hidden, const Matrix<T>& rinv,
-                   const Matrix<T>& h) {
+                   const Matrix<H>& h) {
   const std::size_t cols = x.extent(1);
   const T inv_hidden = T(1) / static_cast<T>(hidden), eps = static_cast<T>(kRmsNormEpsilon);
   for_each_row(
@@ -51,7 +52,8 @@ void rmsnorm_apply(const ExecSpace& space, const Matrix<T>& x, const Matrix<T>& 
         const std::size_t t = row.league_rank();
         const T r = T(1) / kmath::sqrt(ss(t, 0) * inv_hidden + eps);
         row_single(row, [&]() { rinv(t, 0) = r; });
-        row_for(row, cols, [&](std::size_t c) { h(t, c) = x(t, c) * r * g(0, c); });
+        row_for(row, cols,
+                [&](std::size_t c) { h(t, c) = element_cast<H>(x(t, c) * r * g(0, c)); });
       });
 }
 

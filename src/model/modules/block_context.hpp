@@ -32,6 +32,13 @@ struct BlockParams {
   }
 };
 
+// Whether layer k's input, a norm's output (QKV's, FF1's), is kept in bf16: a bf16 run whose
+// GEMMs that read it take it so, where it needs no re-layout (the norm writes it rounded).
+template <class Exec>
+bool norm_output_kept_in_bf16(const PlannedFcLayers<Exec>& fc, FcKind k) {
+  return fc.input_kept_in_bf16(k) && fc.plan(k).input() == Layout::standard;
+}
+
 template <class Exec>
 struct BlockContext {
   using T = typename Exec::Scalar;
@@ -57,17 +64,21 @@ struct BlockContext {
     });
   }
 
-  // The norm of x into layer k's input (written there, or staged and re-laid out into it).
-  void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv, const Mat& input) {
-    relayouts.produce_into(Layout::standard, fc.plan(k).input(), shape.hidden, normed, input,
+  // The norm of x into layer k's input (written there, or staged and re-laid out into it; kept
+  // in bf16 where norm_output_kept_in_bf16 said so, written rounded).
+  void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
+                       const GemmOperand<T>& input) {
+    if (input.in_bf16()) return norm.forward(x, gain, rinv, input.rounded);  // the layouts agree
+    relayouts.produce_into(Layout::standard, fc.plan(k).input(), shape.hidden, normed, input.value,
                            [&](const Mat& h) { norm.forward(x, gain, rinv, h); });
   }
 
   // The backward step of FC layer k (parameter p) whose output gradient dy and input gradient
   // dx are in the standard layout (x: its saved input); the weight's gradient first, so that
   // its dp averaging overlaps the data GEMM.
-  void fc_backward_in_standard(FcKind k, const Parameter<T>& p, const Mat& x, const Mat& dy,
-                               const Mat& dx, bool accumulate, ParameterUpdate<Exec>* sync) {
+  void fc_backward_in_standard(FcKind k, const Parameter<T>& p, const GemmOperand<T>& x,
+                               const Mat& dy, const Mat& dx, bool accumulate,
+                               ParameterUpdate<Exec>* sync) {
     const auto dy_out = fc.output_gradient(k, dy);  // in the layout the layer gives its output
     fc.backward_weight(k, x, dy_out, p.grad, accumulate);
     if (sync) sync->start(p);

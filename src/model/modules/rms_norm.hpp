@@ -43,7 +43,9 @@ class RmsNorm {
     g_gain_ = alloc(1, cols, "grad_gain");
   }
 
-  void forward(const Mat& x, const Mat& gain, const Mat& rinv, const Mat& h) {
+  // h = the norm of x (its elements T, or bf16 where a GEMM takes it so).
+  template <class H>
+  void forward(const Mat& x, const Mat& gain, const Mat& rinv, const Matrix<H>& h) {
     const double n = static_cast<double>(elements(x));
     ex_.compute("rmsnorm", kernel_work::rmsnorm_sums(n), [&] { row_sum_squares(space_, x, ss_); });
     sum(Axis::col, ss_);  // over the hidden dimension
