@@ -413,7 +413,8 @@ int train(AppContext& context, const Settings& s) {
                              s.model.hidden, ", ", stage_share.blocks, " blocks per stage, ",
                              stage_share.tokens(), " tokens per micro-batch)"),
                       minimum_memory_bytes(stage_share, std::size_t(s.mesh.rows) * s.mesh.cols,
-                                           s.optimizer.kind, sizeof(T)),
+                                           s.optimizer.kind, sizeof(T), s.attention,
+                                           s.precision == "bf16"),
                       torus.comm());
   // Every step is traced (the progress line's exposed communication comes from it); the steps
   // of train.trace_steps are kept for OUT/trace.json. The batches are made on an executor of

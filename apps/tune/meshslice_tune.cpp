@@ -83,6 +83,8 @@ int tune_block(const AppContext& context, const TuneSettings& s) {
 int plan_training(const AppContext& context, TuneSettings s) {
   const hw::MachineModel machine = planned_machine(s);
   if (s.planner.memory_bytes == 0) s.planner.memory_bytes = machine.machine.chip.hbm_capacity_bytes;
+  // A plan for a run: its tensors as meshslice-train keeps them at that precision.
+  if (s.precision != "machine") s.planner.tensor_bytes = tune::TensorBytes::of_run(s.precision);
   const tune::CostModel cost(machine, s.gemm_rate);
   const tune::TrainingModel model{s.llm,       s.blocks, s.seq_len,
                                   s.sequences, s.vocab,  optimizer_states_per_weight(s.optimizer)};

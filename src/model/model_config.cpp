@@ -76,18 +76,24 @@ double block_flops(const ModelShape& m) {
 }
 
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
-                            std::size_t scalar_bytes) {
+                            std::size_t scalar_bytes, AttentionKernel attention, bool bf16) {
   const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
   const double weights = block_fc_weights(shape.dims()) * shape.blocks / chips;
   const double states = optimizer_states_per_weight(optimizer);
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
   // mid-block residual, FF1's input and output (4H for GeLU) and FF2's input (F): 16 T H for GeLU.
+  // Of those, QKV's, FF1's and FF2's inputs (2H + F) may be kept in bf16.
   const BlockDims dims = shape.dims();
-  const double mlp = static_cast<double>(dims.ff1_outputs() + dims.ffn);
-  const double activations = t * (8 * h + mlp) * shape.blocks / chips;
+  const double ffn = static_cast<double>(dims.ffn);
+  const double activations = t * (8 * h + static_cast<double>(dims.ff1_outputs()) + ffn);
+  const double fc_inputs = t * (2 * h + ffn);
   const double s = static_cast<double>(shape.seq_len);
-  const double probabilities = shape.sequences * shape.heads * s * s / 2 * shape.blocks / chips;
-  return ((3 + states) * weights + activations + probabilities) * scalar_bytes;
+  const double attention_kept = attention == AttentionKernel::fused
+                                    ? t * shape.heads  // a log-sum-exp per query row and head
+                                    : shape.sequences * shape.heads * s * s / 2;
+  const double per_block = (activations + attention_kept) * scalar_bytes -
+                           (bf16 ? fc_inputs * (scalar_bytes - 2.0) : 0.0);
+  return (3 + states) * weights * scalar_bytes + per_block * shape.blocks / chips;
 }
 
 }  // namespace meshslice

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "block/block_fc_layers.hpp"
+#include "block/block_work.hpp"
 #include "data/task_seeds.hpp"
 #include "parameters/optimizers/optimizer_settings.hpp"
 #include "parameters/parameter_layout.hpp"
@@ -96,10 +97,12 @@ double block_flops(const ModelShape& shape);
 
 // Bytes a rank of a `chips`-chip tensor-parallel mesh certainly needs to train `shape` with
 // scalars of `scalar_bytes`: the student's weights, gradients and optimizer state, the
-// teacher's weights, and the activations the backward pass keeps (attention's probabilities
-// at the causal half). A lower bound (work buffers and workspaces come on top) for the
-// up-front memory check, computed before anything is allocated.
+// teacher's weights, and the activations the backward pass keeps (attention's: the BLAS
+// blocks' probabilities at the causal half, the fused kernels' log-sum-exps; in a bf16 run
+// the FC layers' inputs at 2 bytes, as the plans may keep them). A lower bound (work buffers
+// and workspaces come on top) for the up-front memory check, computed before anything is
+// allocated.
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
-                            std::size_t scalar_bytes);
+                            std::size_t scalar_bytes, AttentionKernel attention, bool bf16);
 
 }  // namespace meshslice

@@ -74,6 +74,7 @@ const Candidate& PlanSearch::best() const {
 PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chips,
                          const PlannerOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  const TensorBytes bytes = o.tensor_bytes.value_or(TensorBytes::pure(model.element_bytes()));
   require(o.memory_bytes > 0, "the planner needs a memory capacity per chip");
   PlanSearch out;
   TuningCache cache(model, m, o);
@@ -139,8 +140,8 @@ PlanSearch plan_training(const CostModel& model, const TrainingModel& m, int chi
               Candidate k{c,
                           mesh,
                           choice.head,
-                          estimate_step(model, m, c, *mesh, head),
-                          estimate_memory(m, c, *mesh, model.element_bytes(), head),
+                          estimate_step(model, m, c, *mesh, head, &bytes),
+                          estimate_memory(m, c, *mesh, bytes, head),
                           0};
               k.flop_utilization =
                   sim::flop_utilization(step_flops(m), chips, k.step.total(), model.machine());

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct PlannerOptions {
   std::vector<bool> checkpointing = {false, true};
   std::vector<bool> zero = {false, true};
   double memory_bytes = 0;  // per chip
+  // How the chips keep and move their tensors; unset: TensorBytes::pure at the machine's width.
+  std::optional<TensorBytes> tensor_bytes;
   std::size_t top = 10;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
+#include "core/precision.hpp"
 #include "block/block_fc_layers.hpp"
 #include "gemm/vocab_padding.hpp"
 
@@ -24,20 +25,33 @@ void block_seconds(const MeshChoice& mesh, double& forward, double& backward) {
   for (const TunedGemm& g : mesh.gemms) (g.gemm.pass == "fwd" ? forward : backward) += g.seconds;
 }
 
-// Elements of the gathered sub-shards and partial outputs of one GEMM's plan: two slices each
+// Bytes of the gathered sub-shards and partial outputs of one GEMM's plan: two slices each
 // (double buffering), as gemm/meshslice.hpp allocates them.
-double gemm_workspace(const TunedGemm& g, int rows, int cols) {
+double gemm_workspace(const TunedGemm& g, int rows, int cols, const TensorBytes& bytes) {
   const GemmProblem& p = g.gemm.problem;
   const double M = p.M, N = p.N, K = p.K, r = rows, c = cols, S = g.slices;
+  const double a = bytes.gathered, o = bytes.partial_sums;
   switch (p.flow) {
-    case Dataflow::OS: return 2 * (M / r * K / S + K / S * N / c);
-    case Dataflow::LS: return 2 * (N / S * K / c + M / r * N / S);
-    case Dataflow::RS: return 2 * (K / r * M / S + M / S * N / c);
+    case Dataflow::OS: return 2 * a * (M / r * K / S + K / S * N / c);
+    case Dataflow::LS: return 2 * (a * N / S * K / c + o * M / r * N / S);
+    case Dataflow::RS: return 2 * (a * K / r * M / S + o * M / S * N / c);
   }
   return 0;
 }
 
 }  // namespace
+
+TensorBytes TensorBytes::pure(double element_bytes) {
+  const double e = element_bytes;
+  return {e, e, e, e, e, e};
+}
+
+TensorBytes TensorBytes::of_run(const std::string& precision) {
+  if (precision != "bf16") return pure(precision_element_bytes(precision));
+  TensorBytes b;  // float storage
+  b.kept_inputs = b.gathered = 2;
+  return b;
+}
 
 std::size_t TrainingConfig::blocks_per_chunk(const TrainingModel& m) const {
   const std::size_t chunks = static_cast<std::size_t>(pp) * virtual_stages;
@@ -57,7 +71,9 @@ double step_flops(const TrainingModel& m) {
 }
 
 StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
-                           const MeshChoice& mesh, const MeshChoice* head) {
+                           const MeshChoice& mesh, const MeshChoice* head,
+                           const TensorBytes* bytes) {
+  const TensorBytes b = bytes ? *bytes : TensorBytes::pure(model.element_bytes());
   double forward = 0, backward = 0;
   block_seconds(mesh, forward, backward);
   const double n = static_cast<double>(c.blocks_per_chunk(m));
@@ -72,13 +88,13 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
   }
   if (c.pp > 1) {
     const double shard =
-        c.microbatch_tokens(m) * static_cast<double>(m.llm.hidden) / c.tp() * model.element_bytes();
+        c.microbatch_tokens(m) * static_cast<double>(m.llm.hidden) / c.tp() * b.activations;
     e.pp_transfers = 2 * (c.pp * v - 1) * model.send_recv_seconds(hw::Ring::pp, shard);
   }
   if (c.dp > 1) {
     // The stage's blocks finish their last backward one after another, the last block first;
     // their reductions queue on the dp link.
-    const double grad_bytes = block_parameters(m) / c.tp() * model.element_bytes();
+    const double grad_bytes = block_parameters(m) / c.tp() * b.gradients;
     const double reduce = c.zero ? model.reduce_scatter_seconds(hw::Ring::dp, c.dp, grad_bytes)
                                  : model.all_reduce_seconds(hw::Ring::dp, c.dp, grad_bytes);
     const double per_block_backward = backward + (c.checkpointing ? forward : 0);
@@ -95,7 +111,7 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
 }
 
 MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
-                               const MeshChoice& mesh, double element_bytes,
+                               const MeshChoice& mesh, const TensorBytes& bytes,
                                const MeshChoice* head) {
   const std::size_t chunk_blocks = c.blocks_per_chunk(m);
   double parameters = block_parameters(m) * chunk_blocks * c.virtual_stages / c.tp();
@@ -105,29 +121,31 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
       m.vocab > 0 ? static_cast<double>(mesh_padded_vocab(m.vocab, c.rows, c.cols)) : 0.0;
   parameters += (holds_head ? 2 : 1) * padded * static_cast<double>(m.llm.hidden) / c.tp();
   MemoryEstimate e;
-  e.weights = parameters * element_bytes;
-  e.gradients = parameters * element_bytes;
+  e.weights = parameters * bytes.weights;
+  e.gradients = parameters * bytes.gradients;
   e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.
   // Nine hidden-wide activations (the block's input, QKV's input and output, attention's output
   // and the output projection's input, the mid-block residual, FF1's input), FF1's output and
-  // FF2's input (17 H for GeLU at F = 4H), and the probabilities.
+  // FF2's input (17 H for GeLU at F = 4H), and the probabilities; QKV's, FF1's and FF2's inputs
+  // at kept_inputs bytes.
   const double h = static_cast<double>(m.llm.hidden);
   const BlockDims dims = m.llm.dims();
-  const double mlp = static_cast<double>(dims.ff1_outputs() + dims.ffn);
+  const double ff1_out = static_cast<double>(dims.ff1_outputs()),
+               ffn = static_cast<double>(dims.ffn);
   const double tokens = static_cast<double>(c.microbatch_tokens(m)) / c.tp();
-  const double full =
-      tokens * (9 * h + mlp + m.llm.heads * static_cast<double>(m.seq_len)) * element_bytes;
-  const double kept = c.checkpointing ? tokens * h * element_bytes : full;
+  const double probabilities = m.llm.heads * static_cast<double>(m.seq_len);
+  const double full = tokens * ((7 * h + ff1_out + probabilities) * bytes.activations +
+                                (2 * h + ffn) * bytes.kept_inputs);
+  const double kept = c.checkpointing ? tokens * h * bytes.activations : full;
   const auto order = pipeline_order(c.schedule, c.pp, 0, c.microbatches, c.virtual_stages);
   const double held = static_cast<double>(peak_activations(order));  // chunk activations at once
   e.activations = held * chunk_blocks * kept + (c.checkpointing ? full : 0);
-  for (const TunedGemm& g : mesh.gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols);
+  for (const TunedGemm& g : mesh.gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols, bytes);
   if (holds_head && head) {  // one micro-batch's logits (their gradient in place), and the plans
-    e.activations += tokens * padded * element_bytes;
-    for (const TunedGemm& g : head->gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols);
+    e.activations += tokens * padded * bytes.activations;
+    for (const TunedGemm& g : head->gemms) e.workspaces += gemm_workspace(g, c.rows, c.cols, bytes);
   }
-  e.workspaces *= element_bytes;
   return e;
 }
 

@@ -14,8 +14,8 @@
 //                          each block's ring all-reduce (ZeRO-1: reduce-scatter) starts when its
 //                          last backward ends, one at a time on the dp link; ZeRO-1's parameter
 //                          all-gathers after the update are exposed whole
-//   memory  per chip: weights and gradients (the chip's element size), AdamW's two moments in
-//           fp32 (divided over dp with ZeRO-1), the activations the schedule holds at its peak
+//   memory  per chip: weights and gradients (TensorBytes: the chip's element size, or the run's
+//           storage at its precision), AdamW's two moments in fp32 (divided over dp with ZeRO-1), the activations the schedule holds at its peak
 //           (stage 0, which holds the most: pipeline_order / peak_activations) -- per block and
 //           micro-batch the 17 H + heads * seq values per token meshslice-train saves (the block's
 //           input alone when checkpointed, plus one block's full set to recompute into) -- and
@@ -76,6 +76,21 @@ struct StepEstimate {
   double total() const { return compute + bubble + pp_transfers + dp_exposed; }
 };
 
+// The bytes of an element of each kind of tensor a chip holds, which the memory estimate counts
+// them at (and the step's dp and pp messages move). pure: every tensor at the machine's element
+// width (the emulated chip's own model: a bf16 TPU run keeps and moves bf16). of_run: as
+// meshslice-train keeps them at a train.precision (core/precision.hpp): bf16 keeps float
+// weights (the master), gradients, partial sums and activations, and only the gathered GEMM
+// operands and the FC layers' saved inputs in bf16.
+struct TensorBytes {
+  double weights = 4, gradients = 4, activations = 4;
+  double kept_inputs = 4;   // QKV's, FF1's and FF2's saved inputs
+  double gathered = 4;      // the GEMM plans' gathered operand slices
+  double partial_sums = 4;  // the LS and RS plans' partial outputs
+  static TensorBytes pure(double element_bytes);
+  static TensorBytes of_run(const std::string& precision);
+};
+
 struct MemoryEstimate {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, workspaces = 0;  // bytes
   double total() const { return weights + gradients + optimizer + activations + workspaces; }
@@ -83,10 +98,12 @@ struct MemoryEstimate {
 
 // `mesh`: phases 1 and 2 for the configuration's micro-batch tokens on its rows x cols; `head`:
 // the head's (tune_lm_head) when m.vocab > 0, else null.
+// `bytes`: how the chips keep and move their tensors (the model's TensorBytes::pure when null).
 StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const TrainingConfig& c,
-                           const MeshChoice& mesh, const MeshChoice* head = nullptr);
+                           const MeshChoice& mesh, const MeshChoice* head = nullptr,
+                           const TensorBytes* bytes = nullptr);
 MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
-                               const MeshChoice& mesh, double element_bytes,
+                               const MeshChoice& mesh, const TensorBytes& bytes,
                                const MeshChoice* head = nullptr);
 
 // FC FLOPs of one training step over the whole machine (forward, backward data and weight; no

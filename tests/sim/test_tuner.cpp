@@ -187,10 +187,45 @@ TEST(StepEstimate, PipelineBubbleFollowsTheSchedule) {
   // GPipe holds every micro-batch's activations, 1F1B at most p of them on stage 0.
   c.schedule = PipelineSchedule::gpipe;
   c.virtual_stages = 1;
-  const MemoryEstimate gpipe = estimate_memory(m, c, mesh, 2);
+  const MemoryEstimate gpipe = estimate_memory(m, c, mesh, TensorBytes::pure(2));
   c.schedule = PipelineSchedule::one_f_one_b;
-  const MemoryEstimate ofob = estimate_memory(m, c, mesh, 2);
+  const MemoryEstimate ofob = estimate_memory(m, c, mesh, TensorBytes::pure(2));
   EXPECT_NEAR(gpipe.activations / ofob.activations, 8.0 / 4, 1e-12);
+}
+
+// A plan for a bf16 run (meshslice-tune --set precision=bf16) counts its tensors as the run
+// keeps them: float weights, gradients and optimizer state as a float run's, the FC layers'
+// saved inputs and the gathered slices at 2 bytes; its dp gradients and stage-to-stage
+// activations move float. The emulated chip's own model (pure) keeps and moves all at 2.
+TEST(StepEstimate, Bf16RunKeepsFloatWeightsAndHalvesOnlyWhatItRounds) {
+  const CostModel model(tpuv4(), GemmRate::per_shape);
+  const TrainingModel m = gpt3_model(8, 64);
+  const TrainingConfig c = config(2, 2, 4, 4, 4);
+  const MeshChoice mesh = stage_mesh(model, m, c);
+  ASSERT_TRUE(mesh.usable());
+  const TensorBytes as_float = TensorBytes::of_run("float"), as_bf16 = TensorBytes::of_run("bf16");
+  const MemoryEstimate f = estimate_memory(m, c, mesh, as_float);
+  const MemoryEstimate b = estimate_memory(m, c, mesh, as_bf16);
+  const MemoryEstimate pure = estimate_memory(m, c, mesh, TensorBytes::pure(2));
+  EXPECT_EQ(b.weights, f.weights);
+  EXPECT_EQ(b.gradients, f.gradients);
+  EXPECT_EQ(b.optimizer, f.optimizer);
+  EXPECT_EQ(pure.weights, f.weights / 2);
+  // Of the 17 H values a GeLU block keeps per token (and the probabilities), 6 H in bf16.
+  const double h = static_cast<double>(m.llm.hidden),
+               probabilities = m.llm.heads * double(m.seq_len);
+  EXPECT_NEAR(b.activations / f.activations,
+              (11 * h + probabilities + 6 * h / 2) / (17 * h + probabilities), 1e-12);
+  EXPECT_LT(b.workspaces, f.workspaces);
+  EXPECT_GE(b.workspaces, pure.workspaces);
+  EXPECT_NEAR(pure.workspaces, f.workspaces / 2, 1e-6 * f.workspaces);
+  // Its dp and pp messages are float: as a float run's, twice the pure model's.
+  const StepEstimate bs = estimate_step(model, m, c, mesh, nullptr, &as_bf16);
+  const StepEstimate fs = estimate_step(model, m, c, mesh, nullptr, &as_float);
+  const StepEstimate ps = estimate_step(model, m, c, mesh);
+  EXPECT_EQ(bs.pp_transfers, fs.pp_transfers);
+  EXPECT_EQ(bs.dp_exposed, fs.dp_exposed);
+  EXPECT_GT(bs.pp_transfers, ps.pp_transfers);
 }
 
 TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {
@@ -200,24 +235,26 @@ TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {
   const MeshChoice mesh = stage_mesh(model, m, c);
   ASSERT_TRUE(mesh.usable());
   const StepEstimate plain = estimate_step(model, m, c, mesh);
-  const MemoryEstimate plain_memory = estimate_memory(m, c, mesh, 2);
+  const MemoryEstimate plain_memory = estimate_memory(m, c, mesh, TensorBytes::pure(2));
   EXPECT_GE(plain.dp_exposed, 0.0);
   c.checkpointing = true;
   const StepEstimate ckpt = estimate_step(model, m, c, mesh);
   double forward = 0;
   for (const TunedGemm& g : mesh.gemms) forward += g.gemm.pass == "fwd" ? g.seconds : 0;
   EXPECT_NEAR(ckpt.compute - plain.compute, 8 * forward, 1e-9);  // the forward recomputed
-  EXPECT_LT(estimate_memory(m, c, mesh, 2).activations, plain_memory.activations / 4);
+  EXPECT_LT(estimate_memory(m, c, mesh, TensorBytes::pure(2)).activations,
+            plain_memory.activations / 4);
   c.checkpointing = false;
   c.zero = true;
   const StepEstimate zero = estimate_step(model, m, c, mesh);
-  const MemoryEstimate zero_memory = estimate_memory(m, c, mesh, 2);
+  const MemoryEstimate zero_memory = estimate_memory(m, c, mesh, TensorBytes::pure(2));
   EXPECT_NEAR(zero_memory.optimizer, plain_memory.optimizer / 4, 1e-3);
   // An optimizer with one state tensor (SGD's momentum, Lion's) keeps half AdamW's.
   TrainingModel one_state = m;
   one_state.optimizer_states = 1;
-  EXPECT_NEAR(estimate_memory(one_state, c, mesh, 2).optimizer, zero_memory.optimizer / 2, 1e-3);
-  EXPECT_EQ(estimate_memory(one_state, c, mesh, 2).weights, zero_memory.weights);
+  EXPECT_NEAR(estimate_memory(one_state, c, mesh, TensorBytes::pure(2)).optimizer,
+              zero_memory.optimizer / 2, 1e-3);
+  EXPECT_EQ(estimate_memory(one_state, c, mesh, TensorBytes::pure(2)).weights, zero_memory.weights);
   // Reduce-scatter plus all-gather moves what the all-reduce moves, but the all-gathers after the
   // update cannot hide behind the backward pass: never less exposed.
   EXPECT_GE(zero.dp_exposed, plain.dp_exposed - 1e-12);
@@ -246,12 +283,13 @@ TEST(StepEstimate, TheHeadRunsOnTheLastStageOncePerMicroBatch) {
   EXPECT_NEAR(with.bubble - without.bubble, 3 * head.seconds, 1e-12);
   // Stage 0 holds the embedding; with one stage, the head besides, and a micro-batch's logits.
   const double table = 50272.0 * m.llm.hidden / c.tp() * 2;
-  EXPECT_NEAR(estimate_memory(m, c, mesh, 2, &head).weights -
-                  estimate_memory(blocks_only, c, mesh, 2).weights,
+  EXPECT_NEAR(estimate_memory(m, c, mesh, TensorBytes::pure(2), &head).weights -
+                  estimate_memory(blocks_only, c, mesh, TensorBytes::pure(2)).weights,
               table, 1e-3);
   c.pp = 1;
-  const MemoryEstimate one_stage = estimate_memory(m, c, mesh, 2, &head);
-  const MemoryEstimate one_stage_blocks = estimate_memory(blocks_only, c, mesh, 2);
+  const MemoryEstimate one_stage = estimate_memory(m, c, mesh, TensorBytes::pure(2), &head);
+  const MemoryEstimate one_stage_blocks =
+      estimate_memory(blocks_only, c, mesh, TensorBytes::pure(2));
   EXPECT_NEAR(one_stage.weights - one_stage_blocks.weights, 2 * table, 1e-3);
   EXPECT_NEAR(one_stage.activations - one_stage_blocks.activations,
               c.microbatch_tokens(m) * 50272.0 / c.tp() * 2, 1e-3);
