@@ -15,7 +15,8 @@
 //                          last backward ends, one at a time on the dp link; ZeRO-1's parameter
 //                          all-gathers after the update are exposed whole
 //   memory  per chip: weights and gradients (TensorBytes: the chip's element size, or the run's
-//           storage at its precision), AdamW's two moments in fp32 (divided over dp with ZeRO-1), the activations the schedule holds at its peak
+//           storage at its precision), AdamW's two moments in fp32 (divided over dp with
+//           ZeRO-1), the activations the schedule holds at its peak
 //           (stage 0, which holds the most: pipeline_order / peak_activations) -- per block and
 //           micro-batch the 17 H + heads * seq values per token meshslice-train saves (the block's
 //           input alone when checkpointed, plus one block's full set to recompute into) -- and
