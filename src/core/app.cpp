@@ -21,6 +21,7 @@
 #include "core/json.hpp"
 #include "core/mpi_io_workaround.hpp"
 #include "core/output_file.hpp"
+#include "core/subnormals.hpp"
 #include "core/version.hpp"
 #include "hardware/install_layout.hpp"
 
@@ -282,6 +283,7 @@ int run_app(int argc, char** argv, const AppSpec& spec,
     if (!tools_library) install_device_work_counter();
     Kokkos::initialize(kokkos_argc, kokkos_argv.data());
   }
+  flush_subnormals_on_host_threads();  // the element-wise kernels' speed (core/subnormals.hpp)
   set_log_prefix(spec.name);
 
   const int exit_code = run_guarded(argc, argv, spec, body);
