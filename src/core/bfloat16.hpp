@@ -69,8 +69,7 @@ inline void to_float(const ExecSpace& space, const Matrix<bfloat16>& in, const M
 // compiler vectorizes (an iteration per element, with its choice between the two operands, ran
 // scalar: 2.5 ns an element against 0.34 on one core, 2026-11-29); one on a GPU, whose
 // neighbouring threads then take neighbouring elements.
-constexpr std::size_t kRoundingRun =
-    Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 2048 : 1;
+constexpr std::size_t kRoundingRun = kRunsOnHost ? 2048 : 1;
 
 // A GEMM's two operands at once: one launch instead of two.
 inline void to_bfloat16(const ExecSpace& space, const Matrix<float>& a, const Matrix<bfloat16>& a16,

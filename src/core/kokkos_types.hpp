@@ -32,6 +32,10 @@ namespace meshslice {
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostExecSpace = Kokkos::DefaultHostExecutionSpace;
+// Whether the execution space runs on the host's cores (a CPU backend) rather than on a device:
+// what a kernel's shape follows (a row or a run of elements to a thread on a CPU, to a team or a
+// thread each on a GPU).
+constexpr bool kRunsOnHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 
 // A matrix shard: row-major so that a block of whole rows is one contiguous range.
 template <class T, class Space = MemSpace>

@@ -69,8 +69,7 @@ class ActivationStore {
 
   // From the next block on, layer k's saved input (QKV's, FF1's or FF2's) is kept in bf16 (half
   // the bytes, the same numbers: its GEMMs round it anyway) where `keep` says so: where the
-  // kernel that writes it can write bf16 (model/modules: norm_output_kept_in_bf16,
-  // MlpModule::activation_kept_in_bf16).
+  // kernel that writes it can write bf16 (PlannedFcLayers::input_written_in_bf16).
   void keep_input_in_bf16(FcKind k, bool keep) { in_bf16_[static_cast<int>(k)] = keep; }
 
   // A block's `slots` sets (checkpointed: its input alone); returns its id.

@@ -69,6 +69,12 @@ class PlannedFcLayers {
   bool input_kept_in_bf16(FcKind k) const {
     return ex_.keeps_operands_in_bf16() && layers_[static_cast<int>(k)]->input_takes_bf16();
   }
+  // Whether the kernel that writes layer k's input, in layout `written`, writes it kept in bf16
+  // (rounded as it writes): where it may be and needs no re-layout after (the norms write QKV's
+  // and FF1's inputs in the standard layout, the MLP's activation FF2's in FF1's output layout).
+  bool input_written_in_bf16(FcKind k, Layout written) const {
+    return input_kept_in_bf16(k) && plan(k).input() == written;
+  }
 
   // Layer k's GEMMs on this chip's shards, in the plan's layouts: y = x w, dx = dy w^T,
   // dw = x^T dy (or with `accumulate` dw += x^T dy). x may be kept in bf16 where

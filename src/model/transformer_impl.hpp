@@ -92,9 +92,12 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       context_{ex, shape, fc_, relayouts_, norm_, {}, {}, {}, {}} {
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
-  activations_.keep_input_in_bf16(FcKind::qkv, norm_output_kept_in_bf16(fc_, FcKind::qkv));
-  activations_.keep_input_in_bf16(FcKind::ff1, norm_output_kept_in_bf16(fc_, FcKind::ff1));
-  activations_.keep_input_in_bf16(FcKind::ff2, MlpModule<Exec>::activation_kept_in_bf16(fc_));
+  // The norms write QKV's and FF1's inputs in the standard layout, the activation FF2's in FF1's
+  // output layout.
+  for (const FcKind k : {FcKind::qkv, FcKind::ff1})
+    activations_.keep_input_in_bf16(k, fc_.input_written_in_bf16(k, Layout::standard));
+  activations_.keep_input_in_bf16(
+      FcKind::ff2, fc_.input_written_in_bf16(FcKind::ff2, fc_.plan(FcKind::ff1).output()));
   for (const ModelChunk& c : chunks_) {
     MESHSLICE_ASSERT(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
                      "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,

@@ -27,7 +27,7 @@ namespace meshslice::attention_tiles {
 #ifdef MESHSLICE_ATTENTION_GPU_SHAPES
 constexpr bool kHostBackend = false;
 #else
-constexpr bool kHostBackend = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+constexpr bool kHostBackend = kRunsOnHost;
 #endif
 
 constexpr int kMicroRows = kHostBackend ? 4 : 2;

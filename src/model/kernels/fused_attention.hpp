@@ -150,9 +150,9 @@ int scratch_level(std::size_t elements) {
 
 template <class T>
 TeamPolicy team_policy(const ExecSpace& space, std::size_t league, std::size_t elements) {
-  constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-  TeamPolicy policy = host ? TeamPolicy(space, static_cast<int>(league), Kokkos::AUTO)
-                           : TeamPolicy(space, static_cast<int>(league), kDeviceTeam);
+  // The backend's own test, not kHostBackend: a GPU-shapes test build runs teams of one thread.
+  TeamPolicy policy = kRunsOnHost ? TeamPolicy(space, static_cast<int>(league), Kokkos::AUTO)
+                                  : TeamPolicy(space, static_cast<int>(league), kDeviceTeam);
   return policy.set_scratch_size(scratch_level<T>(elements),
                                  Kokkos::PerTeam(ScratchBuffer<T>::shmem_size(elements)));
 }

@@ -24,7 +24,7 @@ using RowPolicy = Kokkos::TeamPolicy<ExecSpace>;
 using RowMember = RowPolicy::member_type;
 
 // Whether the execution space runs on the host (a row to a thread) or on a device (to a team).
-constexpr bool kRowPerThread = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+constexpr bool kRowPerThread = kRunsOnHost;
 
 // f(row) for each of `rows` rows, row.league_rank() being the row's index.
 template <class F>

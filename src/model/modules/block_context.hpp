@@ -32,13 +32,6 @@ struct BlockParams {
   }
 };
 
-// Whether layer k's input, a norm's output (QKV's, FF1's), is kept in bf16: a bf16 run whose
-// GEMMs that read it take it so, where it needs no re-layout (the norm writes it rounded).
-template <class Exec>
-bool norm_output_kept_in_bf16(const PlannedFcLayers<Exec>& fc, FcKind k) {
-  return fc.input_kept_in_bf16(k) && fc.plan(k).input() == Layout::standard;
-}
-
 template <class Exec>
 struct BlockContext {
   using T = typename Exec::Scalar;
@@ -65,7 +58,7 @@ struct BlockContext {
   }
 
   // The norm of x into layer k's input (written there, or staged and re-laid out into it; kept
-  // in bf16 where norm_output_kept_in_bf16 said so, written rounded).
+  // in bf16 where PlannedFcLayers::input_written_in_bf16 said so, written rounded).
   void norm_into_input(FcKind k, const Mat& x, const Mat& gain, const Mat& rinv,
                        const GemmOperand<T>& input) {
     if (input.in_bf16()) return norm.forward(x, gain, rinv, input.rounded);  // the layouts agree

@@ -42,13 +42,6 @@ class MlpModule {
     if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
   }
 
-  // Whether the activation's output (FF2's saved input) is kept in bf16: a bf16 run whose FF2
-  // GEMMs take it so, where it needs no re-layout (the activation writes it rounded).
-  static bool activation_kept_in_bf16(const PlannedFcLayers<Exec>& fc) {
-    return fc.input_kept_in_bf16(FcKind::ff2) &&
-           fc.plan(FcKind::ff1).output() == fc.plan(FcKind::ff2).input();
-  }
-
   static bool owns(BlockLayer layer) {
     return layer == BlockLayer::norm2 || layer == BlockLayer::ff1 ||
            layer == BlockLayer::activation || layer == BlockLayer::ff2 ||
