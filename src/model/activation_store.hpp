@@ -30,10 +30,14 @@ namespace meshslice {
 // reads.
 template <class T>
 struct SavedActivations {
-  Matrix<T> x_in, rinv1, qkv, a, ao_in, x_mid, rinv2, u;
+  Matrix<T> x_in, rinv1, qkv, a, ao_in, x_mid, rinv2;
   // Read only by their layer's forward and weight GEMMs, which multiply them in bf16 in a bf16
   // run: kept in bf16 there where their plans take them so (ActivationStore::keep_input_in_bf16).
   GemmOperand<T> qkv_in, ff1_in, ff2_in;
+  // FF1's output: in a bf16 run kept rounded to bf16 (ActivationStore::keep_ff1_output_in_bf16),
+  // the value the activation takes, as autocast's bf16 linear output (no GEMM reads it; the pair
+  // is GemmOperand's: the rounded matrix and the memory it lives in).
+  GemmOperand<T> u;
   Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
 };
 
@@ -71,6 +75,9 @@ class ActivationStore {
   // the bytes, the same numbers: its GEMMs round it anyway) where `keep` says so: where the
   // kernel that writes it can write bf16 (PlannedFcLayers::input_written_in_bf16).
   void keep_input_in_bf16(FcKind k, bool keep) { in_bf16_[static_cast<int>(k)] = keep; }
+  // From the next block on, FF1's saved output is kept rounded to bf16 where `keep` says so (a
+  // bf16 run): half its bytes, and the numbers the activation then works from.
+  void keep_ff1_output_in_bf16(bool keep) { ff1_output_in_bf16_ = keep; }
 
   // A block's `slots` sets (checkpointed: its input alone); returns its id.
   std::size_t add_block(bool checkpointed, std::size_t slots) {
@@ -157,7 +164,9 @@ class ActivationStore {
     s.x_mid = activation(Layout::standard, H, "x_mid");
     s.rinv2 = alloc(rows, 1, "rinv");
     s.ff1_in = input(FcKind::ff1, H, "ff1_in", ff1_in_output ? output : nullptr);
-    s.u = activation(p1.output(), fc_outputs(shape_, FcKind::ff1), "ff1_out");
+    const std::size_t ff1_out = fc_outputs(shape_, FcKind::ff1);
+    s.u = ff1_output_in_bf16_ ? kept_in_bf16(p1.output(), ff1_out, "ff1_out")
+                              : GemmOperand<T>(activation(p1.output(), ff1_out, "ff1_out"));
     s.ff2_in = input(FcKind::ff2, shape_.ffn(), "ff2_in");
     return s;
   }
@@ -170,6 +179,13 @@ class ActivationStore {
     const Layout layout = fc_plan(k).input();
     if (!in_bf16_[static_cast<int>(k)])
       return staging ? *staging : activation(layout, width, label);
+    return kept_in_bf16(layout, width, label, staging);
+  }
+
+  // A T x width activation in `layout` kept in bf16: in `staging` where given, else in its own
+  // memory of half as many elements of T (counted so).
+  GemmOperand<T> kept_in_bf16(Layout layout, std::size_t width, const char* label,
+                              const Mat* staging = nullptr) {
     const auto [rows, cols] = activation_extents(ex_, shape_.tokens(), layout, width);
     GemmOperand<T> kept;
     kept.value = staging ? *staging : alloc(1, elements_holding<T, bfloat16>(rows * cols), label);
@@ -185,6 +201,7 @@ class ActivationStore {
   Saved recompute_;
   std::size_t bytes_ = 0;
   std::array<bool, kFcKinds> in_bf16_{};  // keep_input_in_bf16
+  bool ff1_output_in_bf16_ = false;       // keep_ff1_output_in_bf16
 };
 
 }  // namespace meshslice

@@ -82,17 +82,17 @@ double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, Optimize
   const double states = optimizer_states_per_weight(optimizer);
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
   // mid-block residual, FF1's input and output (4H for GeLU) and FF2's input (F): 16 T H for GeLU.
-  // Of those, QKV's, FF1's and FF2's inputs (2H + F) may be kept in bf16.
+  // Of those, QKV's, FF1's and FF2's inputs (2H + F) may be kept in bf16, and FF1's output is.
   const BlockDims dims = shape.dims();
   const double ffn = static_cast<double>(dims.ffn);
   const double activations = t * (8 * h + static_cast<double>(dims.ff1_outputs()) + ffn);
-  const double fc_inputs = t * (2 * h + ffn);
+  const double in_bf16 = t * (2 * h + ffn + static_cast<double>(dims.ff1_outputs()));
   const double s = static_cast<double>(shape.seq_len);
   const double attention_kept = attention == AttentionKernel::fused
                                     ? t * shape.heads  // a log-sum-exp per query row and head
                                     : shape.sequences * shape.heads * s * s / 2;
-  const double per_block = (activations + attention_kept) * scalar_bytes -
-                           (bf16 ? fc_inputs * (scalar_bytes - 2.0) : 0.0);
+  const double per_block =
+      (activations + attention_kept) * scalar_bytes - (bf16 ? in_bf16 * (scalar_bytes - 2.0) : 0.0);
   return (3 + states) * weights * scalar_bytes + per_block * shape.blocks / chips;
 }
 

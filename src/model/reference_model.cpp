@@ -231,6 +231,7 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
     rms_norm(x, param(b, ParamKind::norm2_gain), n, hidden, a.h2, a.inv_rms2);
     a.u.assign(n * ff1_out, T(0));
     add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ff1_out, bf16_gemm_);
+    if (bf16_gemm_) a.u = rounded_to_bf16(a.u);  // kept so, as a bf16 run's model keeps it
     mlp_activation(shape_.mlp, a.u, n, ffn, a.z);
     add_ab(a.z, param(b, ParamKind::ff2), x, n, ffn, hidden, bf16_gemm_);
   }

@@ -1,6 +1,6 @@
 // train.precision bf16: a float run whose model GEMMs round their operands to bf16 and sum in
 // float (exec/local_gemm_bf16.hpp) against the serial reference in double that rounds the same
-// operands (reference_kernels.hpp's rounded_to_bf16): they agree to float's accuracy, far closer
+// operands and FF1's output (reference_kernels.hpp's rounded_to_bf16): they agree far closer
 // than to the reference that does not round, so the rounding is where the reference puts it. The
 // synthetic task (the teacher's forward pass, the data, stays float) and a language model with a
 // tied and an untied head (the head's GEMM rounds too), on every mesh family, with dp (and
@@ -23,12 +23,16 @@ namespace meshslice::testing {
 namespace {
 
 constexpr int kSteps = 8;
-// Step 1 (the same weights on both sides): float against double, far below what bf16's rounding
-// moves (the exact reference is 1e-4 away). Later steps: Adam's first updates are about lr times
+// Step 1 (the same weights on both sides): below a tenth of what bf16's rounding moves (the
+// exact reference is 1e-4 away). Not float's accuracy: FF1's output is a GEMM's, rounded to bf16
+// on both sides, and where the float run's sum and the double reference's straddle a rounding
+// boundary (their sums differ by about 1e-6, so about 1e-6 / 2^-8 of the elements) the two keep
+// values a bf16 step apart: 3e-6 on the 1x2 language model. A reference that did not round it
+// would be 2.4e-5 away there. Later steps: Adam's first updates are about lr times
 // the gradient's sign, so an operand rounded the other way at a tie (the float run's value and
 // the double reference's differ in the last float bits) moves a weight whose gradient is near 0
 // by lr, and the runs part at bf16's accuracy, not float's; they are held to that.
-constexpr double kFirstStep = 1e-6;
+constexpr double kFirstStep = 1e-5;
 constexpr double kBf16 = 2e-3;  // 2^-9, bf16's relative rounding
 
 double relative(double got, double want) { return std::abs(got - want) / std::abs(want); }
@@ -49,7 +53,7 @@ void expect_close(const Losses& l, int step) {
   if (step == 1) {
     EXPECT_LE(relative(l.got, l.rounded), kFirstStep) << "step 1";
     EXPECT_LE(relative(l.got_norm, l.rounded_norm), 10 * kFirstStep) << "step 1's gradient norm";
-    EXPECT_GE(relative(l.got, l.exact), 100 * relative(l.got, l.rounded))
+    EXPECT_GE(relative(l.got, l.exact), 10 * relative(l.got, l.rounded))
         << "bf16 rounding made no difference";
   }
   EXPECT_LE(relative(l.got, l.rounded), kBf16) << "step " << step;
@@ -108,10 +112,11 @@ TEST(Bf16GemmOperands, LanguageModelHeadsMatchTheReferenceThatRoundsAlike) {
 
 // The saved inputs of QKV, FF1 and FF2, read only by their layer's forward and weight GEMMs,
 // are kept in bf16 where those plans take operands kept in bf16 (MeshSlice; SUMMA on one chip)
-// and the kernel that writes them (the norm, the activation) writes them in their layout: half
-// their bytes, counted in the estimate. The tests above run the default MeshSlice plan, so they
-// train with them kept so.
-TEST(Bf16GemmOperands, LayerInputsKeptInBf16HalveTheirBytes) {
+// and the kernel that writes them (the norm, the activation) writes them in their layout; FF1's
+// saved output is kept in bf16 in every bf16 run (the activation rounds it): half their bytes,
+// counted in the estimate. The tests above run the default MeshSlice plan, so they train with
+// them kept so.
+TEST(Bf16GemmOperands, FcTensorsKeptInBf16HalveTheirBytes) {
   if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "one activation set per block without stages";
   const ModelShape shape = test_block_shape(4);
   const OptimizerSettings opt = test_adamw(2, kSteps);
@@ -133,7 +138,9 @@ TEST(Bf16GemmOperands, LayerInputsKeptInBf16HalveTheirBytes) {
     }
     const bool kept = algorithm == Algorithm::meshslice || pr * pc == 1;
     const std::size_t inputs = rows * (2 * shape.hidden + shape.ffn()) / pc;  // QKV, FF1, FF2
-    EXPECT_EQ(activations[0] - activations[1], kept ? shape.blocks * inputs * sizeof(float) / 2 : 0)
+    const std::size_t ff1_output = rows * shape.dims().ff1_outputs() / pc;
+    EXPECT_EQ(activations[0] - activations[1],
+              shape.blocks * ((kept ? inputs : 0) + ff1_output) * sizeof(float) / 2)
         << algorithm_name(algorithm);
   }
 }

@@ -56,41 +56,69 @@ void fill_inputs(const ExecSpace& space, const Matrix<T>& x, std::uint64_t seed,
       });
 }
 
-// z's elements may be bf16 (FF2's input kept in bf16: rounded as they are written).
+// z = gelu(u). z's elements may be bf16 (FF2's input kept in bf16: rounded as they are
+// written). With `kept` (FF1's output kept in bf16, a bf16 run): u rounded to bf16 first, kept
+// there for the backward pass and the value GeLU takes, as autocast's bf16 linear output is.
 template <class T, class Z>
-void gelu_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<Z>& z) {
+void gelu_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<Z>& z,
+                  const Matrix<bfloat16>& kept = {}) {
+  if (!kept.data()) {
+    for_each_element(
+        "gelu_forward", space, u.extent(0), u.extent(1),
+        KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = element_cast<Z>(gelu(u(r, c))); });
+    return;
+  }
   for_each_element(
-      "gelu_forward", space, u.extent(0), u.extent(1),
-      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { z(r, c) = element_cast<Z>(gelu(u(r, c))); });
+      "gelu_forward", space, u.extent(0), u.extent(1), KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        // Rounded there and back, and kept rounded again (exact): GCC 12 vectorizes this order;
+        // keeping the first rounding's bf16 ran 8x slower (2026-11-29).
+        const T rounded = element_cast<T>(element_cast<bfloat16>(u(r, c)));
+        z(r, c) = element_cast<Z>(gelu(rounded));
+        kept(r, c) = element_cast<bfloat16>(rounded);
+      });
 }
 
-// du = dz * gelu'(u), in place of dz.
-template <class T>
-void gelu_backward(const ExecSpace& space, const Matrix<T>& u, const Matrix<T>& dz) {
+// du = dz * gelu'(u), in place of dz (u's elements T, or bf16 where FF1's output is kept so).
+template <class U, class T>
+void gelu_backward(const ExecSpace& space, const Matrix<U>& u, const Matrix<T>& dz) {
   for_each_element(
       "gelu_backward", space, u.extent(0), u.extent(1),
-      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { dz(r, c) *= gelu_derivative(u(r, c)); });
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        dz(r, c) *= gelu_derivative(element_cast<T>(u(r, c)));
+      });
 }
 
 // SwiGLU on FF1's output y, whose chip block holds its features' gate and then their up
 // projection (parameters/parameter_layout.hpp), along its columns (the standard layout) or rows
 // (transposed): z = silu(gate) * up, z the chip's block of those features in the same layout
-// (its elements may be bf16, as GeLU's).
+// (its elements may be bf16, as GeLU's; `kept` as GeLU's: y rounded, kept in y's layout).
 template <class T, class Z>
 void swiglu_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<Z>& z,
-                    bool features_in_rows) {
+                    bool features_in_rows, const Matrix<bfloat16>& kept = {}) {
   const std::size_t dr = features_in_rows ? z.extent(0) : 0,
                     dc = features_in_rows ? 0 : z.extent(1);
+  if (!kept.data()) {
+    for_each_element(
+        "swiglu_forward", space, z.extent(0), z.extent(1),
+        KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+          z(r, c) = element_cast<Z>(swiglu(y(r, c), y(r + dr, c + dc)));
+        });
+    return;
+  }
   for_each_element(
       "swiglu_forward", space, z.extent(0), z.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-        z(r, c) = element_cast<Z>(swiglu(y(r, c), y(r + dr, c + dc)));
+        const T gate = element_cast<T>(element_cast<bfloat16>(y(r, c))),  // as GeLU's
+            up = element_cast<T>(element_cast<bfloat16>(y(r + dr, c + dc)));
+        z(r, c) = element_cast<Z>(swiglu(gate, up));
+        kept(r, c) = element_cast<bfloat16>(gate);
+        kept(r + dr, c + dc) = element_cast<bfloat16>(up);
       });
 }
 
-// dy, the gradient of y (gate and up as in y), from dz.
-template <class T>
-void swiglu_backward(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>& dz,
+// dy, the gradient of y (gate and up as in y; y's elements T, or bf16 as GeLU's u), from dz.
+template <class Y, class T>
+void swiglu_backward(const ExecSpace& space, const Matrix<Y>& y, const Matrix<T>& dz,
                      const Matrix<T>& dy, bool features_in_rows) {
   const std::size_t dr = features_in_rows ? dz.extent(0) : 0,
                     dc = features_in_rows ? 0 : dz.extent(1);
@@ -98,7 +126,8 @@ void swiglu_backward(const ExecSpace& space, const Matrix<T>& y, const Matrix<T>
       "swiglu_backward", space, dz.extent(0), dz.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
         T d_gate, d_up;
-        swiglu_derivatives(y(r, c), y(r + dr, c + dc), d_gate, d_up);
+        swiglu_derivatives(element_cast<T>(y(r, c)), element_cast<T>(y(r + dr, c + dc)), d_gate,
+                           d_up);
         dy(r, c) = dz(r, c) * d_gate;
         dy(r + dr, c + dc) = dz(r, c) * d_up;
       });

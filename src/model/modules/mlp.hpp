@@ -33,14 +33,27 @@ class MlpModule {
       z_ = activation_matrix(c_.ex, tokens, u, F, "gelu_out", memory.work);
       c_.relayouts.plan(F);
     }
-    if (!trainable) return;
-    g_u_ = activation_matrix(c_.ex, tokens, u, fc_outputs(c_.shape, FcKind::ff1), "grad_ff1_out",
-                             memory.work);
+    const std::size_t ff1_out = fc_outputs(c_.shape, FcKind::ff1);
+    // FF1's output in float before the activation rounds it (kept in bf16: a bf16 run). Training,
+    // in FF1's output gradient: a block's backward pass writes that only after its forward pass
+    // (or recomputation) has read this.
+    const bool kept_in_bf16 = ff1_output_kept_in_bf16(c_.ex);
+    if (!trainable) {
+      if (kept_in_bf16)
+        u_float_ = activation_matrix(c_.ex, tokens, u, ff1_out, "ff1_out", memory.work);
+      return;
+    }
+    g_u_ = activation_matrix(c_.ex, tokens, u, ff1_out, "grad_ff1_out", memory.work);
+    if (kept_in_bf16) u_float_ = g_u_;
     // GeLU's gradient works in place; SwiGLU's output gradient is half its input's.
     g_act_ =
         gated() ? activation_matrix(c_.ex, tokens, u, F, "grad_activation_out", memory.work) : g_u_;
     if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
   }
+
+  // Whether FF1's saved output is kept rounded to bf16 (ActivationStore::keep_ff1_output_in_bf16):
+  // in a bf16 run.
+  static bool ff1_output_kept_in_bf16(const Exec& ex) { return ex.keeps_operands_in_bf16(); }
 
   static bool owns(BlockLayer layer) {
     return layer == BlockLayer::norm2 || layer == BlockLayer::ff1 ||
@@ -55,11 +68,11 @@ class MlpModule {
         return c_.norm_into_input(FcKind::ff1, s.x_mid, w[ParamKind::norm2_gain].value, s.rinv2,
                                   s.ff1_in);
       case BlockLayer::ff1:
-        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1].value, s.u);
-      case BlockLayer::activation:                                       // in FF1's output layout
-        if (s.ff2_in.in_bf16()) return activate(s.u, s.ff2_in.rounded);  // the layouts agree
+        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1].value, ff1_written(s));
+      case BlockLayer::activation:                                     // in FF1's output layout
+        if (s.ff2_in.in_bf16()) return activate(s, s.ff2_in.rounded);  // the layouts agree
         return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_,
-                                         s.ff2_in.value, [&](const Mat& z) { activate(s.u, z); });
+                                         s.ff2_in.value, [&](const Mat& z) { activate(s, z); });
       case BlockLayer::ff2:
         return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2].value, c_.output);
       case BlockLayer::ff_residual: return c_.residual(out, s.x_mid, c_.output);
@@ -84,7 +97,9 @@ class MlpModule {
                                            c_.fc.backward_data(FcKind::ff2, dy, p.value, dz);
                                          });
       }
-      case BlockLayer::activation: return activate_backward(s.u);
+      case BlockLayer::activation:
+        if (s.u.in_bf16()) return activate_backward(s.u.rounded);
+        return activate_backward(s.u.value);
       case BlockLayer::ff1: {
         const Parameter<T>& p = w[ParamKind::ff1];
         const auto dy = c_.fc.output_gradient_as_laid_out(FcKind::ff1, g_u_);
@@ -108,21 +123,29 @@ class MlpModule {
   Layout ff1_output() const { return c_.fc.plan(FcKind::ff1).output(); }
   Layout ff2_input() const { return c_.fc.plan(FcKind::ff2).input(); }
 
-  // z = act(u), u FF1's output, z in its layout (its elements T or bf16).
+  // Where FF1's forward GEMM writes its output: the saved u, or, kept in bf16, the float buffer
+  // the activation reads and rounds into it.
+  const Mat& ff1_written(const Saved& s) const { return s.u.in_bf16() ? u_float_ : s.u.value; }
+
+  // z = act(u), u FF1's output, z in its layout (its elements T or bf16); u rounded into the
+  // saved one first where that is kept in bf16.
   template <class Z>
-  void activate(const Mat& u, const Matrix<Z>& z) {
+  void activate(const Saved& s, const Matrix<Z>& z) {
     const double n = static_cast<double>(elements(z));
     const bool rows = ff1_output() == Layout::transposed;  // features along the rows
+    const Mat& u = ff1_written(s);
     if (gated())
       c_.ex.compute("swiglu", kernel_work::swiglu(n),
-                    [&] { swiglu_forward(c_.ex.compute_space(), u, z, rows); });
+                    [&] { swiglu_forward(c_.ex.compute_space(), u, z, rows, s.u.rounded); });
     else
       c_.ex.compute("gelu", kernel_work::gelu(n),
-                    [&] { gelu_forward(c_.ex.compute_space(), u, z); });
+                    [&] { gelu_forward(c_.ex.compute_space(), u, z, s.u.rounded); });
   }
 
-  // FF1's output gradient g_u_ from the activation's, g_act_.
-  void activate_backward(const Mat& u) {
+  // FF1's output gradient g_u_ from the activation's, g_act_ (u: FF1's saved output, its
+  // elements T or bf16).
+  template <class U>
+  void activate_backward(const Matrix<U>& u) {
     const double n = static_cast<double>(elements(g_act_));
     const bool rows = ff1_output() == Layout::transposed;
     if (gated())
@@ -134,10 +157,11 @@ class MlpModule {
   }
 
   BlockContext<Exec>& c_;
-  Mat z_;      // the activation's output before its re-layout to FF2's input (the layouts differ)
-  Mat g_u_;    // FF1's output gradient
-  Mat g_act_;  // the activation's output gradient in FF1's layout (GeLU: g_u_, in place)
-  Mat g_z_;    // FF2's input gradient before its re-layout
+  Mat z_;        // the activation's output before its re-layout to FF2's input (the layouts differ)
+  Mat u_float_;  // FF1's output before it is rounded, where it is kept in bf16 (training: g_u_)
+  Mat g_u_;      // FF1's output gradient
+  Mat g_act_;    // the activation's output gradient in FF1's layout (GeLU: g_u_, in place)
+  Mat g_z_;      // FF2's input gradient before its re-layout
 };
 
 }  // namespace meshslice
