@@ -2,7 +2,8 @@
 // A GEMM operand of RealExecutor: a matrix of its scalar, or, in a bf16 run, one kept in bf16:
 // a gathered slice that travelled in bf16 (comm/partial_collectives.hpp's
 // ipartial_all_gather_rounded) and is multiplied as it arrived, or an operand that several GEMMs
-// read, rounded once (RealExecutor::shared_operand: an FC layer's output gradient). Every matrix
+// read, rounded once (RealExecutor::shared_operand: an FC layer's output gradient; a weight's
+// bf16 copy, parameters/rounded_copies.hpp; a saved activation kept in bf16). Every matrix
 // is an operand (the conversion is implicit), so the GEMM algorithms pass either to ex.gemm and
 // GemmPlan::run; MeshSlice slices and gathers a kept operand as it is. Only gathers travel in
 // bf16. The LS and RS reduce-scatters sum partial products, which stay float: MPI has no bf16

@@ -92,6 +92,13 @@ class FcLayer {
             plan(Pass::backward_weight).takes_bf16_operands());
   }
 
+  // Whether the GEMMs that read w (forward, and backward data if planned) take it kept in bf16.
+  bool weight_takes_bf16() const {
+    return plan(Pass::forward).takes_bf16_operands() &&
+           (!plans_[static_cast<int>(Pass::backward_data)] ||
+            plan(Pass::backward_data).takes_bf16_operands());
+  }
+
   // dy as both backward GEMMs read it: in a bf16 run rounded to bf16 once instead of by each,
   // where both plans take operands kept in bf16.
   Operand output_gradient(const Mat& dy) {

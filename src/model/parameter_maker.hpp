@@ -37,12 +37,18 @@ class ParameterMaker {
   const ParameterSet<T>& set() const { return set_; }
 
   // `p` (its name, order, shape and layout set) with a rows x cols shard initialised from
-  // (seed, stream, std_dev); returns its place in the set.
+  // (seed, stream, std_dev), and with `bf16_copy` its copy in bf16 (Parameter::rounded, counted
+  // with the parameters; filled by parameters/rounded_copies.hpp); returns its place in the set.
   std::size_t add(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
-                  std::uint64_t stream, double std_dev) {
+                  std::uint64_t stream, double std_dev, bool bf16_copy = false) {
     p.value = counted_matrix<Exec>(p.name, rows, cols, memory_.parameters);
-    if constexpr (Exec::holds_data)
+    if constexpr (Exec::holds_data) {
       fill_parameter(ex_.compute_space(), p.value, p.layout, seed, stream, std_dev);
+      if (bf16_copy) {
+        p.rounded = Matrix<bfloat16>(p.name + "_bf16", rows, cols);
+        memory_.parameters += rows * cols * sizeof(bfloat16);
+      }
+    }
     if (trainable_) {
       p.grad = counted_matrix<Exec>("gradient", rows, cols, memory_.gradients);
       const std::size_t n = rows * cols, dp = static_cast<std::size_t>(ex_.size(Axis::dp));

@@ -20,6 +20,7 @@
 #include "model/layer_plan.hpp"
 #include "model/memory_use.hpp"
 #include "model/relayouts.hpp"
+#include "parameters/parameter_set.hpp"
 
 namespace meshslice {
 
@@ -76,14 +77,20 @@ class PlannedFcLayers {
     return input_kept_in_bf16(k) && plan(k).input() == written;
   }
 
+  // Whether layer k's weight may be kept in bf16 (Parameter::rounded): a bf16 run whose plans
+  // for the GEMMs that read it take operands kept in bf16.
+  bool weight_kept_in_bf16(FcKind k) const {
+    return ex_.keeps_operands_in_bf16() && layers_[static_cast<int>(k)]->weight_takes_bf16();
+  }
+
   // Layer k's GEMMs on this chip's shards, in the plan's layouts: y = x w, dx = dy w^T,
   // dw = x^T dy (or with `accumulate` dw += x^T dy). x may be kept in bf16 where
-  // input_kept_in_bf16(k).
-  void forward(FcKind k, const GemmOperand<T>& x, const Mat& w, const Mat& y) {
-    layer(k).forward(ex_.wrap_operand(x), ex_.wrap(w), ex_.wrap(y));
+  // input_kept_in_bf16(k); the weight w is read in bf16 where it keeps a copy so.
+  void forward(FcKind k, const GemmOperand<T>& x, const Parameter<T>& w, const Mat& y) {
+    layer(k).forward(ex_.wrap_operand(x), ex_.wrap_operand(weight(w)), ex_.wrap(y));
   }
-  void backward_data(FcKind k, const Operand& dy, const Mat& w, const Mat& dx) {
-    layer(k).backward_data(dy, ex_.wrap(w), ex_.wrap(dx));
+  void backward_data(FcKind k, const Operand& dy, const Parameter<T>& w, const Mat& dx) {
+    layer(k).backward_data(dy, ex_.wrap_operand(weight(w)), ex_.wrap(dx));
   }
   void backward_weight(FcKind k, const GemmOperand<T>& x, const Operand& dy, const Mat& dw,
                        bool accumulate) {
@@ -92,13 +99,15 @@ class PlannedFcLayers {
 
   // The forward pass with its output in the standard layout: through the layer's transposed
   // buffer and a re-layout when the layer gives it transposed.
-  void forward_to_standard(FcKind k, const GemmOperand<T>& input, const Mat& w, const Mat& output) {
+  void forward_to_standard(FcKind k, const GemmOperand<T>& input, const Parameter<T>& w,
+                           const Mat& output) {
     relayouts_.produce_into(plan(k).output(), Layout::standard, fc_outputs(shape_, k),
                             out_t_[static_cast<int>(k)], output,
                             [&](const Mat& y) { forward(k, input, w, y); });
   }
   // The input gradient in the standard layout, the same way.
-  void backward_data_to_standard(FcKind k, const Operand& dy, const Mat& w, const Mat& dx) {
+  void backward_data_to_standard(FcKind k, const Operand& dy, const Parameter<T>& w,
+                                 const Mat& dx) {
     relayouts_.produce_into(plan(k).input(), Layout::standard, fc_inputs(shape_, k),
                             in_t_[static_cast<int>(k)], dx,
                             [&](const Mat& d) { backward_data(k, dy, w, d); });
@@ -124,6 +133,12 @@ class PlannedFcLayers {
 
  private:
   FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
+  // A weight as its GEMMs read it: its bf16 copy where it keeps one, else its value.
+  static GemmOperand<T> weight(const Parameter<T>& w) {
+    GemmOperand<T> operand(w.value);
+    operand.rounded = w.rounded;
+    return operand;
+  }
 
   Exec& ex_;
   ModelShape shape_;

@@ -75,6 +75,7 @@
 #include "model/vocab_parallel.hpp"
 #include "parameters/optimizer.hpp"
 #include "parameters/parameter_set.hpp"
+#include "parameters/rounded_copies.hpp"
 
 namespace meshslice {
 
@@ -140,6 +141,9 @@ class Transformer {
   // averaging finished and the global gradient norm (collective), then the update with it.
   double reduce_gradients();
   void apply_update(const OptimizerSettings& optimizer, std::size_t t, double norm);
+  // After the parameters' values were written from outside (a checkpoint loaded into
+  // parameters()): their bf16 copies refreshed.
+  void parameters_loaded() { rounded_weights_.refresh(space_); }
   // After reduce_gradients(): the name of the first parameter (block by block) whose gradient is
   // not finite, or "" when all are. Collective over the job.
   std::string first_nonfinite_gradient();
@@ -182,8 +186,8 @@ class Transformer {
     std::size_t stored = 0;  // its id in activations_
   };
 
-  // Block `block`'s parameter `kind`, initialised from `seed`.
-  void add_parameter(ParameterMaker<Exec>& make, std::size_t block, ParamKind kind,
+  // Block `block`'s parameter `param`, initialised from `seed`.
+  void add_parameter(ParameterMaker<Exec>& make, std::size_t block, const BlockParam& param,
                      std::uint64_t seed);
   // A language model's ends, with their parameters where this rank holds the first or the
   // last block.
@@ -227,6 +231,7 @@ class Transformer {
   std::vector<Block> blocks_;                      // this rank's, chunk by chunk
   ActivationStore<Exec> activations_;              // what the blocks keep for their backward passes
   std::unique_ptr<ParameterUpdate<Exec>> update_;  // trainable: dp averaging, norm, optimizer
+  RoundedCopies<T> rounded_weights_;  // a bf16 run's weights in bf16, refreshed after each change
   Relayouts<Exec> relayouts_;
   PlannedFcLayers<Exec> fc_;  // the block's FC layers, for every block
   RmsNorm<Exec> norm_;        // every norm of the model: its work buffers and sums

@@ -109,7 +109,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       b.index = bi;
       b.params = params_.size();  // in ParamKind order: params_of(b)[kind] finds each
       for (const BlockLayerSpec& layer : block_layers())
-        if (layer.param) add_parameter(make, bi, layer.param->kind, seed);
+        if (layer.param) add_parameter(make, bi, *layer.param, seed);
       // A model without gradients keeps nothing for a backward pass: every block works in the
       // shared set.
       b.stored = activations_.add_block(!trainable || part.checkpointed.count(bi) > 0, c.slots);
@@ -157,12 +157,15 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   if (lm_) memory_.workspaces += lm_->workspace_bytes();
   memory_.workspaces += relayouts_.workspace_bytes();
   if (update_) memory_.workspaces += update_->workspace_bytes();
+  rounded_weights_ = RoundedCopies<T>(params_);
+  rounded_weights_.refresh(space_);
   fence(space_, "transformer_init");
 }
 
 template <class Exec>
-void Transformer<Exec>::add_parameter(ParameterMaker<Exec>& make, std::size_t block, ParamKind kind,
-                                      std::uint64_t seed) {
+void Transformer<Exec>::add_parameter(ParameterMaker<Exec>& make, std::size_t block,
+                                      const BlockParam& param, std::uint64_t seed) {
+  const ParamKind kind = param.kind;
   const bool gain = is_gain(kind);
   Parameter<T> p;
   p.name = parameter_name(block, kind);
@@ -175,7 +178,8 @@ void Transformer<Exec>::add_parameter(ParameterMaker<Exec>& make, std::size_t bl
   if (p.layout.transposed) std::swap(rows, cols);
   if (!gain) rows /= ex_.mesh_rows();
   cols /= ex_.mesh_cols();
-  make.add(std::move(p), rows, cols, seed, param_stream(block, kind), parameter_std(shape_, kind));
+  make.add(std::move(p), rows, cols, seed, param_stream(block, kind), parameter_std(shape_, kind),
+           !gain && fc_.weight_kept_in_bf16(param.fc));
 }
 
 template <class Exec>
@@ -341,6 +345,7 @@ void Transformer<Exec>::apply_update(const OptimizerSettings& optimizer, std::si
                                      double norm) {
   require(trainable_, "Transformer::apply_update on a model built without gradients");
   update_->apply(optimizer, t, norm);
+  rounded_weights_.refresh(space_);
 }
 
 template <class Exec>

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
 #include "parameters/parameter_layout.hpp"
@@ -47,6 +48,10 @@ struct Parameter {
   // Copied on every mesh row (the gains): only row 0's copy counts in a norm or a checkpoint.
   bool row_copies = false;
   Matrix<T> value, grad;
+  // A bf16 run's weight matrix in bf16, which its layer's GEMMs read (value is then the fp32
+  // master weight that the optimizer updates), refreshed from value after every change
+  // (parameters/rounded_copies.hpp); empty elsewhere.
+  Matrix<bfloat16> rounded;
   // ZeRO-1: the shard is viewed as dp rows; this replica owns row `dp_row`, whose averaged
   // gradient `grad_row` holds and whose optimizer state it alone keeps (empty: not sharded).
   Matrix<T> grad_row;

@@ -43,13 +43,13 @@ double gemm_workspace(const TunedGemm& g, int rows, int cols, const TensorBytes&
 
 TensorBytes TensorBytes::pure(double element_bytes) {
   const double e = element_bytes;
-  return {e, e, e, e, e, e};
+  return {e, e, e, 0, e, e, e};
 }
 
 TensorBytes TensorBytes::of_run(const std::string& precision) {
   if (precision != "bf16") return pure(precision_element_bytes(precision));
   TensorBytes b;  // float storage
-  b.kept_in_bf16 = b.gathered = 2;
+  b.kept_in_bf16 = b.gathered = b.weight_copies = 2;
   return b;
 }
 
@@ -121,7 +121,8 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
       m.vocab > 0 ? static_cast<double>(mesh_padded_vocab(m.vocab, c.rows, c.cols)) : 0.0;
   parameters += (holds_head ? 2 : 1) * padded * static_cast<double>(m.llm.hidden) / c.tp();
   MemoryEstimate e;
-  e.weights = parameters * bytes.weights;
+  e.weights = parameters * bytes.weights +
+              block_weights(m) * chunk_blocks * c.virtual_stages / c.tp() * bytes.weight_copies;
   e.gradients = parameters * bytes.gradients;
   e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "block/block_fc_layers.hpp"
 #include "exec/real_executor.hpp"
 #include "lm_reference.hpp"
 #include "model/reference_model.hpp"
@@ -145,11 +146,56 @@ TEST(Bf16GemmOperands, FcTensorsKeptInBf16HalveTheirBytes) {
   }
 }
 
+// A bf16 run keeps each block weight in bf16 as well (Parameter::rounded), which its forward and
+// backward-data GEMMs read in place of rounding the fp32 master weight (the value the optimizer
+// updates) at every use, where their plans take operands kept in bf16 (MeshSlice; SUMMA on one
+// chip): 2 bytes more per weight, counted with the parameters. After each step every copy is its
+// weight's value rounded, bit for bit (on copies not refreshed after the update, the comparisons
+// above part from the reference by 17 % of the loss at step 2).
+TEST(Bf16GemmOperands, WeightsKeepABf16CopyOfTheirValue) {
+  if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "every block on this rank without stages";
+  const ModelShape shape = test_block_shape(4);
+  const OptimizerSettings opt = test_adamw(2, kSteps);
+  const std::size_t chips = torus().size(Axis::row) * torus().size(Axis::col);
+  for (const Algorithm algorithm : {Algorithm::meshslice, Algorithm::summa}) {
+    SCOPED_TRACE(algorithm_name(algorithm));
+    const ModelPlan plan = default_model_plan(shape, {algorithm, {2, 1}});
+    std::size_t parameters[2] = {};  // float, bf16
+    for (const bool bf16 : {false, true}) {
+      RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
+      if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+      Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, {11, 12, 13}, step_settings(),
+                                           &data_ex);
+      parameters[bf16] = trainer.memory().parameters;
+      if (!bf16) continue;
+      for (int step = 0; step < 2; ++step) trainer.step();
+      std::size_t copies = 0, stale = 0;
+      for (const Parameter<float>& p : trainer.student().parameters()) {
+        if (!p.rounded.data()) continue;
+        ++copies;
+        const auto value = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.value);
+        const auto rounded = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.rounded);
+        for (std::size_t r = 0; r < value.extent(0); ++r)
+          for (std::size_t c = 0; c < value.extent(1); ++c)
+            stale += to_bfloat16(value(r, c)).bits != rounded(r, c).bits;
+      }
+      const bool kept = algorithm == Algorithm::meshslice || chips == 1;
+      EXPECT_EQ(copies, kept ? shape.blocks * 4 : 0);  // QKV, attention's output, FF1, FF2
+      EXPECT_EQ(stale, 0u);
+    }
+    const bool kept = algorithm == Algorithm::meshslice || chips == 1;
+    const auto weights = static_cast<std::size_t>(block_fc_weights(shape.dims())) * shape.blocks;
+    EXPECT_EQ(parameters[1] - parameters[0], kept ? weights / chips * sizeof(bfloat16) : 0);
+  }
+}
+
 // The up-front memory check's lower bound (model_config.hpp) stays below what it counts: the
-// student's weights, gradients and optimizer state, the teacher's weights (as many as the
-// student's) and the saved activations, in float and bf16 (where the plans keep the FC layers'
-// inputs in bf16) and with either attention kernel (the fused kernels keep no probabilities: a
-// bound that counted them would refuse runs that fit, here by 1.7x), and close to it.
+// student's weights (in bf16 with their bf16 copies, which the bound leaves out: they exist only
+// where the plans take operands kept in bf16), gradients and optimizer state, the teacher's
+// weights (the student's float ones) and the saved activations, in float and bf16 (where the
+// plans keep the FC layers' inputs in bf16) and with either attention kernel (the fused kernels
+// keep no probabilities: a bound that counted them would refuse runs that fit, here by 1.7x), and
+// close to it (within 0.75: the copies are 5 % of what a bf16 run keeps here).
 TEST(Bf16GemmOperands, MemoryLowerBoundStaysBelowWhatTheModelKeeps) {
   if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "the bound of a stage is the trainer's";
   ModelShape shape = test_block_shape(2);
@@ -166,12 +212,15 @@ TEST(Bf16GemmOperands, MemoryLowerBoundStaysBelowWhatTheModelKeeps) {
       Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, {11, 12, 13}, step_settings(),
                                            &data_ex);
       const MemoryUse& m = trainer.memory();
-      const double kept =
-          static_cast<double>(2 * m.parameters + m.gradients + m.optimizer_state + m.activations);
+      std::size_t copies = 0;  // the bf16 copies' bytes, which the teacher's weights do not have
+      for (const Parameter<float>& p : trainer.student().parameters())
+        copies += elements(p.rounded) * sizeof(bfloat16);
+      const double kept = static_cast<double>(2 * m.parameters - copies + m.gradients +
+                                              m.optimizer_state + m.activations);
       const double bound =
           minimum_memory_bytes(shape, chips, opt.kind, sizeof(float), kernel, bf16);
       EXPECT_LE(bound, kept);
-      EXPECT_GE(bound, 0.8 * kept);
+      EXPECT_GE(bound, 0.75 * kept);
     }
   }
 }

@@ -65,7 +65,7 @@ class AttentionModule {
         return c_.norm_into_input(FcKind::qkv, s.x_in, w[ParamKind::norm1_gain].value, s.rinv1,
                                   s.qkv_in);
       case BlockLayer::qkv:
-        c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv].value,
+        c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv],
                                   grouped() ? qkv_ : s.qkv);
         if (grouped())
           c_.ex.compute("repeat_kv", kernel_work::repeat_kv(double(elements(s.qkv))),
@@ -77,7 +77,7 @@ class AttentionModule {
         });
       case BlockLayer::attn_out:
         c_.relayouts.in_layout(s.a, c_.fc.plan(FcKind::attn_out).input(), c_.shape.hidden, s.ao_in);
-        return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[ParamKind::attn_out].value,
+        return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[ParamKind::attn_out],
                                          c_.output);
       case BlockLayer::attn_residual: return c_.residual(s.x_mid, s.x_in, c_.output);
       default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");

@@ -75,7 +75,7 @@ struct BlockContext {
     const auto dy_out = fc.output_gradient(k, dy);  // in the layout the layer gives its output
     fc.backward_weight(k, x, dy_out, p.grad, accumulate);
     if (sync) sync->start(p);
-    fc.backward_data_to_standard(k, dy_out, p.value, dx);
+    fc.backward_data_to_standard(k, dy_out, p, dx);
   }
 };
 

@@ -68,13 +68,13 @@ class MlpModule {
         return c_.norm_into_input(FcKind::ff1, s.x_mid, w[ParamKind::norm2_gain].value, s.rinv2,
                                   s.ff1_in);
       case BlockLayer::ff1:
-        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1].value, ff1_written(s));
+        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1], ff1_written(s));
       case BlockLayer::activation:                                     // in FF1's output layout
         if (s.ff2_in.in_bf16()) return activate(s, s.ff2_in.rounded);  // the layouts agree
         return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_,
                                          s.ff2_in.value, [&](const Mat& z) { activate(s, z); });
       case BlockLayer::ff2:
-        return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2].value, c_.output);
+        return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2], c_.output);
       case BlockLayer::ff_residual: return c_.residual(out, s.x_mid, c_.output);
       default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
     }
@@ -94,7 +94,7 @@ class MlpModule {
         if (sync) sync->start(p);
         return c_.relayouts.produce_into(ff2_input(), ff1_output(), c_.shape.ffn(), g_z_, g_act_,
                                          [&](const Mat& dz) {
-                                           c_.fc.backward_data(FcKind::ff2, dy, p.value, dz);
+                                           c_.fc.backward_data(FcKind::ff2, dy, p, dz);
                                          });
       }
       case BlockLayer::activation:
@@ -105,7 +105,7 @@ class MlpModule {
         const auto dy = c_.fc.output_gradient_as_laid_out(FcKind::ff1, g_u_);
         c_.fc.backward_weight(FcKind::ff1, s.ff1_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
-        return c_.fc.backward_data_to_standard(FcKind::ff1, dy, p.value, c_.normed_grad);
+        return c_.fc.backward_data_to_standard(FcKind::ff1, dy, p, c_.normed_grad);
       }
       case BlockLayer::norm2: {
         const Parameter<T>& gain = w[ParamKind::norm2_gain];

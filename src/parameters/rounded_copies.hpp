@@ -1,0 +1,77 @@
+#pragma once
+// The bf16 copies of a parameter set's weights (Parameter::rounded: a bf16 run's weight matrices,
+// which their layers' GEMMs read in place of rounding the fp32 master weight at every use),
+// written from the values in one launch: once the model is made or loaded, and after every
+// optimizer step (and ZeRO-1's gathers). The same rounding each GEMM did, so the same numbers.
+//
+//     RoundedCopies<float> copies(params);   // once the set is made: its table, on the device
+//     copies.refresh(space);                 // one launch, not fenced
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/bfloat16.hpp"
+#include "core/kokkos_compat.hpp"
+#include "core/kokkos_types.hpp"
+#include "parameters/parameter_set.hpp"
+
+namespace meshslice {
+
+// A run of one weight's elements and where their bf16 copies go (the table lives on the device).
+template <class T>
+struct RoundingChunk {
+  const T* from = nullptr;
+  bfloat16* to = nullptr;
+  std::size_t count = 0;
+};
+
+// A team per chunk (a thread on a CPU: the chunk's loop vectorizes).
+template <class T>
+void round_chunks(const ExecSpace& space, const Kokkos::View<RoundingChunk<T>*, MemSpace>& table) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  Kokkos::parallel_for(
+      "round_weights", Policy(space, static_cast<int>(table.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const RoundingChunk<T> c = table(team.league_rank());
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c.count),
+                             [&](std::size_t i) { c.to[i] = element_cast<bfloat16>(c.from[i]); });
+      });
+}
+
+template <class T>
+class RoundedCopies {
+ public:
+  RoundedCopies() = default;
+  explicit RoundedCopies(const ParameterSet<T>& set) {
+    std::vector<RoundingChunk<T>> chunks;
+    for (const Parameter<T>& p : set) {
+      if (!p.rounded.data()) continue;
+      const std::size_t n = elements(p.value);
+      for (std::size_t first = 0; first < n; first += kRun)
+        chunks.push_back({p.value.data() + first, p.rounded.data() + first,
+                          n - first < kRun ? n - first : kRun});
+    }
+    if (chunks.empty()) return;
+    table_ = Kokkos::View<RoundingChunk<T>*, MemSpace>("rounding_chunks", chunks.size());
+    const auto host = Kokkos::create_mirror_view(table_);
+    for (std::size_t i = 0; i < chunks.size(); ++i) host(i) = chunks[i];
+    const ExecSpace space;  // on an instance: no global fence
+    Kokkos::deep_copy(space, table_, host);
+    fence(space, "rounded_copies");
+  }
+
+  bool empty() const { return table_.extent(0) == 0; }
+
+  // Every copy rounded from its value, as a kernel on `space` (nothing when there are none).
+  void refresh(const ExecSpace& space) const {
+    if (empty()) return;
+    round_chunks(space, table_);
+  }
+
+ private:
+  // Elements of a chunk: a run a CPU's loop vectorizes, or a GPU's team shares.
+  static constexpr std::size_t kRun = 4096;
+  Kokkos::View<RoundingChunk<T>*, MemSpace> table_;
+};
+
+}  // namespace meshslice
