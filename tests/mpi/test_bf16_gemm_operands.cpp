@@ -60,22 +60,30 @@ void expect_close(const Losses& l, int step) {
   EXPECT_LE(relative(l.got, l.rounded), kBf16) << "step " << step;
 }
 
+// GPT's block (GeLU) and Llama's (SwiGLU, whose gate and up FF1's output holds, kept in bf16
+// alike; grouped-query attention).
 TEST(Bf16GemmOperands, SyntheticTaskMatchesTheReferenceThatRoundsAlike) {
-  const ModelShape shape = test_block_shape(4);
-  const OptimizerSettings opt = test_adamw(2, kSteps);
-  const TaskSeeds seeds{11, 12, 13};
-  RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
-  ex.round_gemm_operands_to_bf16(fastest_bf16_route());
-  const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
-  Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, step_settings(), &data_ex);
-  ReferenceTrainer<double> rounded(shape, seeds, opt), exact(shape, seeds, opt);
-  rounded.round_gemm_operands_to_bf16();
-  const std::size_t tokens = shape.tokens() * static_cast<std::size_t>(torus().size(Axis::dp));
-  for (int step = 1; step <= kSteps; ++step) {
-    const auto got = trainer.step();
-    Losses l{got.loss, got.grad_norm, rounded.train_step(tokens), 0, exact.train_step(tokens)};
-    l.rounded_norm = rounded.last_gradient_norm();
-    expect_close(l, step);
+  ModelShape llama = test_block_shape(4);
+  llama.mlp = MlpKind::swiglu;
+  llama.ffn_hidden = 72;
+  llama.kv_heads = 2;
+  for (const ModelShape& shape : {test_block_shape(4), llama}) {
+    SCOPED_TRACE(shape.mlp == MlpKind::swiglu ? "swiglu, grouped-query" : "gelu");
+    const OptimizerSettings opt = test_adamw(2, kSteps);
+    const TaskSeeds seeds{11, 12, 13};
+    RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
+    ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+    const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
+    Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, step_settings(), &data_ex);
+    ReferenceTrainer<double> rounded(shape, seeds, opt), exact(shape, seeds, opt);
+    rounded.round_gemm_operands_to_bf16();
+    const std::size_t tokens = shape.tokens() * static_cast<std::size_t>(torus().size(Axis::dp));
+    for (int step = 1; step <= kSteps; ++step) {
+      const auto got = trainer.step();
+      Losses l{got.loss, got.grad_norm, rounded.train_step(tokens), 0, exact.train_step(tokens)};
+      l.rounded_norm = rounded.last_gradient_norm();
+      expect_close(l, step);
+    }
   }
 }
 
