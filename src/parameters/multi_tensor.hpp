@@ -9,6 +9,7 @@
 //     multi_tensor_for_each("adamw_update", space, chunks, element);  // element(chunk, i)
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -42,6 +43,26 @@ struct TensorChunk {
 
 constexpr std::size_t kChunkElements = 4096;
 
+// visit(first, count) for each run of at most kChunkElements of a tensor's n elements.
+template <class Visit>
+void for_each_chunk(std::size_t n, const Visit& visit) {
+  for (std::size_t first = 0; first < n; first += kChunkElements)
+    visit(first, n - first < kChunkElements ? n - first : kChunkElements);
+}
+
+// A table of chunks made on the host, in device memory (where its kernels read it).
+template <class Chunk>
+Kokkos::View<Chunk*, MemSpace> device_table(const char* label, const std::vector<Chunk>& chunks) {
+  Kokkos::View<Chunk*, MemSpace> table(std::string(label), chunks.size());
+  const auto host = Kokkos::create_mirror_view(table);
+  for (std::size_t i = 0; i < chunks.size(); ++i) host(i) = chunks[i];
+  // On an instance: a two-argument deep_copy would wait for every instance (a global fence).
+  const ExecSpace space;
+  Kokkos::deep_copy(space, table, host);
+  fence(space, label);
+  return table;
+}
+
 template <class T>
 class MultiTensorChunks {
  public:
@@ -58,7 +79,7 @@ class MultiTensorChunks {
                        "of another size, or more than two state tensors");
       const std::size_t n = elements(e.value);
       first_chunk_.push_back(chunks.size());
-      for (std::size_t first = 0; first < n; first += kChunkElements) {
+      for_each_chunk(n, [&](std::size_t first, std::size_t count) {
         TensorChunk<T> c;
         c.value = e.value.data() + first;
         c.grad = grad ? e.grad.data() + first : nullptr;
@@ -68,22 +89,15 @@ class MultiTensorChunks {
                            "another size");
           c.state[s] = e.state[s].data() + first;
         }
-        c.count =
-            static_cast<std::uint32_t>(n - first < kChunkElements ? n - first : kChunkElements);
+        c.count = static_cast<std::uint32_t>(count);
         c.decays = e.decays ? 1 : 0;
         c.tensor = static_cast<std::uint32_t>(t);
         c.offset = first;
         chunks.push_back(c);
-      }
+      });
     }
     first_chunk_.push_back(chunks.size());
-    table_ = Kokkos::View<TensorChunk<T>*, MemSpace>("multi_tensor_chunks", chunks.size());
-    const auto host = Kokkos::create_mirror_view(table_);
-    for (std::size_t i = 0; i < chunks.size(); ++i) host(i) = chunks[i];
-    // On an instance: a two-argument deep_copy would wait for every instance (a global fence).
-    const ExecSpace space;
-    Kokkos::deep_copy(space, table_, host);
-    fence(space, "multi_tensor_chunks");
+    table_ = device_table("multi_tensor_chunks", chunks);
   }
   const Kokkos::View<TensorChunk<T>*, MemSpace>& table() const { return table_; }
   std::size_t size() const { return table_.extent(0); }

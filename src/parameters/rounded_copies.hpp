@@ -13,6 +13,7 @@
 #include "core/bfloat16.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "parameters/multi_tensor.hpp"
 #include "parameters/parameter_set.hpp"
 
 namespace meshslice {
@@ -46,18 +47,11 @@ class RoundedCopies {
     std::vector<RoundingChunk<T>> chunks;
     for (const Parameter<T>& p : set) {
       if (!p.rounded.data()) continue;
-      const std::size_t n = elements(p.value);
-      for (std::size_t first = 0; first < n; first += kRun)
-        chunks.push_back({p.value.data() + first, p.rounded.data() + first,
-                          n - first < kRun ? n - first : kRun});
+      for_each_chunk(elements(p.value), [&](std::size_t first, std::size_t count) {
+        chunks.push_back({p.value.data() + first, p.rounded.data() + first, count});
+      });
     }
-    if (chunks.empty()) return;
-    table_ = Kokkos::View<RoundingChunk<T>*, MemSpace>("rounding_chunks", chunks.size());
-    const auto host = Kokkos::create_mirror_view(table_);
-    for (std::size_t i = 0; i < chunks.size(); ++i) host(i) = chunks[i];
-    const ExecSpace space;  // on an instance: no global fence
-    Kokkos::deep_copy(space, table_, host);
-    fence(space, "rounded_copies");
+    if (!chunks.empty()) table_ = device_table("rounding_chunks", chunks);
   }
 
   bool empty() const { return table_.extent(0) == 0; }
@@ -69,8 +63,6 @@ class RoundedCopies {
   }
 
  private:
-  // Elements of a chunk: a run a CPU's loop vectorizes, or a GPU's team shares.
-  static constexpr std::size_t kRun = 4096;
   Kokkos::View<RoundingChunk<T>*, MemSpace> table_;
 };
 

@@ -42,8 +42,11 @@ double gemm_workspace(const TunedGemm& g, int rows, int cols, const TensorBytes&
 }  // namespace
 
 TensorBytes TensorBytes::pure(double element_bytes) {
-  const double e = element_bytes;
-  return {e, e, e, 0, e, e, e};
+  TensorBytes b;
+  b.weights = b.gradients = b.activations = element_bytes;
+  b.kept_in_bf16 = b.gathered = b.partial_sums = element_bytes;
+  b.weight_copies = 0;  // the weights are kept at the element width: no copy
+  return b;
 }
 
 TensorBytes TensorBytes::of_run(const std::string& precision) {

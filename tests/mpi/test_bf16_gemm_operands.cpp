@@ -45,6 +45,21 @@ StepSettings step_settings() {
   return s;
 }
 
+// An executor whose model GEMMs round their operands to bf16 where `bf16` (train.precision bf16).
+RealExecutor<float>& rounding_if(bool bf16, RealExecutor<float>& ex) {
+  if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
+  return ex;
+}
+
+// A trainer of the synthetic task on executors of its own, in bf16 or float.
+struct SyntheticRun {
+  SyntheticRun(const ModelShape& shape, const ModelPlan& plan, const OptimizerSettings& opt,
+               bool bf16)
+      : trainer(rounding_if(bf16, ex), shape, plan, opt, {11, 12, 13}, step_settings(), &data_ex) {}
+  RealExecutor<float> ex{torus(), CommOptions{}}, data_ex{torus(), CommOptions{}};
+  Trainer<RealExecutor<float>> trainer;  // made after the executors it trains on
+};
+
 // One step's loss and gradient norm from the distributed run and the two references.
 struct Losses {
   double got, got_norm, rounded, rounded_norm, exact;
@@ -70,16 +85,13 @@ TEST(Bf16GemmOperands, SyntheticTaskMatchesTheReferenceThatRoundsAlike) {
   for (const ModelShape& shape : {test_block_shape(4), llama}) {
     SCOPED_TRACE(shape.mlp == MlpKind::swiglu ? "swiglu, grouped-query" : "gelu");
     const OptimizerSettings opt = test_adamw(2, kSteps);
-    const TaskSeeds seeds{11, 12, 13};
-    RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
-    ex.round_gemm_operands_to_bf16(fastest_bf16_route());
-    const ModelPlan plan = default_model_plan(shape, {Algorithm::meshslice, {2, 1}});
-    Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, seeds, step_settings(), &data_ex);
+    const TaskSeeds seeds{11, 12, 13};  // SyntheticRun's
+    SyntheticRun run(shape, default_model_plan(shape, {Algorithm::meshslice, {2, 1}}), opt, true);
     ReferenceTrainer<double> rounded(shape, seeds, opt), exact(shape, seeds, opt);
     rounded.round_gemm_operands_to_bf16();
     const std::size_t tokens = shape.tokens() * static_cast<std::size_t>(torus().size(Axis::dp));
     for (int step = 1; step <= kSteps; ++step) {
-      const auto got = trainer.step();
+      const auto got = run.trainer.step();
       Losses l{got.loss, got.grad_norm, rounded.train_step(tokens), 0, exact.train_step(tokens)};
       l.rounded_norm = rounded.last_gradient_norm();
       expect_close(l, step);
@@ -139,11 +151,7 @@ TEST(Bf16GemmOperands, FcTensorsKeptInBf16HalveTheirBytes) {
     ASSERT_EQ(plan[static_cast<int>(FcKind::ff1)].output(), input(FcKind::ff2));
     std::size_t activations[2] = {};  // float, bf16
     for (const bool bf16 : {false, true}) {
-      RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
-      if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
-      Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, {11, 12, 13}, step_settings(),
-                                           &data_ex);
-      activations[bf16] = trainer.memory().activations;
+      activations[bf16] = SyntheticRun(shape, plan, opt, bf16).trainer.memory().activations;
     }
     const bool kept = algorithm == Algorithm::meshslice || pr * pc == 1;
     const std::size_t inputs = rows * (2 * shape.hidden + shape.ffn()) / pc;  // QKV, FF1, FF2
@@ -170,10 +178,8 @@ TEST(Bf16GemmOperands, WeightsKeepABf16CopyOfTheirValue) {
     const ModelPlan plan = default_model_plan(shape, {algorithm, {2, 1}});
     std::size_t parameters[2] = {};  // float, bf16
     for (const bool bf16 : {false, true}) {
-      RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
-      if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
-      Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, {11, 12, 13}, step_settings(),
-                                           &data_ex);
+      SyntheticRun run(shape, plan, opt, bf16);
+      Trainer<RealExecutor<float>>& trainer = run.trainer;
       parameters[bf16] = trainer.memory().parameters;
       if (!bf16) continue;
       for (int step = 0; step < 2; ++step) trainer.step();
@@ -215,10 +221,8 @@ TEST(Bf16GemmOperands, MemoryLowerBoundStaysBelowWhatTheModelKeeps) {
     plan.attention = kernel;
     for (const bool bf16 : {false, true}) {
       SCOPED_TRACE(concat(attention_kernel_name(kernel), bf16 ? ", bf16" : ", float"));
-      RealExecutor<float> ex(torus(), CommOptions{}), data_ex(torus(), CommOptions{});
-      if (bf16) ex.round_gemm_operands_to_bf16(fastest_bf16_route());
-      Trainer<RealExecutor<float>> trainer(ex, shape, plan, opt, {11, 12, 13}, step_settings(),
-                                           &data_ex);
+      SyntheticRun run(shape, plan, opt, bf16);
+      Trainer<RealExecutor<float>>& trainer = run.trainer;
       const MemoryUse& m = trainer.memory();
       std::size_t copies = 0;  // the bf16 copies' bytes, which the teacher's weights do not have
       for (const Parameter<float>& p : trainer.student().parameters())
