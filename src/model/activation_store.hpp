@@ -30,14 +30,15 @@ namespace meshslice {
 // reads.
 template <class T>
 struct SavedActivations {
-  Matrix<T> x_in, rinv1, qkv, a, ao_in, x_mid, rinv2;
+  Matrix<T> x_in, rinv1, a, ao_in, x_mid, rinv2;
   // Read only by their layer's forward and weight GEMMs, which multiply them in bf16 in a bf16
   // run: kept in bf16 there where their plans take them so (ActivationStore::keep_input_in_bf16).
   GemmOperand<T> qkv_in, ff1_in, ff2_in;
-  // FF1's output: in a bf16 run kept rounded to bf16 (ActivationStore::keep_ff1_output_in_bf16),
-  // the value the activation takes, as autocast's bf16 linear output (no GEMM reads it; the pair
-  // is GemmOperand's: the rounded matrix and the memory it lives in).
-  GemmOperand<T> u;
+  // Attention's input (QKV's output, k and v repeated per query head) and FF1's output: in a bf16
+  // run kept rounded to bf16 (outputs_kept_in_bf16, below), the values attention and
+  // the activation take, as autocast's bf16 linear outputs (no GEMM reads them; the pair is
+  // GemmOperand's: the rounded matrix and the memory it lives in).
+  GemmOperand<T> qkv, u;
   Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
 };
 
@@ -60,6 +61,13 @@ Matrix<typename Exec::Scalar> activation_matrix(const Exec& ex, std::size_t toke
   return counted_matrix<Exec>(label, rows, cols, use);
 }
 
+// Whether attention's input and FF1's output are kept rounded to bf16 (SavedActivations): in a
+// bf16 run. Half their bytes, and the numbers attention and the activation work from.
+template <class Exec>
+bool outputs_kept_in_bf16(const Exec& ex) {
+  return ex.keeps_operands_in_bf16();
+}
+
 template <class Exec>
 class ActivationStore {
  public:
@@ -69,15 +77,16 @@ class ActivationStore {
 
   ActivationStore(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
                   std::size_t attention_elements)
-      : ex_(ex), shape_(shape), plan_(plan), attention_elements_(attention_elements) {}
+      : ex_(ex),
+        shape_(shape),
+        plan_(plan),
+        attention_elements_(attention_elements),
+        outputs_in_bf16_(outputs_kept_in_bf16(ex)) {}
 
   // From the next block on, layer k's saved input (QKV's, FF1's or FF2's) is kept in bf16 (half
   // the bytes, the same numbers: its GEMMs round it anyway) where `keep` says so: where the
   // kernel that writes it can write bf16 (PlannedFcLayers::input_written_in_bf16).
   void keep_input_in_bf16(FcKind k, bool keep) { in_bf16_[static_cast<int>(k)] = keep; }
-  // From the next block on, FF1's saved output is kept rounded to bf16 where `keep` says so (a
-  // bf16 run): half its bytes, and the numbers the activation then works from.
-  void keep_ff1_output_in_bf16(bool keep) { ff1_output_in_bf16_ = keep; }
 
   // A block's `slots` sets (checkpointed: its input alone); returns its id.
   std::size_t add_block(bool checkpointed, std::size_t slots) {
@@ -156,7 +165,7 @@ class ActivationStore {
     if (with_input) s.x_in = activation(Layout::standard, H, "x_in");
     s.rinv1 = alloc(rows, 1, "rinv");
     s.qkv_in = input(FcKind::qkv, H, "qkv_in", qkv_in_normed ? normed : nullptr);
-    s.qkv = activation(Layout::standard, 3 * H, "qkv");
+    s.qkv = fc_output(Layout::standard, 3 * H, "qkv");
     s.attention = model_vector<Exec>("attention_saved", attention_elements_);
     bytes_ += elements(s.attention) * sizeof(T);
     s.a = activation(Layout::standard, H, "attention");
@@ -164,9 +173,7 @@ class ActivationStore {
     s.x_mid = activation(Layout::standard, H, "x_mid");
     s.rinv2 = alloc(rows, 1, "rinv");
     s.ff1_in = input(FcKind::ff1, H, "ff1_in", ff1_in_output ? output : nullptr);
-    const std::size_t ff1_out = fc_outputs(shape_, FcKind::ff1);
-    s.u = ff1_output_in_bf16_ ? kept_in_bf16(p1.output(), ff1_out, "ff1_out")
-                              : GemmOperand<T>(activation(p1.output(), ff1_out, "ff1_out"));
+    s.u = fc_output(p1.output(), fc_outputs(shape_, FcKind::ff1), "ff1_out");
     s.ff2_in = input(FcKind::ff2, shape_.ffn(), "ff2_in");
     return s;
   }
@@ -180,6 +187,12 @@ class ActivationStore {
     if (!in_bf16_[static_cast<int>(k)])
       return staging ? *staging : activation(layout, width, label);
     return kept_in_bf16(layout, width, label, staging);
+  }
+
+  // Attention's input or FF1's output, in T or kept in bf16 (outputs_kept_in_bf16).
+  GemmOperand<T> fc_output(Layout layout, std::size_t width, const char* label) {
+    if (outputs_in_bf16_) return kept_in_bf16(layout, width, label);
+    return activation(layout, width, label);
   }
 
   // A T x width activation in `layout` kept in bf16: in `staging` where given, else in its own
@@ -201,7 +214,7 @@ class ActivationStore {
   Saved recompute_;
   std::size_t bytes_ = 0;
   std::array<bool, kFcKinds> in_bf16_{};  // keep_input_in_bf16
-  bool ff1_output_in_bf16_ = false;       // keep_ff1_output_in_bf16
+  bool outputs_in_bf16_;                  // outputs_kept_in_bf16
 };
 
 }  // namespace meshslice

@@ -82,11 +82,12 @@ double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, Optimize
   const double states = optimizer_states_per_weight(optimizer);
   // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
   // mid-block residual, FF1's input and output (4H for GeLU) and FF2's input (F): 16 T H for GeLU.
-  // Of those, QKV's, FF1's and FF2's inputs (2H + F) may be kept in bf16, and FF1's output is.
+  // Of those, QKV's, FF1's and FF2's inputs (2H + F) may be kept in bf16, and QKV's and FF1's
+  // outputs are.
   const BlockDims dims = shape.dims();
   const double ffn = static_cast<double>(dims.ffn);
   const double activations = t * (8 * h + static_cast<double>(dims.ff1_outputs()) + ffn);
-  const double in_bf16 = t * (2 * h + ffn + static_cast<double>(dims.ff1_outputs()));
+  const double in_bf16 = t * (5 * h + ffn + static_cast<double>(dims.ff1_outputs()));
   const double s = static_cast<double>(shape.seq_len);
   const double attention_kept = attention == AttentionKernel::fused
                                     ? t * shape.heads  // a log-sum-exp per query row and head

@@ -99,8 +99,8 @@ double block_flops(const ModelShape& shape);
 // scalars of `scalar_bytes`: the student's weights, gradients and optimizer state, the
 // teacher's weights, and the activations the backward pass keeps (attention's: the BLAS
 // blocks' probabilities at the causal half, the fused kernels' log-sum-exps; in a bf16 run
-// the FC layers' inputs at 2 bytes, as the plans may keep them, and FF1's output). A lower bound (work buffers
-// and workspaces come on top) for the up-front memory check, computed before anything is
+// the FC layers' inputs at 2 bytes, as the plans may keep them, and QKV's and FF1's outputs). A
+// lower bound (work buffers and workspaces come on top) for the up-front memory check, computed before anything is
 // allocated.
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
                             std::size_t scalar_bytes, AttentionKernel attention, bool bf16);

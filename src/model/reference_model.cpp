@@ -223,6 +223,7 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
     rms_norm(x, param(b, ParamKind::norm1_gain), n, hidden, a.h1, a.inv_rms1);
     a.qkv.assign(n * qkv_out, T(0));
     add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, qkv_out, bf16_gemm_);
+    if (bf16_gemm_) a.qkv = rounded_to_bf16(a.qkv);  // kept so, as a bf16 run's model keeps it
     if (shape_.rope) rotate_positions(a.qkv, shape_, n, /*inverse=*/false);  // kept turned
     attention(a.qkv, shape_, n, a.probs, a.attn);
     add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden, bf16_gemm_);

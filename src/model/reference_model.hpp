@@ -29,8 +29,8 @@ class ReferenceModel {
 
   const ModelShape& shape() const { return shape_; }
   // train.precision bf16: the linear layers' products (and a language model's head's) round
-  // their operands to bf16, as the distributed GEMMs of a bf16 run do, and FF1's output is
-  // rounded to bf16 before the activation, as the model keeps it.
+  // their operands to bf16, as the distributed GEMMs of a bf16 run do, and QKV's and FF1's
+  // outputs are rounded to bf16 before attention and the activation, as the model keeps them.
   void round_gemm_operands_to_bf16() { bf16_gemm_ = true; }
   bool rounds_gemm_operands() const { return bf16_gemm_; }
   const std::vector<T>& param(std::size_t block, ParamKind kind) const;

@@ -98,7 +98,6 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
     activations_.keep_input_in_bf16(k, fc_.input_written_in_bf16(k, Layout::standard));
   activations_.keep_input_in_bf16(
       FcKind::ff2, fc_.input_written_in_bf16(FcKind::ff2, fc_.plan(FcKind::ff1).output()));
-  activations_.keep_ff1_output_in_bf16(MlpModule<Exec>::ff1_output_kept_in_bf16(ex));
   for (const ModelChunk& c : chunks_) {
     MESHSLICE_ASSERT(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
                      "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,

@@ -1,6 +1,6 @@
 // train.precision bf16: a float run whose model GEMMs round their operands to bf16 and sum in
 // float (exec/local_gemm_bf16.hpp) against the serial reference in double that rounds the same
-// operands and FF1's output (reference_kernels.hpp's rounded_to_bf16): they agree far closer
+// operands, attention's input and FF1's output (reference_kernels.hpp's rounded_to_bf16): they agree far closer
 // than to the reference that does not round, so the rounding is where the reference puts it. The
 // synthetic task (the teacher's forward pass, the data, stays float) and a language model with a
 // tied and an untied head (the head's GEMM rounds too), on every mesh family, with dp (and
@@ -133,9 +133,10 @@ TEST(Bf16GemmOperands, LanguageModelHeadsMatchTheReferenceThatRoundsAlike) {
 
 // The saved inputs of QKV, FF1 and FF2, read only by their layer's forward and weight GEMMs,
 // are kept in bf16 where those plans take operands kept in bf16 (MeshSlice; SUMMA on one chip)
-// and the kernel that writes them (the norm, the activation) writes them in their layout; FF1's
-// saved output is kept in bf16 in every bf16 run (the activation rounds it): half their bytes,
-// counted in the estimate. The tests above run the default MeshSlice plan, so they train with
+// and the kernel that writes them (the norm, the activation) writes them in their layout;
+// attention's input (QKV's output) and FF1's output are kept in bf16 in every bf16 run (rounded
+// by the kernels that read them first: repeat_kv, the activation): half their bytes, counted in
+// the estimate. The tests above run the default MeshSlice plan, so they train with
 // them kept so.
 TEST(Bf16GemmOperands, FcTensorsKeptInBf16HalveTheirBytes) {
   if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "one activation set per block without stages";
@@ -155,9 +156,9 @@ TEST(Bf16GemmOperands, FcTensorsKeptInBf16HalveTheirBytes) {
     }
     const bool kept = algorithm == Algorithm::meshslice || pr * pc == 1;
     const std::size_t inputs = rows * (2 * shape.hidden + shape.ffn()) / pc;  // QKV, FF1, FF2
-    const std::size_t ff1_output = rows * shape.dims().ff1_outputs() / pc;
+    const std::size_t outputs = rows * (3 * shape.hidden + shape.dims().ff1_outputs()) / pc;
     EXPECT_EQ(activations[0] - activations[1],
-              shape.blocks * ((kept ? inputs : 0) + ff1_output) * sizeof(float) / 2)
+              shape.blocks * ((kept ? inputs : 0) + outputs) * sizeof(float) / 2)
         << algorithm_name(algorithm);
   }
 }

@@ -2,8 +2,8 @@
 // (model/kernels/fused_attention.hpp) in both backward shapes (a team per pair, a team per
 // tile) against the BLAS-block kernels (model/kernels/attention.hpp), with and without RoPE,
 // for sequences of one partial tile, of several tiles with a partial last one, and head
-// dimensions narrower than a micro-tile. The transformer tests check both against the serial
-// reference model end to end.
+// dimensions narrower than a micro-tile; and each, in float, reading a bf16 run's input. The
+// transformer tests check both against the serial reference model end to end.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,9 +17,10 @@
 namespace meshslice {
 namespace {
 
-Matrix<double> random_matrix(const char* label, std::size_t rows, std::size_t cols,
-                             std::uint64_t stream) {
-  Matrix<double> m(std::string(label), rows, cols);
+template <class T = double>
+Matrix<T> random_matrix(const char* label, std::size_t rows, std::size_t cols,
+                        std::uint64_t stream) {
+  Matrix<T> m(std::string(label), rows, cols);
   auto host = Kokkos::create_mirror_view(m);
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < cols; ++j) host(i, j) = counter_normal(7, stream, i, j);
@@ -27,20 +28,22 @@ Matrix<double> random_matrix(const char* label, std::size_t rows, std::size_t co
   return m;
 }
 
+template <class T = double>
 struct Result {
-  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> a, dqkv;
+  Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> a, dqkv;
 };
 
 // Forward and backward through `attention` on the same qkv and output gradient.
-Result run(LocalAttention<double>& attention, const AttentionShape& s, const Matrix<double>& qkv,
-           const Matrix<double>& da) {
+template <class T>
+Result<T> run(LocalAttention<T>& attention, const AttentionShape& s, const GemmOperand<T>& qkv,
+              const Matrix<T>& da) {
   const std::size_t tokens = s.seqs * s.len, width = s.heads * s.dim;
-  Matrix<double> a("a", tokens, width), dqkv("dqkv", tokens, 3 * width);
-  Buffer<double> saved("saved", s.saved_elements());
+  Matrix<T> a("a", tokens, width), dqkv("dqkv", tokens, 3 * width);
+  Buffer<T> saved("saved", s.saved_elements());
   attention.forward(ExecSpace(), qkv, saved, a);
   attention.backward(ExecSpace(), qkv, a, da, saved, dqkv);
   Kokkos::fence();
-  Result r{Kokkos::create_mirror_view(a), Kokkos::create_mirror_view(dqkv)};
+  Result<T> r{Kokkos::create_mirror_view(a), Kokkos::create_mirror_view(dqkv)};
   Kokkos::deep_copy(r.a, a);
   Kokkos::deep_copy(r.dqkv, dqkv);
   return r;
@@ -67,17 +70,53 @@ TEST(AttentionKernels, FusedInBothShapesMatchesTheBlasBlocks) {
         const Matrix<double> qkv = random_matrix("qkv", s.seqs * len, 3 * s.heads * dim, 1);
         const Matrix<double> da = random_matrix("da", s.seqs * len, s.heads * dim, 2);
         LocalAttention<double> blas(s, true);
-        const Result expected = run(blas, s, qkv, da);
+        const Result<> expected = run<double>(blas, s, qkv, da);
         s.kernel = AttentionKernel::fused;
         for (int pair_teams : {0, 1}) {
           LocalAttention<double> fused(s, true, pair_teams);
-          const Result got = run(fused, s, qkv, da);
+          const Result<> got = run<double>(fused, s, qkv, da);
           const std::string shape = pair_teams ? "a team per pair" : "a team per tile";
           EXPECT_LT(max_relative_difference(got.a, expected.a), 1e-12) << where << ", " << shape;
           EXPECT_LT(max_relative_difference(got.dqkv, expected.dqkv), 1e-12)
               << where << ", " << shape;
         }
       }
+}
+
+template <class V>
+std::size_t bits_apart(const V& x, const V& y) {
+  std::size_t apart = 0;
+  for (std::size_t i = 0; i < x.extent(0); ++i)
+    for (std::size_t j = 0; j < x.extent(1); ++j) apart += x(i, j) != y(i, j);
+  return apart;
+}
+
+// A bf16 run keeps attention's input in bf16 (model/activation_store.hpp) and each kernel widens
+// it to float as it loads it: the same results, bit for bit, as from its values widened first.
+TEST(AttentionKernels, EachKernelReadsABf16InputAsItsValuesInFloat) {
+  for (bool rope : {false, true})
+    for (int kernel : {0, 1, 2}) {  // the BLAS blocks; fused, a team per tile; a team per pair
+      const AttentionShape s{
+          2, 72, 3, 16, rope, kernel == 0 ? AttentionKernel::blas_blocks : AttentionKernel::fused};
+      SCOPED_TRACE(std::string(kernel == 0 ? "BLAS blocks" : "fused") + (rope ? ", RoPE" : ""));
+      const std::size_t tokens = s.seqs * s.len, width = 3 * s.heads * s.dim;
+      const Matrix<float> qkv = random_matrix<float>("qkv", tokens, width, 1);
+      const Matrix<float> da = random_matrix<float>("da", tokens, s.heads * s.dim, 2);
+      GemmOperand<float> kept;
+      kept.value = Matrix<float>("kept", tokens, width);  // the memory the bf16 values live in
+      kept.rounded =
+          Matrix<bfloat16>(reinterpret_cast<bfloat16*>(kept.value.data()), tokens, width);
+      const Matrix<float> widened("widened", tokens, width);
+      to_bfloat16(ExecSpace(), qkv, kept.rounded, Matrix<float>(), Matrix<bfloat16>());
+      to_float(ExecSpace(), kept.rounded, widened);
+      LocalAttention<float> attention(s, true, kernel == 2 ? 1 : 0);
+      const Result<float> from_bf16 = run<float>(attention, s, kept, da);
+      const Result<float> from_float = run<float>(attention, s, widened, da);
+      EXPECT_EQ(bits_apart(from_bf16.a, from_float.a), 0u);
+      EXPECT_EQ(bits_apart(from_bf16.dqkv, from_float.dqkv), 0u);
+      EXPECT_GT(bits_apart(run<float>(attention, s, qkv, da).a, from_float.a), 0u)
+          << "the rounding made no difference";
+    }
 }
 
 TEST(AttentionKernels, TheFusedKernelKeepsOneLogSumExpPerRow) {

@@ -23,11 +23,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "block/block_work.hpp"
+#include "core/bfloat16.hpp"
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "exec/gemm_operand.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/kernels/fused_attention.hpp"
 #include "model/kernels/rope_table.hpp"
@@ -40,10 +43,11 @@ namespace meshslice {
 namespace attention_kernels {
 
 // Between packed[(seq, head)][i][d] and shard(seq * len + i, col0 + head * dim + d):
-// unpack writes the shard, otherwise the packed buffer.
-template <class T>
+// unpack writes the shard, otherwise the packed buffer (from a shard of T or, packing a bf16
+// run's q, k and v, of bf16).
+template <class T, class S>
 void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>& packed,
-                const Matrix<T>& shard, std::size_t col0, bool unpack) {
+                const Matrix<S>& shard, std::size_t col0, bool unpack) {
   using Policy =
       Kokkos::MDRangePolicy<ExecSpace,
                             Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
@@ -54,11 +58,11 @@ void move_heads(const ExecSpace& space, const AttentionShape& s, const Packed<T>
       Policy(space, {Index(0), Index(0), Index(0)},
              {static_cast<Index>(s.pairs()), static_cast<Index>(len), static_cast<Index>(dim)}),
       KOKKOS_LAMBDA(std::size_t sh, std::size_t i, std::size_t d) {
-        T& shard_value = shard((sh / heads) * len + i, col0 + (sh % heads) * dim + d);
+        S& shard_value = shard((sh / heads) * len + i, col0 + (sh % heads) * dim + d);
         if (unpack)
-          shard_value = packed(sh, i, d);
+          shard_value = element_cast<S>(packed(sh, i, d));
         else
-          packed(sh, i, d) = shard_value;
+          packed(sh, i, d) = element_cast<T>(shard_value);
       });
 }
 
@@ -176,9 +180,27 @@ class LocalAttention {
   }
 
   // a = softmax(q k^T / sqrt(dim), causal) v per sequence and head; `saved` (saved_elements()
-  // long) keeps what the backward pass needs.
-  void forward(const ExecSpace& space, const Matrix<T>& qkv, const Buffer<T>& saved,
+  // long) keeps what the backward pass needs. qkv in T, or kept in bf16 (a bf16 run's: its
+  // elements widened to T as the kernels load them).
+  void forward(const ExecSpace& space, const GemmOperand<T>& qkv, const Buffer<T>& saved,
                const Matrix<T>& a) {
+    if constexpr (std::is_same_v<T, float>)
+      if (qkv.in_bf16()) return forward_from(space, qkv.rounded, saved, a);
+    forward_from(space, qkv.value, saved, a);
+  }
+
+  // dqkv from da, given the forward's qkv (in T or kept in bf16), saved state and a.
+  void backward(const ExecSpace& space, const GemmOperand<T>& qkv, const Matrix<T>& a,
+                const Matrix<T>& da, const Buffer<T>& saved, const Matrix<T>& dqkv) {
+    if constexpr (std::is_same_v<T, float>)
+      if (qkv.in_bf16()) return backward_from(space, qkv.rounded, a, da, saved, dqkv);
+    backward_from(space, qkv.value, a, da, saved, dqkv);
+  }
+
+ private:
+  template <class S>
+  void forward_from(const ExecSpace& space, const Matrix<S>& qkv, const Buffer<T>& saved,
+                    const Matrix<T>& a) {
     if (s_.kernel == AttentionKernel::fused) {
       fused_attention_kernels::forward(space, fused_, s_.pairs(), rope_, qkv, saved, a);
       return;
@@ -196,9 +218,9 @@ class LocalAttention {
     attention_kernels::move_heads(space, s_, o_, a, 0, /*unpack=*/true);
   }
 
-  // dqkv from da, given the forward's qkv, saved state and a.
-  void backward(const ExecSpace& space, const Matrix<T>& qkv, const Matrix<T>& a,
-                const Matrix<T>& da, const Buffer<T>& saved, const Matrix<T>& dqkv) {
+  template <class S>
+  void backward_from(const ExecSpace& space, const Matrix<S>& qkv, const Matrix<T>& a,
+                     const Matrix<T>& da, const Buffer<T>& saved, const Matrix<T>& dqkv) {
     if (s_.kernel == AttentionKernel::fused) {
       fused_attention_kernels::backward(space, fused_, s_.pairs(), rope_, qkv, a, da, saved, dqkv);
       return;
@@ -233,7 +255,6 @@ class LocalAttention {
     attention_kernels::move_heads(space, s_, dv_, dqkv, 2 * width, true);
   }
 
- private:
   T scale() const { return T(1) / static_cast<T>(std::sqrt(static_cast<double>(s_.dim))); }
 
   // Pair sh's query rows of causal block i in a packed buffer.
@@ -255,7 +276,8 @@ class LocalAttention {
   }
 
   // q, k and v out of the projection's output, q and k turned by their positions (RoPE).
-  void pack_qkv(const ExecSpace& space, const Matrix<T>& qkv) {
+  template <class S>
+  void pack_qkv(const ExecSpace& space, const Matrix<S>& qkv) {
     const std::size_t width = s_.heads * s_.dim;
     attention_kernels::move_heads(space, s_, q_, qkv, 0, false);
     attention_kernels::move_heads(space, s_, k_, qkv, width, false);

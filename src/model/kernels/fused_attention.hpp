@@ -22,7 +22,8 @@
 // products. Either way each gradient element has one writer, so there are no atomics and the
 // results are the same on every run.
 // RoPE turns q and k as they are loaded (and the gradients back once they are whole), and q is
-// multiplied by 1/sqrt(dim) on the way in.
+// multiplied by 1/sqrt(dim) on the way in; in a bf16 run q, k and v arrive in bf16 and are
+// widened to T there too (the tiles, the sums and the gradients stay T).
 // On a GPU a team is 128 threads and its tiles fit the 40 KiB of shared memory Kokkos offers a
 // team (CUDA's 48 KiB per block less Kokkos' own share): with head dimension 128 in float, 32
 // rows forward and 16 backward. Their rows are one element longer than their data (kSkew), so
@@ -32,6 +33,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "core/bfloat16.hpp"
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
@@ -187,10 +189,11 @@ KOKKOS_INLINE_FUNCTION std::size_t head_column(const FusedAttentionGeometry<T>& 
 // Rows [first, first + count) of pair sh in src's columns from `col0` + head x dim, into a tile
 // of `tile` rows with row stride ld: row-major (dst[i * ld + d]) or transposed (dst[d * ld + i]);
 // turned by their positions with `turn` (RoPE) and multiplied by `factor`; zeros where the tile
-// pads (a transposed tile's rows past dim are left as they are: no product reads them).
-template <class T>
+// pads (a transposed tile's rows past dim are left as they are: no product reads them). src's
+// elements are T, or bf16 (a bf16 run's q, k and v), widened to T as they are loaded.
+template <class T, class S>
 KOKKOS_INLINE_FUNCTION void load_tile(const Member& team, const FusedAttentionGeometry<T>& g,
-                                      const Packed<T>& table, const Matrix<T>& src,
+                                      const Packed<T>& table, const Matrix<S>& src,
                                       std::size_t col0, bool turn, std::size_t sh,
                                       std::size_t first, std::size_t count, T factor,
                                       bool transposed, std::size_t tile, std::size_t ld, T* dst) {
@@ -202,16 +205,17 @@ KOKKOS_INLINE_FUNCTION void load_tile(const Member& team, const FusedAttentionGe
       T* out = dst + i * row_stride;
       const std::size_t width = i < count ? g.dim : 0;
       if (width > 0 && turn) {
-        const T* x = &src(token0 + i, col);
+        const S* x = &src(token0 + i, col);
         for (std::size_t k = 0; k < g.half; ++k) {
-          const auto y =
-              attention_kernels::rope_turn(table, first + i, k, x[k], x[k + g.half], false);
+          const auto y = attention_kernels::rope_turn(table, first + i, k, element_cast<T>(x[k]),
+                                                      element_cast<T>(x[k + g.half]), false);
           out[k * col_stride] = y.first * factor;
           out[(k + g.half) * col_stride] = y.second * factor;
         }
       } else if (width > 0) {
-        const T* x = &src(token0 + i, col);
-        for (std::size_t d = 0; d < g.dim; ++d) out[d * col_stride] = x[d] * factor;
+        const S* x = &src(token0 + i, col);
+        for (std::size_t d = 0; d < g.dim; ++d)
+          out[d * col_stride] = element_cast<T>(x[d]) * factor;
       }
       for (std::size_t d = width; d < end; ++d) out[d * col_stride] = 0;
     });
@@ -222,13 +226,15 @@ KOKKOS_INLINE_FUNCTION void load_tile(const Member& team, const FusedAttentionGe
       const std::size_t i = e / per_row, k = e % per_row;
       T* out = dst + i * row_stride;
       if (!turn) {
-        out[k * col_stride] = i < count && k < g.dim ? src(token0 + i, col + k) * factor : T(0);
+        out[k * col_stride] =
+            i < count && k < g.dim ? element_cast<T>(src(token0 + i, col + k)) * factor : T(0);
         return;
       }
       attention_kernels::TurnedPair<T> y{0, 0};
       if (i < count)
-        y = attention_kernels::rope_turn(table, first + i, k, src(token0 + i, col + k),
-                                         src(token0 + i, col + k + g.half), false);
+        y = attention_kernels::rope_turn(table, first + i, k,
+                                         element_cast<T>(src(token0 + i, col + k)),
+                                         element_cast<T>(src(token0 + i, col + k + g.half)), false);
       out[k * col_stride] = y.first * factor;
       out[(k + g.half) * col_stride] = y.second * factor;
     });
@@ -354,9 +360,9 @@ KOKKOS_INLINE_FUNCTION void score_gradient(const Member& team, const BackwardTil
 // What a backward team needs of a query tile: q (turned and scaled), do, and its rows'
 // log-sum-exps and D = rowsum(do * o), kDotChunks threads to a row, their partial sums added in
 // a fixed order.
-template <class T>
+template <class T, class S>
 KOKKOS_INLINE_FUNCTION void load_query_tile(const Member& team, const FusedAttentionGeometry<T>& g,
-                                            const Packed<T>& table, const Matrix<T>& qkv,
+                                            const Packed<T>& table, const Matrix<S>& qkv,
                                             const Matrix<T>& a, const Matrix<T>& da,
                                             const Buffer<T>& lse, std::size_t sh, std::size_t first,
                                             std::size_t count, const BackwardTiles<T>& w) {
@@ -425,10 +431,10 @@ KOKKOS_INLINE_FUNCTION TileOut<T> rows_out(const FusedAttentionGeometry<T>& g, c
           int(count), int(g.dim), row_scale};
 }
 
-// a and lse from qkv: a team per (pair, query tile).
-template <class T>
+// a and lse from qkv (its elements T or bf16): a team per (pair, query tile).
+template <class T, class S>
 void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
-             const Packed<T>& table, const Matrix<T>& qkv, const Buffer<T>& lse,
+             const Packed<T>& table, const Matrix<S>& qkv, const Buffer<T>& lse,
              const Matrix<T>& a) {
   const std::size_t tile = g.forward_tile, padded = g.padded, row_ld = g.row_ld(),
                     square_ld = g.square_ld(tile);
@@ -513,9 +519,9 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
 
 // dk and dv summed in their rows of dqkv: a team per (pair, key tile), over the query tiles at
 // and below it.
-template <class T>
+template <class T, class S>
 void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
-                   const Packed<T>& table, const Matrix<T>& qkv, const Matrix<T>& a,
+                   const Packed<T>& table, const Matrix<S>& qkv, const Matrix<T>& a,
                    const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
   const std::size_t scratch = g.backward_scratch(g.tile);
   const int level = scratch_level<T>(scratch);
@@ -547,9 +553,9 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
 
 // dq summed in its rows of dqkv: a team per (pair, query tile), over the key tiles at and below
 // it.
-template <class T>
+template <class T, class S>
 void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
-                     const Packed<T>& table, const Matrix<T>& qkv, const Matrix<T>& a,
+                     const Packed<T>& table, const Matrix<S>& qkv, const Matrix<T>& a,
                      const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
   const std::size_t scratch = g.backward_scratch(g.tile);
   const int level = scratch_level<T>(scratch);
@@ -583,9 +589,9 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
 
 // dq, dk and dv into dqkv with a team per pair: for each key tile, the query tiles at and below
 // it, dq's running sums kept in dqkv's q columns (turned and scaled once they are whole).
-template <class T>
+template <class T, class S>
 void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
-                    const Packed<T>& table, const Matrix<T>& qkv, const Matrix<T>& a,
+                    const Packed<T>& table, const Matrix<S>& qkv, const Matrix<T>& a,
                     const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
   const std::size_t scratch = g.backward_scratch(g.tile);
   const int level = scratch_level<T>(scratch);
@@ -635,10 +641,11 @@ void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, 
       });
 }
 
-// dqkv from da, given the forward pass's qkv, a and lse: in the shape g names.
-template <class T>
+// dqkv from da, given the forward pass's qkv (its elements T or bf16), a and lse: in the shape g
+// names.
+template <class T, class S>
 void backward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
-              const Packed<T>& table, const Matrix<T>& qkv, const Matrix<T>& a, const Matrix<T>& da,
+              const Packed<T>& table, const Matrix<S>& qkv, const Matrix<T>& a, const Matrix<T>& da,
               const Buffer<T>& lse, const Matrix<T>& dqkv) {
   if (g.pair_teams) {
     pair_gradients(space, g, pairs, table, qkv, a, da, lse, dqkv);

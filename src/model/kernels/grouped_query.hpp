@@ -9,6 +9,7 @@
 //   wide    tokens x 3 heads dim:        [q | k | v], k and v repeated per query head
 #include <cstddef>
 
+#include "core/bfloat16.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/elementwise.hpp"
 
@@ -26,13 +27,16 @@ struct GroupedQuery {
   }
 };
 
-// wide = narrow with k and v repeated per query head.
-template <class T>
+// wide = narrow with k and v repeated per query head, its elements T or, in a bf16 run, bf16
+// (rounded as they are repeated).
+template <class T, class W>
 void repeat_kv(const ExecSpace& space, const GroupedQuery& g, const Matrix<T>& narrow,
-               const Matrix<T>& wide) {
+               const Matrix<W>& wide) {
   for_each_element(
       "repeat_kv", space, wide.extent(0), wide.extent(1),
-      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { wide(r, c) = narrow(r, g.narrow_column(c)); });
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
+        wide(r, c) = element_cast<W>(narrow(r, g.narrow_column(c)));
+      });
 }
 
 // d_narrow = d_wide with each k and v head's gradient summed over its group's query heads.

@@ -6,14 +6,18 @@
 // With grouped-query attention (model.kv_heads below model.heads) the projection's narrower
 // output has its keys and values repeated per query head before attention, and their gradients
 // summed over each group after it (model/kernels/grouped_query.hpp); the saved activation is the
-// repeated one, which the attention kernels read.
+// repeated one, which the attention kernels read. In a bf16 run it is kept rounded to bf16 (as
+// autocast's linear layer outputs it): repeat_kv rounds it as it repeats, or without groups a
+// rounding kernel, from the projection's float output.
 //
 //     AttentionModule<Exec> attention(context, attention_shape, trainable, memory);
 //     attention.forward(BlockLayer::qkv, params, saved);
 //     attention.backward(BlockLayer::qkv, params, saved, din, accumulate, sync);
 #include <array>
 #include <memory>
+#include <type_traits>
 
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "exec/caller_work.hpp"
 #include "model/activation_store.hpp"
@@ -42,11 +46,16 @@ class AttentionModule {
     memory.work += LocalAttention<T>::bytes_for(shape, trainable);
     const std::size_t tokens = c_.shape.tokens(), H = c_.shape.hidden;
     const std::size_t narrow = fc_outputs(c_.shape, FcKind::qkv);
-    if (grouped())
+    // The projection's output before attention's input is made from it: grouped, narrow; kept
+    // in bf16, in float. Training without groups, in attention's input gradient: a block's
+    // backward pass writes that only after its forward pass (or recomputation) has read this.
+    const bool staged = grouped() || outputs_kept_in_bf16(c_.ex);
+    if (staged && (grouped() || !trainable))
       qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, narrow, "qkv_out", memory.work);
     if (!trainable) return;
     g_a_ = activation_matrix(c_.ex, tokens, Layout::standard, H, "grad_attention", memory.work);
     g_qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, 3 * H, "grad_qkv", memory.work);
+    if (staged && !grouped()) qkv_ = g_qkv_;
     if (grouped())
       g_qkv_out_ =
           activation_matrix(c_.ex, tokens, Layout::standard, narrow, "grad_qkv_out", memory.work);
@@ -64,13 +73,22 @@ class AttentionModule {
       case BlockLayer::norm1:
         return c_.norm_into_input(FcKind::qkv, s.x_in, w[ParamKind::norm1_gain].value, s.rinv1,
                                   s.qkv_in);
-      case BlockLayer::qkv:
+      case BlockLayer::qkv: {
+        const bool staged = grouped() || s.qkv.in_bf16();  // attention's input made from qkv_
         c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv],
-                                  grouped() ? qkv_ : s.qkv);
-        if (grouped())
-          c_.ex.compute("repeat_kv", kernel_work::repeat_kv(double(elements(s.qkv))),
-                        [&] { repeat_kv(c_.ex.compute_space(), group_, qkv_, s.qkv); });
-        return;
+                                  staged ? qkv_ : s.qkv.value);
+        if (!staged) return;
+        const double n = double(s.qkv.extent(0) * s.qkv.extent(1));
+        if (!grouped())  // the rounding alone: the kernel whose loop a CPU vectorizes
+          return c_.ex.compute("to_bfloat16", kernel_work::repeat_kv(n), [&] {
+            if constexpr (std::is_same_v<T, float>)  // a bf16 run keeps its tensors in float
+              to_bfloat16(c_.ex.compute_space(), qkv_, s.qkv.rounded, Mat(), Matrix<bfloat16>());
+          });
+        return c_.ex.compute("repeat_kv", kernel_work::repeat_kv(n), [&] {
+          if (s.qkv.in_bf16()) return repeat_kv(c_.ex.compute_space(), group_, qkv_, s.qkv.rounded);
+          repeat_kv(c_.ex.compute_space(), group_, qkv_, s.qkv.value);
+        });
+      }
       case BlockLayer::attention:
         return c_.ex.compute("attention", work_[0], [&] {
           local_->forward(c_.ex.compute_space(), s.qkv, s.attention, s.a);
@@ -123,7 +141,8 @@ class AttentionModule {
   std::array<LocalWork, 2> work_;             // what its forward and backward passes cost
   GroupedQuery group_;                        // the chip's query, key and value heads
   Mat g_a_, g_qkv_;                           // the gradients of attention's output and input
-  Mat qkv_, g_qkv_out_;  // grouped: the projection's output and its gradient (narrow)
+  Mat qkv_;        // the projection's output, grouped (narrow) or kept in bf16 (training: g_qkv_)
+  Mat g_qkv_out_;  // grouped: the projection's output gradient (narrow)
 };
 
 }  // namespace meshslice

@@ -37,7 +37,7 @@ class MlpModule {
     // FF1's output in float before the activation rounds it (kept in bf16: a bf16 run). Training,
     // in FF1's output gradient: a block's backward pass writes that only after its forward pass
     // (or recomputation) has read this.
-    const bool kept_in_bf16 = ff1_output_kept_in_bf16(c_.ex);
+    const bool kept_in_bf16 = outputs_kept_in_bf16(c_.ex);
     if (!trainable) {
       if (kept_in_bf16)
         u_float_ = activation_matrix(c_.ex, tokens, u, ff1_out, "ff1_out", memory.work);
@@ -50,10 +50,6 @@ class MlpModule {
         gated() ? activation_matrix(c_.ex, tokens, u, F, "grad_activation_out", memory.work) : g_u_;
     if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
   }
-
-  // Whether FF1's saved output is kept rounded to bf16 (ActivationStore::keep_ff1_output_in_bf16):
-  // in a bf16 run.
-  static bool ff1_output_kept_in_bf16(const Exec& ex) { return ex.keeps_operands_in_bf16(); }
 
   static bool owns(BlockLayer layer) {
     return layer == BlockLayer::norm2 || layer == BlockLayer::ff1 ||
