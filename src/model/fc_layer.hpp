@@ -99,6 +99,10 @@ class FcLayer {
             plan(Pass::backward_data).takes_bf16_operands());
   }
 
+  // Whether w keeps a bf16 copy for these GEMMs to read (Parameter::rounded): a bf16 run whose
+  // plans for them take it kept in bf16.
+  bool weight_kept_in_bf16() const { return ex_.keeps_operands_in_bf16() && weight_takes_bf16(); }
+
   // dy as both backward GEMMs read it: in a bf16 run rounded to bf16 once instead of by each,
   // where both plans take operands kept in bf16.
   Operand output_gradient(const Mat& dy) {

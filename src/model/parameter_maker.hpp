@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/gemm_operand.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/memory_use.hpp"
 #include "model/model_buffer.hpp"
@@ -18,6 +19,15 @@
 #include "parameters/parameter_set.hpp"
 
 namespace meshslice {
+
+// A weight as its layer's GEMMs read it: its bf16 copy where it keeps one (ParameterMaker::add's
+// bf16_copy), else its value.
+template <class T>
+GemmOperand<T> weight_operand(const Parameter<T>& w) {
+  GemmOperand<T> operand(w.value);
+  operand.rounded = w.rounded;
+  return operand;
+}
 
 template <class Exec>
 class ParameterMaker {

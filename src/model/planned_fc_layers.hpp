@@ -19,6 +19,7 @@
 #include "model/fc_layer.hpp"
 #include "model/layer_plan.hpp"
 #include "model/memory_use.hpp"
+#include "model/parameter_maker.hpp"
 #include "model/relayouts.hpp"
 #include "parameters/parameter_set.hpp"
 
@@ -80,17 +81,17 @@ class PlannedFcLayers {
   // Whether layer k's weight may be kept in bf16 (Parameter::rounded): a bf16 run whose plans
   // for the GEMMs that read it take operands kept in bf16.
   bool weight_kept_in_bf16(FcKind k) const {
-    return ex_.keeps_operands_in_bf16() && layers_[static_cast<int>(k)]->weight_takes_bf16();
+    return layers_[static_cast<int>(k)]->weight_kept_in_bf16();
   }
 
   // Layer k's GEMMs on this chip's shards, in the plan's layouts: y = x w, dx = dy w^T,
   // dw = x^T dy (or with `accumulate` dw += x^T dy). x may be kept in bf16 where
   // input_kept_in_bf16(k); the weight w is read in bf16 where it keeps a copy so.
   void forward(FcKind k, const GemmOperand<T>& x, const Parameter<T>& w, const Mat& y) {
-    layer(k).forward(ex_.wrap_operand(x), ex_.wrap_operand(weight(w)), ex_.wrap(y));
+    layer(k).forward(ex_.wrap_operand(x), ex_.wrap_operand(weight_operand(w)), ex_.wrap(y));
   }
   void backward_data(FcKind k, const Operand& dy, const Parameter<T>& w, const Mat& dx) {
-    layer(k).backward_data(dy, ex_.wrap_operand(weight(w)), ex_.wrap(dx));
+    layer(k).backward_data(dy, ex_.wrap_operand(weight_operand(w)), ex_.wrap(dx));
   }
   void backward_weight(FcKind k, const GemmOperand<T>& x, const Operand& dy, const Mat& dw,
                        bool accumulate) {
@@ -133,12 +134,6 @@ class PlannedFcLayers {
 
  private:
   FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
-  // A weight as its GEMMs read it: its bf16 copy where it keeps one, else its value.
-  static GemmOperand<T> weight(const Parameter<T>& w) {
-    GemmOperand<T> operand(w.value);
-    operand.rounded = w.rounded;
-    return operand;
-  }
 
   Exec& ex_;
   ModelShape shape_;

@@ -123,9 +123,11 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   const double padded =
       m.vocab > 0 ? static_cast<double>(mesh_padded_vocab(m.vocab, c.rows, c.cols)) : 0.0;
   parameters += (holds_head ? 2 : 1) * padded * static_cast<double>(m.llm.hidden) / c.tp();
+  // The blocks' weight matrices keep bf16 copies (weight_copies bytes each), and the head's.
+  const double copied = block_weights(m) * chunk_blocks * c.virtual_stages / c.tp() +
+                        (holds_head ? padded * static_cast<double>(m.llm.hidden) / c.tp() : 0.0);
   MemoryEstimate e;
-  e.weights = parameters * bytes.weights +
-              block_weights(m) * chunk_blocks * c.virtual_stages / c.tp() * bytes.weight_copies;
+  e.weights = parameters * bytes.weights + copied * bytes.weight_copies;
   e.gradients = parameters * bytes.gradients;
   e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass.

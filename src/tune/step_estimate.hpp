@@ -81,12 +81,12 @@ struct StepEstimate {
 // them at (and the step's dp and pp messages move). pure: every tensor at the machine's element
 // width (the emulated chip's own model: a bf16 TPU run keeps and moves bf16). of_run: as
 // meshslice-train keeps them at a train.precision (core/precision.hpp): bf16 keeps float
-// weights (the master) with a bf16 copy of the blocks' weight matrices, float gradients, partial
-// sums and activations, and only the gathered GEMM operands, the FC layers' saved inputs and
-// QKV's and FF1's saved outputs in bf16.
+// weights (the master) with a bf16 copy of the weight matrices (blocks' and head's), float
+// gradients, partial sums and activations, and only the gathered GEMM operands, the FC layers'
+// saved inputs and QKV's and FF1's saved outputs in bf16.
 struct TensorBytes {
   double weights = 4, gradients = 4, activations = 4;
-  double weight_copies = 0;  // the blocks' weight matrices' copies (bf16: 2 bytes more each)
+  double weight_copies = 0;  // the weight matrices' copies, blocks' and head's (bf16: 2 bytes)
   double kept_in_bf16 = 4;   // QKV's, FF1's and FF2's saved inputs, QKV's and FF1's outputs
   double gathered = 4;       // the GEMM plans' gathered operand slices
   double partial_sums = 4;   // the LS and RS plans' partial outputs

@@ -298,6 +298,14 @@ TEST(StepEstimate, TheHeadRunsOnTheLastStageOncePerMicroBatch) {
   EXPECT_NEAR(one_stage.activations - one_stage_blocks.activations,
               c.microbatch_tokens(m) * 50272.0 / c.tp() * 2, 1e-3);
   EXPECT_GT(one_stage.workspaces, one_stage_blocks.workspaces);
+  // A bf16 run's head keeps a bf16 copy of its weight (2 bytes an element), as the blocks'
+  // weight matrices do.
+  const TensorBytes as_bf16 = TensorBytes::of_run("bf16"), as_float = TensorBytes::of_run("float");
+  const auto copies = [&](const TrainingModel& model_of, const MeshChoice* head_of) {
+    return estimate_memory(model_of, c, mesh, as_bf16, head_of).weights -
+           estimate_memory(model_of, c, mesh, as_float, head_of).weights;
+  };
+  EXPECT_NEAR(copies(m, &head) - copies(blocks_only, nullptr), table, 1e-3);
   EXPECT_NEAR(step_flops(m) - step_flops(blocks_only), 6.0 * 64 * 2048 * m.llm.hidden * 50257, 1e3);
 }
 

@@ -60,12 +60,25 @@ class LanguageModelEnds {
     require(!shape.tied_head || (first && last),
             "model.tied_head: the embedding is the head, so the first and the last block must "
             "be on one pipeline stage; untie the head or run without pipeline stages");
+    if (last) {
+      try {
+        head_layer_ = std::make_unique<FcLayer<Exec>>(ex, head_plan.stationary, false, T_, H, Vp,
+                                                      head_plan.gemms, trainable);
+      } catch (const UserError& e) {
+        throw UserError(concat("the LM head (", H, " -> ", Vp, ", the vocabulary of ", vocab_.vocab,
+                               " padded): ", e.what()));
+      }
+    }
+    // The head's weight (the table when tied) keeps a bf16 copy where its GEMMs read one.
+    const bool head_copy = head_layer_ && head_layer_->weight_kept_in_bf16();
     const auto add = [&](LmParam param, std::size_t rows, std::size_t cols, std::size_t row0,
                          std::size_t col0, bool transposed) {
       Parameter<T> p = parameter(param, row0, col0);
       p.layout.transposed = transposed;
+      const bool read_by_head =
+          param == LmParam::lm_head || (param == LmParam::embedding && shape.tied_head);
       return make.add(std::move(p), rows, cols, seed, lm_param_stream(param),
-                      lm_param_std(shape, param));
+                      lm_param_std(shape, param), read_by_head && head_copy);
     };
     // Vocabulary over mesh rows and hidden over mesh columns: the embedding's table, and an
     // X-stationary head's W^T (the table itself when tied).
@@ -84,13 +97,6 @@ class LanguageModelEnds {
       head_ = head_plan.weight_transposed()
                   ? add_table(LmParam::lm_head, true)
                   : add(LmParam::lm_head, H / pr, Vp / pc, i * (H / pr), j * (Vp / pc), false);
-    try {
-      head_layer_ = std::make_unique<FcLayer<Exec>>(ex, head_plan.stationary, false, T_, H, Vp,
-                                                    head_plan.gemms, trainable);
-    } catch (const UserError& e) {
-      throw UserError(concat("the LM head (", H, " -> ", Vp, ", the vocabulary of ", vocab_.vocab,
-                             " padded): ", e.what()));
-    }
     const std::size_t rows = T_ / pr;
     cross_entropy_ = std::make_unique<VocabCrossEntropy<Exec>>(ex, vocab_, rows);
     final_rinv_ = counted_matrix<Exec>("final_rinv", rows, 1, memory.work);
@@ -145,7 +151,7 @@ class LanguageModelEnds {
     const auto dlogits = head_layer_->output_gradient(ex_.wrap(logits_));
     head_layer_->backward_weight(ex_.wrap(work_.normed), dlogits, ex_.wrap(head.grad), accumulate);
     if (sync && !shape_.tied_head) sync->start(head);
-    head_layer_->backward_data(dlogits, ex_.wrap(head.value), ex_.wrap(dh));
+    head_layer_->backward_data(dlogits, ex_.wrap_operand(weight_operand(head)), ex_.wrap(dh));
     ex_.compute("zero", LocalWork::streaming(double(elements(dy))),
                 [&] { Kokkos::deep_copy(ex_.compute_space(), dy, T(0)); });
     norm_.backward(dh, y, gain.value, final_rinv_, dy, gain.grad, accumulate);
@@ -198,7 +204,8 @@ class LanguageModelEnds {
   // logits_ = the head of the final norm of y (the last block's output), the norm's in normed.
   void head_logits(const Mat& y) {
     norm_.forward(y, params_[final_gain_].value, final_rinv_, work_.normed);
-    head_layer_->forward(ex_.wrap(work_.normed), ex_.wrap(head_weight().value), ex_.wrap(logits_));
+    head_layer_->forward(ex_.wrap(work_.normed), ex_.wrap_operand(weight_operand(head_weight())),
+                         ex_.wrap(logits_));
   }
   static std::vector<std::size_t> held(std::initializer_list<std::size_t> places) {
     std::vector<std::size_t> out;
