@@ -68,6 +68,22 @@ bool outputs_kept_in_bf16(const Exec& ex) {
   return ex.keeps_operands_in_bf16();
 }
 
+// Where an FC layer writes an output kept in bf16 in float, before the kernel that reads it first
+// rounds it into the saved one: training, in that output's gradient buffer `gradient` (a block's
+// backward pass writes it only after its forward pass or recomputation has read this); without
+// gradients, a tokens x width buffer of its own in `layout` (its bytes added to `use`). Empty
+// where outputs are not kept in bf16.
+template <class Exec>
+Matrix<typename Exec::Scalar> kept_output_staging(const Exec& ex,
+                                                  const Matrix<typename Exec::Scalar>& gradient,
+                                                  std::size_t tokens, Layout layout,
+                                                  std::size_t width, const char* label,
+                                                  std::size_t& use) {
+  if (!outputs_kept_in_bf16(ex)) return {};
+  if (elements(gradient) > 0) return gradient;
+  return activation_matrix(ex, tokens, layout, width, label, use);
+}
+
 template <class Exec>
 class ActivationStore {
  public:

@@ -46,19 +46,19 @@ class AttentionModule {
     memory.work += LocalAttention<T>::bytes_for(shape, trainable);
     const std::size_t tokens = c_.shape.tokens(), H = c_.shape.hidden;
     const std::size_t narrow = fc_outputs(c_.shape, FcKind::qkv);
-    // The projection's output before attention's input is made from it: grouped, narrow; kept
-    // in bf16, in float. Training without groups, in attention's input gradient: a block's
-    // backward pass writes that only after its forward pass (or recomputation) has read this.
-    const bool staged = grouped() || outputs_kept_in_bf16(c_.ex);
-    if (staged && (grouped() || !trainable))
-      qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, narrow, "qkv_out", memory.work);
-    if (!trainable) return;
-    g_a_ = activation_matrix(c_.ex, tokens, Layout::standard, H, "grad_attention", memory.work);
-    g_qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, 3 * H, "grad_qkv", memory.work);
-    if (staged && !grouped()) qkv_ = g_qkv_;
-    if (grouped())
-      g_qkv_out_ =
-          activation_matrix(c_.ex, tokens, Layout::standard, narrow, "grad_qkv_out", memory.work);
+    if (trainable) {
+      g_a_ = activation_matrix(c_.ex, tokens, Layout::standard, H, "grad_attention", memory.work);
+      g_qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, 3 * H, "grad_qkv", memory.work);
+      if (grouped())
+        g_qkv_out_ =
+            activation_matrix(c_.ex, tokens, Layout::standard, narrow, "grad_qkv_out", memory.work);
+    }
+    // The projection's output before attention's input is made from it: grouped, narrow (k and v
+    // repeated from it); otherwise, in a bf16 run, in float before it is rounded.
+    qkv_ = grouped()
+               ? activation_matrix(c_.ex, tokens, Layout::standard, narrow, "qkv_out", memory.work)
+               : kept_output_staging(c_.ex, g_qkv_, tokens, Layout::standard, narrow, "qkv_out",
+                                     memory.work);
   }
 
   static bool owns(BlockLayer layer) {

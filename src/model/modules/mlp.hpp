@@ -34,17 +34,10 @@ class MlpModule {
       c_.relayouts.plan(F);
     }
     const std::size_t ff1_out = fc_outputs(c_.shape, FcKind::ff1);
-    // FF1's output in float before the activation rounds it (kept in bf16: a bf16 run). Training,
-    // in FF1's output gradient: a block's backward pass writes that only after its forward pass
-    // (or recomputation) has read this.
-    const bool kept_in_bf16 = outputs_kept_in_bf16(c_.ex);
-    if (!trainable) {
-      if (kept_in_bf16)
-        u_float_ = activation_matrix(c_.ex, tokens, u, ff1_out, "ff1_out", memory.work);
-      return;
-    }
-    g_u_ = activation_matrix(c_.ex, tokens, u, ff1_out, "grad_ff1_out", memory.work);
-    if (kept_in_bf16) u_float_ = g_u_;
+    if (trainable) g_u_ = activation_matrix(c_.ex, tokens, u, ff1_out, "grad_ff1_out", memory.work);
+    // FF1's output in float before the activation rounds it (a bf16 run).
+    u_float_ = kept_output_staging(c_.ex, g_u_, tokens, u, ff1_out, "ff1_out", memory.work);
+    if (!trainable) return;
     // GeLU's gradient works in place; SwiGLU's output gradient is half its input's.
     g_act_ =
         gated() ? activation_matrix(c_.ex, tokens, u, F, "grad_activation_out", memory.work) : g_u_;
