@@ -172,6 +172,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   std::size_t relayouts_before = 0;
   DeviceWork busiest_step;  // the step that launched the most (kernels and BLAS calls)
   DeviceWork fastest_step;  // the best step's, for where the time went (the first step warms up)
+  // The step that allocated the most Kokkos memory (the plans made every buffer: none should).
+  DeviceWork most_allocating_step;
+  std::size_t most_allocating_step_number = 0;
   for (std::size_t step = resumed + 1; step <= s.steps; ++step) {
     // The batch is made before the step starts (on every stage, as a data loader would have
     // it ready), so the teacher on the last stage does not hold the pipeline up.
@@ -186,6 +189,10 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const auto r = trainer.step();
     const DeviceWork work = device_work() - work_before;
     if (work.launches_and_blas() > busiest_step.launches_and_blas()) busiest_step = work;
+    if (work.allocations > most_allocating_step.allocations) {
+      most_allocating_step = work;
+      most_allocating_step_number = step;
+    }
     MPI_Barrier(torus.comm());
     nonfinite.after(step, r, trainer);
     // The pipeline's bubble: of its span (the common start to the last stage's last message),
@@ -322,9 +329,13 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            "; most: ", busiest_names(busiest_step.by_name, 8), fences,
            "; host time of the best step most (the kernels' own where they block): ",
            busiest_names(fastest_step.seconds_by_name, 6));
+  if (most_allocating_step.allocations > 0)
+    log_info("step ", most_allocating_step_number, " allocated Kokkos memory ",
+             most_allocating_step.allocations, " times on this rank (",
+             busiest_names(most_allocating_step.allocations_by_name, 5), ")");
   log_info("re-layouts: ", trainer.student().relayouts().count, " (",
            mib(trainer.student().relayouts().bytes), " MiB sent by this rank)");
-  // bf16's operand copies grow with the first step's GEMMs: counted here, not in the estimate.
+  // bf16's operand copies, sized with the executor's plans: counted here, not in the estimate.
   const double bf16_copies = static_cast<double>(ex.real().bf16_scratch_bytes());
   log_info("memory per rank: estimated ", mib(memory.total()), " MiB of model buffers",
            bf16_copies > 0 ? concat(" + ", mib(bf16_copies), " MiB of bf16 GEMM operand copies")
@@ -386,6 +397,9 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
              device_work_counts_fences() ? json::Value(busiest_step.global_fences) : json::Value());
     work.set("global_fences_by_name", counts_json(busiest_step.global_fences_by_name));
     work.set("best_step_seconds_by_name", counts_json(fastest_step.seconds_by_name));
+    // Of the step that allocated the most (any step, the first included).
+    work.set("allocations", most_allocating_step.allocations);
+    work.set("allocations_by_name", counts_json(most_allocating_step.allocations_by_name));
     summary.set("device_work_per_step", std::move(work));
     summary.set("memory_estimate_mib", figure(mib(memory.total())));
     summary.set("bf16_operand_copies_mib", figure(mib(bf16_copies)));

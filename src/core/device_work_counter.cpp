@@ -134,6 +134,11 @@ void begin_deep_copy(SpaceHandle dst_space, const char* dst_name, const void* ds
   if (earlier.begin_deep_copy)
     earlier.begin_deep_copy(dst_space, dst_name, dst, src_space, src_name, src, bytes);
 }
+void allocate(SpaceHandle space, const char* label, const void* pointer, std::uint64_t bytes) {
+  ++counted.allocations;
+  ++counted.allocations_by_name[label];
+  if (earlier.allocate_data) earlier.allocate_data(space, label, pointer, bytes);
+}
 
 // The counts (or seconds) of `now` less those of `before`, the names that grew.
 template <class Number>
@@ -175,6 +180,8 @@ DeviceWork DeviceWork::operator-(const DeviceWork& before) const {
   d.fences = fences - before.fences;
   d.copies = copies - before.copies;
   d.host_device_copies = host_device_copies - before.host_device_copies;
+  d.allocations = allocations - before.allocations;
+  d.allocations_by_name = counts_since(allocations_by_name, before.allocations_by_name);
   d.by_name = counts_since(by_name, before.by_name);
   d.fences_by_name = counts_since(fences_by_name, before.fences_by_name);
   d.global_fences = global_fences - before.global_fences;
@@ -199,6 +206,7 @@ void install_device_work_counter() {
   events.begin_fence = begin_fence;
   events.end_fence = end_fence;
   events.begin_deep_copy = begin_deep_copy;
+  events.allocate_data = allocate;
   // Asked by Kokkos::initialize only (so only when installed before it): counting needs no
   // fence around every kernel, which Kokkos inserts for a tool that does not say so (612 of a
   // bench-h1024 step's 764 fences on Kokkos 4.6.99 were those).
@@ -213,7 +221,8 @@ DeviceWork device_work() { return counted; }
 std::string describe(const DeviceWork& work) {
   return concat(work.launches, " kernel launches, ", work.blas_calls, " BLAS calls, ",
                 device_work_counts_fences() ? concat(work.fences) : std::string("(uncounted)"),
-                " fences, ", work.copies, " copies (", work.host_device_copies, " host-device)");
+                " fences, ", work.copies, " copies (", work.host_device_copies, " host-device), ",
+                work.allocations, " allocations");
 }
 
 std::string busiest_names(const std::map<std::string, std::uint64_t>& counts, std::size_t count) {

@@ -3,8 +3,8 @@
 // app installs itself (no tools library needed): kernel launches (parallel_for, _reduce and
 // _scan), BLAS calls (KokkosBlas::gemm, seen as the profiling region KokkosKernels opens around
 // every call, and the bf16 local GEMM's meshslice::bf16_gemm[route] region; kernels launched
-// inside one count as the call), fences, and deep copies, of which
-// those between host and device memory. On a GPU each launch and fence costs microseconds of
+// inside one count as the call), fences, deep copies, of which those between host and device
+// memory, and allocations of Kokkos memory (a plan makes its buffers once: a step makes none). On a GPU each launch and fence costs microseconds of
 // latency whatever the kernel's size, so a training step's counts are a budget (tests hold it).
 // Each is also timed, from its begin to its end on the host: on a CPU (and on a GPU with
 // CUDA_LAUNCH_BLOCKING=1) that is the kernel's run, otherwise only its issue, and a fence's is how
@@ -23,6 +23,8 @@ namespace meshslice {
 
 struct DeviceWork {
   std::uint64_t launches = 0, blas_calls = 0, fences = 0, copies = 0, host_device_copies = 0;
+  std::uint64_t allocations = 0;
+  std::map<std::string, std::uint64_t> allocations_by_name;  // by the views' labels
   // Launches and BLAS calls by kernel name (a BLAS call by its region's, "KokkosBlas::gemm[...]").
   std::map<std::string, std::uint64_t> by_name;
   std::map<std::string, std::uint64_t> fences_by_name;  // the fences by their labels

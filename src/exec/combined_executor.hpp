@@ -77,6 +77,7 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
     }
     bool rehearsing() const { return real.rehearsing(); }
     std::size_t bytes() const { return real.bytes(); }  // the emulated side holds no memory
+    std::size_t operand_as_given(int which) const { return real.operand_as_given(which); }
     void check_replayed() const {
       real.check_replayed();
       sim.check_replayed();
@@ -154,6 +155,9 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
   }
   void reserve_shared_operand(std::size_t rows, std::size_t cols) {
     real_.reserve_shared_operand(rows, cols);
+  }
+  void reserve_rounding(std::size_t a_elements, std::size_t b_elements) {
+    real_.reserve_rounding(a_elements, b_elements);
   }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return {real_.placeholder(rows, cols), sim_.placeholder(rows, cols)};

@@ -17,6 +17,8 @@
 //                                              is not one: MeshSlice alone takes those)
 //                placeholder(rows, cols)       a shape without memory (a plan's rehearsal)
 //                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
+//                reserve_rounding(a, b)        scratch for a bf16 run's rounding of operands
+//                                              that arrive in float (StartsCollectives: none)
 //                rows(x, first, count)         rows [first, first + count) of x, in place: a
 //                                              view, no copy (shards are row-major)
 //   local        slice(x, sub, dim, spec)      sub = slice s of x (paper Alg. 2)

@@ -242,6 +242,7 @@ void RealExecutor<T>::progress() {
 template <class T>
 void RealExecutor<T>::gemm(double alpha, const Gathered& a, bool transpose_a, const Gathered& b,
                            bool transpose_b, double beta, const Mat& c) {
+  if (rehearsing()) return rehearse_gemm(a, b);
   if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
   traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner, 0.0, [&] {
@@ -296,12 +297,52 @@ void RealExecutor<T>::reserve_shared_operand(std::size_t rows, std::size_t cols)
 }
 
 template <class T>
+void RealExecutor<T>::reserve_rounding(std::size_t a_elements, std::size_t b_elements) {
+  if (!bf16_route_) return;
+  grow_bf16_scratch(bf16_a_, a_elements, "bf16_a");
+  grow_bf16_scratch(bf16_b_, b_elements, "bf16_b");
+}
+
+// A bf16 run's GEMM rehearsed by a plan: what its runs need is made now. The bf16 GEMM fits the
+// operands; one in float that the plan made (a buffer of the algorithms that move float
+// matrices) gets its rounding scratch; the caller's (a placeholder) is noted for
+// GemmPlan::reserve_rounding, whose caller knows whether it will arrive in bf16.
+template <class T>
+void RealExecutor<T>::rehearse_gemm(const Gathered& a, const Gathered& b) {
+  if (!bf16_route_) return;
+  const Gathered* operands[2] = {&a, &b};
+  for (int which = 0; which < 2; ++which) {
+    const Gathered& g = *operands[which];
+    const std::size_t n = g.extent(0) * g.extent(1);
+    if (g.in_bf16()) continue;
+    if (g.value.data() == nullptr)
+      workspace_->note_operand_as_given(which, n);
+    else
+      grow_bf16_scratch(which == 0 ? bf16_a_ : bf16_b_, n, which == 0 ? "bf16_a" : "bf16_b");
+  }
+  fit_bf16_gemm(a.extent(0) * a.extent(1), b.extent(0) * b.extent(1));
+}
+
+template <class T>
+void RealExecutor<T>::fit_bf16_gemm(std::size_t a_elements, std::size_t b_elements) {
+  if (bf16_gemm_ && bf16_gemm_->fits(a_elements, b_elements)) return;
+  fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old buffers finish first
+  // Grown to the largest operands seen so far, so alternating shapes do not remake it.
+  const std::size_t had_a = bf16_gemm_ ? bf16_gemm_->a_elements() : 0;
+  const std::size_t had_b = bf16_gemm_ ? bf16_gemm_->b_elements() : 0;
+  bf16_gemm_ = std::make_unique<LocalGemmBf16>(*bf16_route_, std::max(a_elements, had_a),
+                                               std::max(b_elements, had_b));
+  ++bf16_scratch_made_;
+}
+
+template <class T>
 void RealExecutor<T>::grow_bf16_scratch(Kokkos::View<bfloat16*, MemSpace>& scratch,
                                         std::size_t elements, const char* label) {
   if (elements <= scratch.extent(0)) return;
   fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old scratch finish first
   scratch = Kokkos::View<bfloat16*, MemSpace>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), elements);
+  ++bf16_scratch_made_;
 }
 
 template <class T>
@@ -332,14 +373,7 @@ std::pair<Matrix<bfloat16>, Matrix<bfloat16>> RealExecutor<T>::bf16_operands(con
   const bool round_a = !a.in_bf16(), round_b = !b.in_bf16();
   grow_bf16_scratch(bf16_a_, round_a ? na : 0, "bf16_a");
   grow_bf16_scratch(bf16_b_, round_b ? nb : 0, "bf16_b");
-  if (!bf16_gemm_ || !bf16_gemm_->fits(na, nb)) {
-    fence(compute_, "meshslice::bf16_scratch");  // GEMMs queued on the old buffers finish first
-    // Grown to the largest operands seen so far, so alternating shapes do not remake it.
-    const std::size_t had_a = bf16_gemm_ ? bf16_gemm_->a_elements() : 0;
-    const std::size_t had_b = bf16_gemm_ ? bf16_gemm_->b_elements() : 0;
-    bf16_gemm_ =
-        std::make_unique<LocalGemmBf16>(*bf16_route_, std::max(na, had_a), std::max(nb, had_b));
-  }
+  fit_bf16_gemm(na, nb);
   const Matrix<bfloat16> a16 =
       a.in_bf16() ? a.rounded : Matrix<bfloat16>(bf16_a_.data(), a.extent(0), a.extent(1));
   const Matrix<bfloat16> b16 =

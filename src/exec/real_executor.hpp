@@ -187,8 +187,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // train.precision bf16 (a float executor only): from now on every GEMM rounds its operands to
   // bf16 and multiplies them by `route` (exec/local_gemm_bf16.hpp), the products summed in
   // float, as PyTorch's autocast does, and the sliced gathers move bf16 (alloc_gathered). The
-  // bf16 copies live in scratch that grows to the largest operands in the first step and is
-  // kept. Chosen before any plan is made on this executor (its buffers depend on it).
+  // bf16 copies live in scratch sized as the plans are made (their rehearsals, and
+  // reserve_rounding for the callers' operands that arrive in float); a GEMM outside a plan
+  // grows it. Chosen before any plan is made on this executor (its buffers depend on it).
   void round_gemm_operands_to_bf16(Bf16GemmRoute route);
   // train.precision tf32 (a float executor of a CUDA build only): from now on every GEMM runs on
   // the tensor cores in TF32 (exec/local_gemm_tf32.hpp); UserError in other builds.
@@ -200,6 +201,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // Sizes shared_operand()'s scratch for a rows x cols matrix now (an FC layer's plans are made),
   // so that a step does not grow it: freeing the smaller one would wait for the whole device.
   void reserve_shared_operand(std::size_t rows, std::size_t cols);
+  // Sizes the scratch that rounds a GEMM's operands a and b for operands of up to a_elements and
+  // b_elements in float (GemmPlan::reserve_rounding), so that a step does not grow it.
+  void reserve_rounding(std::size_t a_elements, std::size_t b_elements);
   // Whether GEMM operands may be kept in bf16 (the caller's too: FF2's saved input): a bf16 run.
   bool keeps_operands_in_bf16() const { return bf16_route_.has_value(); }
   const Gathered& wrap_operand(const Gathered& g) const { return g; }
@@ -209,6 +213,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
     return (bf16_a_.extent(0) + bf16_b_.extent(0) + bf16_shared_.extent(0)) * sizeof(bfloat16) +
            (bf16_gemm_ ? bf16_gemm_->buffer_bytes() : 0);
   }
+  // How many times that scratch (or the bf16 GEMM) was made or grown: once the plans are made,
+  // a step that changes it allocated (and fenced) in the step.
+  std::size_t bf16_scratch_made() const { return bf16_scratch_made_; }
 
  private:
   struct InFlight {
@@ -237,6 +244,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // finish first).
   void grow_bf16_scratch(Kokkos::View<bfloat16*, MemSpace>& scratch, std::size_t elements,
                          const char* label);
+  // The bf16 GEMM, remade when it does not fit operands of these sizes.
+  void fit_bf16_gemm(std::size_t a_elements, std::size_t b_elements);
+  void rehearse_gemm(const Gathered& a, const Gathered& b);
   // An op left flight: its staging area is free again, its trace event ends.
   void finish(InFlight& op);
   template <class F>
@@ -272,6 +282,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   Kokkos::View<bfloat16*, MemSpace> bf16_a_, bf16_b_;  // operands rounded for a GEMM
   Kokkos::View<bfloat16*, MemSpace> bf16_shared_;      // shared_operand()'s
   std::unique_ptr<LocalGemmBf16> bf16_gemm_;
+  std::size_t bf16_scratch_made_ = 0;         // bf16_scratch_made()
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
   // Host staging of collectives started without a workspace (the pipeline stages' sends and

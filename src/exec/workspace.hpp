@@ -11,6 +11,8 @@
 // and nothing is allocated. A replay that asks for something
 // else than the rehearsal recorded is a logic error (a data-dependent algorithm), reported as
 // such rather than silently allocating.
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -33,6 +35,7 @@ class Workspace {
     slots_.clear();
     mode_ = Mode::rehearse;
     next_buffer_ = next_scratch_ = 0;
+    as_given_ = {};
   }
   // Hand back the recorded items from the first one on.
   void replay() {
@@ -80,6 +83,15 @@ class Workspace {
     if (rehearsing()) scratch_.release(slot);
   }
 
+  // Rehearsing: `elements` of the caller's operand `which` (0: A, 1: B) reached a local GEMM as
+  // the caller gave it, not sliced or gathered into a buffer of the plan (a bf16 run rounds it
+  // there if it arrives in float: GemmPlan::reserve_rounding).
+  void note_operand_as_given(int which, std::size_t elements) {
+    if (rehearsing()) as_given_[which] = std::max(as_given_[which], elements);
+  }
+  // The most elements of operand `which` that reached a local GEMM as given (0: never).
+  std::size_t operand_as_given(int which) const { return as_given_[which]; }
+
   // Bytes of the recorded buffers and scratch areas (device and host staging): what the plan
   // holds between runs, for memory estimates.
   std::size_t bytes() const {
@@ -107,6 +119,7 @@ class Workspace {
   std::vector<std::size_t> slots_;  // the scratch slot of each collective, in start order
   std::size_t next_buffer_ = 0;
   std::size_t next_scratch_ = 0;
+  std::array<std::size_t, 2> as_given_{};  // note_operand_as_given
 };
 
 // Scratch of an executor whose collectives need none (the emulating executor).

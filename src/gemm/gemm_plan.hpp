@@ -20,6 +20,8 @@
 // the executor (nothing executes; every buffer and scratch it asks for is recorded), and each run
 // replays it against the real shards, getting the same buffers back (exec/workspace.hpp). The
 // same plan type drives the emulating executor (sim::SimExecutor) and the combined one.
+#include <array>
+#include <cstddef>
 #include <string>
 
 #include "core/errors.hpp"
@@ -83,11 +85,13 @@ class GemmPlan {
     };
     execute(shape('A'), shape('B'), shape('C'), Scale{});
     // On one chip every algorithm is its local GEMM (execute()): the configuration was checked
-    // above as on any mesh, and the plan keeps no buffers.
+    // above as on any mesh, the plan keeps no buffers, and it is rehearsed again as it will run.
     if (ex.mesh_rows() == 1 && ex.mesh_cols() == 1) {
       one_chip_ = true;
       workspace_.rehearse();
+      execute(shape('A'), shape('B'), shape('C'), Scale{});
     }
+    as_given_ = {workspace_.operand_as_given(0), workspace_.operand_as_given(1)};
   }
 
   // C = alpha op(A) op(B) + beta C on the caller's shards (shapes as shard_region() says).
@@ -111,6 +115,17 @@ class GemmPlan {
   // shards (and one chip's GEMM); the others move float matrices.
   bool takes_bf16_operands() const {
     return one_chip_ || algorithm_ == Algorithm::meshslice || algorithm_ == Algorithm::collective;
+  }
+  // A bf16 run multiplies in bf16: a caller's operand that reaches a local GEMM as given (the
+  // stationary one of LS and RS, both on one chip; gathered slices travel in bf16) is rounded
+  // there, in the executor's scratch, unless it arrives kept in bf16. Sizes that scratch now for
+  // the operands that will arrive in float (a_in_bf16, b_in_bf16: the caller keeps A, B in
+  // bf16), so that run() allocates nothing. The algorithms that move float matrices round every
+  // operand: their own buffers' scratch was sized by the rehearsal.
+  void reserve_rounding(bool a_in_bf16, bool b_in_bf16) {
+    const bool kept = takes_bf16_operands();
+    ex_.reserve_rounding(kept && a_in_bf16 ? 0 : as_given_[0],
+                         kept && b_in_bf16 ? 0 : as_given_[1]);
   }
 
  private:
@@ -145,7 +160,8 @@ class GemmPlan {
   GemmOptions options_;
   std::string region_;  // the Kokkos profiling region of every run
   typename Exec::Workspace workspace_;
-  bool one_chip_ = false;  // a 1 x 1 mesh: run() is the local GEMM
+  bool one_chip_ = false;                  // a 1 x 1 mesh: run() is the local GEMM
+  std::array<std::size_t, 2> as_given_{};  // Workspace::operand_as_given of A and B
 };
 
 }  // namespace meshslice

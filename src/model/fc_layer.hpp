@@ -25,6 +25,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "gemm/fc_dataflow.hpp"
 #include "gemm/gemm_plan.hpp"
@@ -112,40 +113,67 @@ class FcLayer {
 
   // y = x w (x is X, or X^T when W-stationary; w is W, or W^T when X-stationary).
   void forward(const Operand& x, const Operand& w, const Mat& y) {
-    run(Pass::forward, x, w, y);  // Y = OS(X, W), LS(X, Wt) or RS(Xt, W)
+    run(Pass::forward, {&x, &w, nullptr}, y);
   }
 
   // dx = dy w^T: the input gradient, laid out like x.
   void backward_data(const Operand& dy, const Operand& w, const Mat& dx) {
-    if (stationary_ == Stationary::W)
-      run(Pass::backward_data, w, dy, dx);  // X't = LS(W, Y')
-    else
-      run(Pass::backward_data, dy, w, dx);  // X' = LS(Y', W) or OS(Y', Wt)
+    run(Pass::backward_data, {nullptr, &w, &dy}, dx);
   }
 
   // dw (+)= x^T dy: the weight gradient, laid out like w; accumulate adds to what dw holds
   // (micro-batches), otherwise overwrites it.
   void backward_weight(const Operand& x, const Operand& dy, const Mat& dw, bool accumulate) {
-    const double beta = accumulate ? 1.0 : 0.0;
-    if (stationary_ == Stationary::X)
-      run(Pass::backward_weight, dy, x, dw, beta);  // W't = RS(Y', X)
-    else
-      run(Pass::backward_weight, x, dy, dw, beta);  // W' = RS(X, Y') or OS(Xt, Y')
+    run(Pass::backward_weight, {&x, nullptr, &dy}, dw, accumulate ? 1.0 : 0.0);
+  }
+
+  // Sizes now the executor's scratch in which a bf16 run rounds the operands that reach these
+  // GEMMs in float (GemmPlan::reserve_rounding), so that no step allocates it: the input unless
+  // `input_in_bf16` (its caller keeps it so), the weight unless it keeps a bf16 copy
+  // (weight_kept_in_bf16), the output gradient unless output_gradient() rounds it once.
+  void reserve_rounding(bool input_in_bf16) {
+    const bool trained = plans_[static_cast<int>(Pass::backward_data)] != nullptr;
+    const std::array<bool, 3> in_bf16 = {input_in_bf16, weight_kept_in_bf16(),
+                                         trained && rounds_output_gradient_once()};
+    for (int pass = 0; pass < 3; ++pass) {
+      if (!plans_[pass]) continue;
+      const auto [a, b] = operands(Pass(pass));
+      plans_[pass]->reserve_rounding(in_bf16[static_cast<int>(a)], in_bf16[static_cast<int>(b)]);
+    }
   }
 
  private:
+  // The tensors a GEMM multiplies, by role (the places of operands() and run()'s array).
+  enum class Role { input, weight, output_gradient };
+  // Which tensors pass `pass` multiplies as its plan's A and B (Table 1's row, at the top):
+  //   forward          Y = OS(X, W), LS(X, Wt) or RS(Xt, W)
+  //   backward data    X' = LS(Y', W) or OS(Y', Wt); W-stationary X't = LS(W, Y')
+  //   backward weight  W' = RS(X, Y') or OS(Xt, Y'); X-stationary W't = RS(Y', X)
+  // swapped when transposed: C^T = op'(B^T, A^T), the operands as kept.
+  std::pair<Role, Role> operands(Pass pass) const {
+    using R = Role;
+    std::pair<R, R> ab{R::input, R::weight};
+    if (pass == Pass::backward_data)
+      ab = stationary_ == Stationary::W ? std::pair{R::weight, R::output_gradient}
+                                        : std::pair{R::output_gradient, R::weight};
+    if (pass == Pass::backward_weight)
+      ab = stationary_ == Stationary::X ? std::pair{R::output_gradient, R::input}
+                                        : std::pair{R::input, R::output_gradient};
+    if (transposed_) std::swap(ab.first, ab.second);
+    return ab;
+  }
   bool rounds_output_gradient_once() const {
     return plan(Pass::backward_weight).takes_bf16_operands() &&
            plan(Pass::backward_data).takes_bf16_operands();
   }
-  void run(Pass pass, const Operand& a, const Operand& b, const Mat& c, double beta = 0.0) {
+  // c = a b (+ beta c) by `pass`'s plan, its operands taken from `tensors` by role.
+  void run(Pass pass, const std::array<const Operand*, 3>& tensors, const Mat& c,
+           double beta = 0.0) {
     MESHSLICE_ASSERT(plans_[static_cast<int>(pass)] != nullptr, "FcLayer: ", pass_name(pass),
                      " of a layer planned without its backward passes");
-    auto& plan = *plans_[static_cast<int>(pass)];
-    if (transposed_)
-      plan.run(b, a, c, 1.0, beta);  // C^T = op'(B^T, A^T): the operands as kept, swapped
-    else
-      plan.run(a, b, c, 1.0, beta);
+    const auto [a, b] = operands(pass);
+    plans_[static_cast<int>(pass)]->run(*tensors[static_cast<int>(a)],
+                                        *tensors[static_cast<int>(b)], c, 1.0, beta);
   }
 
   Exec& ex_;

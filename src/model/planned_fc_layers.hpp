@@ -78,6 +78,10 @@ class PlannedFcLayers {
     return input_kept_in_bf16(k) && plan(k).input() == written;
   }
 
+  // Sizes the scratch in which a bf16 run rounds layer k's operands that arrive in float, its
+  // input among them unless `input_in_bf16` (FcLayer::reserve_rounding).
+  void reserve_rounding(FcKind k, bool input_in_bf16) { layer(k).reserve_rounding(input_in_bf16); }
+
   // Whether layer k's weight may be kept in bf16 (Parameter::rounded): a bf16 run whose plans
   // for the GEMMs that read it take operands kept in bf16.
   bool weight_kept_in_bf16(FcKind k) const {

@@ -93,11 +93,14 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
   // The norms write QKV's and FF1's inputs in the standard layout, the activation FF2's in FF1's
-  // output layout.
-  for (const FcKind k : {FcKind::qkv, FcKind::ff1})
-    activations_.keep_input_in_bf16(k, fc_.input_written_in_bf16(k, Layout::standard));
-  activations_.keep_input_in_bf16(
-      FcKind::ff2, fc_.input_written_in_bf16(FcKind::ff2, fc_.plan(FcKind::ff1).output()));
+  // output layout; attention's output, attn_out's input, stays in T.
+  for (int i = 0; i < kFcKinds; ++i) {
+    const FcKind k = FcKind(i);
+    const Layout written = k == FcKind::ff2 ? fc_.plan(FcKind::ff1).output() : Layout::standard;
+    const bool in_bf16 = k != FcKind::attn_out && fc_.input_written_in_bf16(k, written);
+    activations_.keep_input_in_bf16(k, in_bf16);
+    fc_.reserve_rounding(k, in_bf16);
+  }
   for (const ModelChunk& c : chunks_) {
     MESHSLICE_ASSERT(c.blocks > 0 && c.first + c.blocks <= shape.blocks && c.slots > 0,
                      "Transformer: chunk of blocks ", c.first, " + ", c.blocks, " with ", c.slots,

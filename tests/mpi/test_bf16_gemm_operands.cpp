@@ -223,6 +223,52 @@ TEST(Bf16GemmOperands, WeightsKeepABf16CopyOfTheirValue) {
   }
 }
 
+// A bf16 run rounds the GEMM operands that arrive in float (attention's output, the head's
+// input, an operand the plan does not take in bf16) into scratch of the executor's, and the bf16
+// GEMM keeps buffers of its own: both are sized as the plans are made, so no step or evaluation
+// grows or remakes them (which would allocate, and wait for the device, inside a step). On the
+// default MeshSlice plan, on one whose layers are W- and X-stationary and transposed, and with
+// SUMMA (whose buffers are float: every operand is rounded), for the synthetic task and a
+// language model; on a mesh of one chip every algorithm is its local GEMM, which takes the
+// callers' operands as they are.
+TEST(Bf16GemmOperands, RoundingScratchIsMadeWithThePlans) {
+  if (torus().size(Axis::pp) > 1) GTEST_SKIP() << "the plans of one stage are the same";
+  const OptimizerSettings opt = test_adamw(2, kSteps);
+  for (const Algorithm algorithm : {Algorithm::meshslice, Algorithm::summa}) {
+    for (const bool transposed : {false, true}) {
+      SCOPED_TRACE(concat(algorithm_name(algorithm), transposed ? ", transposed layers" : ""));
+      const ModelShape synthetic = test_block_shape(4), lm = test_lm_shape(8, false);
+      ModelPlan plan = default_model_plan(lm, {algorithm, {2, 1}});
+      if (transposed) {
+        plan[0].stationary = Stationary::W;
+        plan[0].transposed = true;
+        plan[1].stationary = Stationary::X;
+        plan[2].stationary = Stationary::X;
+        plan[2].transposed = true;
+        plan.lm_head = plan[1];
+      }
+      ModelPlan block_plan = plan;
+      block_plan.lm_head.reset();
+      SyntheticRun run(synthetic, block_plan, opt, true);
+      const std::size_t made = run.ex.bf16_scratch_made();
+      EXPECT_GT(made, 0u) << "no scratch made with the plans";
+      for (int step = 0; step < 2; ++step) run.trainer.step();
+      run.trainer.eval_loss(1);
+      EXPECT_EQ(run.ex.bf16_scratch_made(), made) << "the synthetic task's steps grew it";
+
+      const TokenDataset dataset;
+      const data::TokenSamples samples = dataset.samples(lm.seq_len);
+      RealExecutor<float> ex(torus(), CommOptions{});
+      Trainer<RealExecutor<float>> trainer(rounding_if(true, ex), lm, plan, opt, {11, 12, 13},
+                                           step_settings(), nullptr, &samples);
+      const std::size_t lm_made = ex.bf16_scratch_made();
+      for (int step = 0; step < 2; ++step) trainer.step();
+      trainer.eval_loss(1);
+      EXPECT_EQ(ex.bf16_scratch_made(), lm_made) << "the language model's steps grew it";
+    }
+  }
+}
+
 // The up-front memory check's lower bound (model_config.hpp) stays below what it counts: the
 // student's weights (in bf16 with their bf16 copies, which the bound leaves out: they exist only
 // where the plans take operands kept in bf16), gradients and optimizer state, the teacher's

@@ -8,7 +8,9 @@
 #   3. the best step's times by name (best_step_seconds_by_name) name only kernels, BLAS calls and
 #      fences it counts, and the BLAS calls took time;
 #   4. where Kokkos reports fences (3.5 and later), a step waits on instances only: no global fence
-#      (check_step_fences.sh checks the same with collectives, staged and not).
+#      (check_step_fences.sh checks the same with collectives, staged and not);
+#   5. no step allocates memory of meshslice's (the plans made every buffer; Kokkos's own team
+#      scratch, which a host backend grows for the first kernel that asks more, is not counted).
 source "$(dirname "${BASH_SOURCE[0]}")/check_setup.sh"
 out=$1
 budget=$2
@@ -56,6 +58,10 @@ if not set(seconds) <= counted:
 blas = sum(s for n, s in seconds.items() if n.startswith("KokkosBlas::gemm"))
 if blas <= 0:
     failed.append("the BLAS calls were not timed")
+print(f"allocations in a step: at most {deck['allocations']} {deck['allocations_by_name']}")
+allocated = {n: c for n, c in deck["allocations_by_name"].items() if not n.startswith("Kokkos::")}
+if allocated:
+    failed.append(f"a step allocated memory: {allocated}")
 if deck["global_fences"] is None:
     print("fences not reported by this Kokkos (before 3.5): global fences unchecked")
 else:

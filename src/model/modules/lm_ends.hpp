@@ -69,8 +69,10 @@ class LanguageModelEnds {
                                " padded): ", e.what()));
       }
     }
-    // The head's weight (the table when tied) keeps a bf16 copy where its GEMMs read one.
+    // The head's weight (the table when tied) keeps a bf16 copy where its GEMMs read one; its
+    // input, the final norm's output, stays in T.
     const bool head_copy = head_layer_ && head_layer_->weight_kept_in_bf16();
+    if (head_layer_) head_layer_->reserve_rounding(false);
     const auto add = [&](LmParam param, std::size_t rows, std::size_t cols, std::size_t row0,
                          std::size_t col0, bool transposed) {
       Parameter<T> p = parameter(param, row0, col0);
