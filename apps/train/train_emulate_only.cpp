@@ -26,8 +26,9 @@ int emulate_training(AppContext& context, const Settings& s) {
            "), nothing runs for real; ", "rank s stands for the ",
            s.mesh.dp * s.mesh.rows * s.mesh.cols, " chips of pipeline stage s (", s.mesh.str(),
            ", ", s.mesh.total(), " chips)");
-  DataFreeRun run{s.mesh,  s.model,       model_plan(s),           s.optimizer, s.step,
-                  s.steps, s.trace_steps, s.precision == "double", {},          {}};
+  DataFreeRun run{s.mesh,  s.model,       model_plan(s),           s.optimizer,           s.step,
+                  s.steps, s.trace_steps, s.precision == "double", s.precision == "bf16", {},
+                  {}};
   print_plan(s, run.plan);
   const bool writer = context.rank == 0;
   std::unique_ptr<CsvWriter> csv;

@@ -53,6 +53,14 @@ class NullExecutor : public StartsCollectives<NullExecutor<T>, Matrix<T>> {
   const ExecSpace& compute_space() const { return space_; }
   NullExecutor& real() { return *this; }
   const Mat& wrap(const Mat& m) const { return m; }
+  // train.precision bf16: the model keeps in bf16 what a bf16 run keeps
+  // (RealExecutor::round_gemm_operands_to_bf16), so that its memory is that run's; nothing is
+  // rounded, there is no data.
+  void keep_operands_in_bf16() { bf16_ = true; }
+  bool keeps_operands_in_bf16() const { return bf16_; }
+  // A caller's GEMM operand as the GEMMs take it: its shape (one kept in bf16 lives in the memory
+  // of half as many elements of T).
+  Mat wrap_operand(const GemmOperand<T>& g) const { return placeholder(g.extent(0), g.extent(1)); }
 
   Mat alloc(std::size_t rows, std::size_t cols, const char*) {
     if (!workspace_) return placeholder(rows, cols);
@@ -95,6 +103,7 @@ class NullExecutor : public StartsCollectives<NullExecutor<T>, Matrix<T>> {
   ExecSpace space_;
   Workspace* workspace_ = nullptr;
   OpId next_op_ = 0;
+  bool bf16_ = false;  // keep_operands_in_bf16()
 };
 
 }  // namespace meshslice::sim

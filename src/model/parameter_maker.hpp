@@ -52,12 +52,10 @@ class ParameterMaker {
   std::size_t add(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
                   std::uint64_t stream, double std_dev, bool bf16_copy = false) {
     p.value = counted_matrix<Exec>(p.name, rows, cols, memory_.parameters);
+    if (bf16_copy) memory_.parameters += rows * cols * sizeof(bfloat16);  // without data too
     if constexpr (Exec::holds_data) {
       fill_parameter(ex_.compute_space(), p.value, p.layout, seed, stream, std_dev);
-      if (bf16_copy) {
-        p.rounded = Matrix<bfloat16>(p.name + "_bf16", rows, cols);
-        memory_.parameters += rows * cols * sizeof(bfloat16);
-      }
+      if (bf16_copy) p.rounded = Matrix<bfloat16>(p.name + "_bf16", rows, cols);
     }
     if (trainable_) {
       p.grad = counted_matrix<Exec>("gradient", rows, cols, memory_.gradients);

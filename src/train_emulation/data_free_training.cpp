@@ -20,6 +20,7 @@ void emulate(const Torus& stages, const hw::MachineModel& machine, const DataFre
              EmulatedSteps& emulated) {
   using Exec = sim::CombinedExecutor<sim::NullExecutor<T>>;
   sim::NullExecutor<T> null(stages, run.mesh);
+  if (run.bf16) null.keep_operands_in_bf16();
   Exec ex(null, machine, emulated.events());
   emulated.attach(ex.emulated());
   StepSettings step = run.step;

@@ -28,6 +28,9 @@ struct DataFreeRun {
   std::size_t steps = 2;
   std::set<std::size_t> trace_steps;  // kept by `emulated` for its trace
   bool double_precision = false;
+  // train.precision bf16: the model keeps in bf16 what a bf16 run keeps (its memory per chip is
+  // that run's; the emulated chip's element size is the machine's).
+  bool bf16 = false;
   // Called on every rank: before step 1 with the split and the memory per chip, after each step.
   std::function<void(const StageSplit&, const MemoryUse&)> before_first_step;
   std::function<void(std::size_t, const EmulatedSteps::Step&)> after_step;

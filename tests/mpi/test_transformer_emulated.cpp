@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "exec/combined_executor.hpp"
@@ -151,8 +152,10 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
 
 // The data-free emulation (sim::NullExecutor, one rank per pipeline stage standing for its chips)
 // times the step exactly as the combined run of every chip does: the same ops reach the emulated
-// chip, and the chips of a stage and the replicas are alike.
-TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
+// chip, and the chips of a stage and the replicas are alike. In T, or (`bf16`: float) with the
+// GEMM operands in bf16, where the data-free model keeps in bf16 what the real one keeps.
+template <class T>
+void expect_data_free_emulation_as_the_real_run(bool bf16) {
   const ModelShape s = shape();
   const ModelPlan plan = relayout_plan();
   StepSettings step;
@@ -167,9 +170,12 @@ TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
     }
     return seconds;
   };
-  RealExecutor<double> real(torus(), CommOptions{});
-  Emulated combined(real, tpuv4());
-  Trainer<Emulated> trainer(combined, s, plan, adamw(), TaskSeeds{}, step);
+  RealExecutor<T> real(torus(), CommOptions{});
+  if constexpr (std::is_same_v<T, float>)
+    if (bf16) real.round_gemm_operands_to_bf16(fastest_bf16_route());
+  sim::CombinedExecutor<RealExecutor<T>> combined(real, tpuv4());
+  Trainer<sim::CombinedExecutor<RealExecutor<T>>> trainer(combined, s, plan, adamw(), TaskSeeds{},
+                                                          step);
   const std::vector<double> want = emulated_steps(combined, trainer, torus().comm());
 
   // Chip (0, 0) of replica 0 of each stage, one MPI rank per stage.
@@ -181,20 +187,32 @@ TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
   if (!stands_in) return;
   {
     const Torus stages(stage_ranks, MeshShape{1, torus().size(Axis::pp), 1, 1});
-    sim::NullExecutor<double> null(stages, torus().shape());
-    sim::CombinedExecutor<sim::NullExecutor<double>> free(null, tpuv4());
-    Trainer<sim::CombinedExecutor<sim::NullExecutor<double>>> data_free(free, s, plan, adamw(),
-                                                                        TaskSeeds{}, step);
+    sim::NullExecutor<T> null(stages, torus().shape());
+    if (bf16) null.keep_operands_in_bf16();
+    sim::CombinedExecutor<sim::NullExecutor<T>> free(null, tpuv4());
+    Trainer<sim::CombinedExecutor<sim::NullExecutor<T>>> data_free(free, s, plan, adamw(),
+                                                                   TaskSeeds{}, step);
     const std::vector<double> got = emulated_steps(free, data_free, stages.comm());
     for (std::size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], 1e-12 * want[i]) << "step " << i + 1;
-    // The memory estimate counts the same buffers by their shapes, but for the workspaces: the
-    // collectives' scratch and the re-layouts' exchange buffers are not planned without data.
+    // The memory estimate counts the same buffers by their shapes (in bf16: the weights' bf16
+    // copies, the tensors kept in bf16), but for the workspaces: the collectives' scratch and
+    // the re-layouts' exchange buffers are not planned without data.
     const MemoryUse a = data_free.student().memory(), b = trainer.student().memory();
+    EXPECT_EQ(a.parameters, b.parameters);
+    EXPECT_EQ(a.activations, b.activations);
     EXPECT_EQ(a.total() - a.workspaces, b.total() - b.workspaces);
     EXPECT_LE(a.workspaces, b.workspaces);
   }
   MPI_Comm_free(&stage_ranks);
+}
+
+TEST(TransformerEmulated, DataFreeEmulationTimesTheStepAsTheRealRunDoes) {
+  expect_data_free_emulation_as_the_real_run<double>(false);
+}
+
+TEST(TransformerEmulated, DataFreeEmulationOfABf16RunKeepsWhatItKeeps) {
+  expect_data_free_emulation_as_the_real_run<float>(true);
 }
 
 }  // namespace
