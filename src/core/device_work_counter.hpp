@@ -4,8 +4,9 @@
 // _scan), BLAS calls (KokkosBlas::gemm, seen as the profiling region KokkosKernels opens around
 // every call, and the bf16 local GEMM's meshslice::bf16_gemm[route] region; kernels launched
 // inside one count as the call), fences, deep copies, of which those between host and device
-// memory, and allocations of Kokkos memory (a plan makes its buffers once: a step makes none). On a GPU each launch and fence costs microseconds of
-// latency whatever the kernel's size, so a training step's counts are a budget (tests hold it).
+// memory, and allocations of Kokkos memory (a plan makes its buffers once: a step makes none).
+// On a GPU each launch and fence costs microseconds of latency whatever the kernel's size, so a
+// training step's counts are a budget (tests hold it).
 // Each is also timed, from its begin to its end on the host: on a CPU (and on a GPU with
 // CUDA_LAUNCH_BLOCKING=1) that is the kernel's run, otherwise only its issue, and a fence's is how
 // long the host waited there. A tools library loaded through KOKKOS_TOOLS_LIBS keeps working: its

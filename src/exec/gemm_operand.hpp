@@ -28,7 +28,7 @@ struct GemmOperand {
   Matrix<T> value;           // the operand; in bf16: the memory `rounded` lives in, if its own
   Matrix<bfloat16> rounded;  // the operand in bf16, if it is
 
-  // Set `rounded` (a data-free model's, sim::NullExecutor's, has its shape and no memory).
+  // Whether `rounded` is set (in a data-free model, sim::NullExecutor's: a shape, no memory).
   bool in_bf16() const { return rounded.data() != nullptr || rounded.extent(0) > 0; }
   std::size_t extent(int dim) const { return in_bf16() ? rounded.extent(dim) : value.extent(dim); }
 };

@@ -59,18 +59,8 @@ ModelPlan default_plan(Algorithm a = Algorithm::meshslice, int slices = 2) {
   return default_model_plan(shape_for(1), choice(a, slices));
 }
 
-// Every FC layer transposed or W-stationary (weights stored as W^T where the plan says), with
-// another algorithm than the default's; a language model's head X-stationary (kept as W^T).
-ModelPlan transposed_plan() {
-  ModelPlan p = default_plan(Algorithm::summa, 2);
-  p[0].stationary = Stationary::W;
-  p[0].transposed = true;
-  p[1].stationary = Stationary::X;
-  p[2].stationary = Stationary::X;
-  p[2].transposed = true;
-  p.lm_head = p[1];
-  return p;
-}
+// Every FC layer transposed or W- or X-stationary, with another algorithm than the default's.
+ModelPlan transposed_plan() { return with_transposed_layers(default_plan(Algorithm::summa, 2)); }
 
 StepSettings pipeline(std::size_t micro_batches, bool zero = false) {
   StepSettings s;

@@ -10,6 +10,7 @@
 
 #include "mesh/torus.hpp"
 #include "model/block_layers.hpp"
+#include "model/layer_plan.hpp"
 #include "model/reference_model.hpp"
 #include "model/trainer.hpp"
 
@@ -26,6 +27,18 @@ inline ModelShape test_block_shape(std::size_t sequences) {
   s.seq_len = 12;
   s.sequences = sequences;
   return s;
+}
+
+// `plan` with every FC layer transposed or W- or X-stationary (weights stored as W^T where the
+// plan says), and a language model's head X-stationary (kept as W^T).
+inline ModelPlan with_transposed_layers(ModelPlan plan) {
+  plan[0].stationary = Stationary::W;
+  plan[0].transposed = true;
+  plan[1].stationary = Stationary::X;
+  plan[2].stationary = Stationary::X;
+  plan[2].transposed = true;
+  plan.lm_head = plan[1];
+  return plan;
 }
 
 // The tests' AdamW: lr 1e-2 after `warmup_steps`, decaying to 1e-3 at `total_steps`, weight
