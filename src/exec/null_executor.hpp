@@ -19,6 +19,7 @@
 
 #include "comm/comm_scratch.hpp"
 #include "comm/slicing.hpp"
+#include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_types.hpp"
 #include "exec/caller_work.hpp"
@@ -65,6 +66,12 @@ class NullExecutor : public StartsCollectives<NullExecutor<T>, Matrix<T>> {
   Mat alloc(std::size_t rows, std::size_t cols, const char*) {
     if (!workspace_) return placeholder(rows, cols);
     return workspace_->buffer(rows, cols, [&] { return placeholder(rows, cols); });
+  }
+  // A partial all-gather's output for a GEMM: kept in bf16, in the memory of half as many
+  // elements as RealExecutor's (only its size matters here: the emulated side has the shapes).
+  Mat alloc_gathered(std::size_t rows, std::size_t cols, const char* label) {
+    if (!bf16_) return alloc(rows, cols, label);
+    return alloc(1, elements_holding<T, bfloat16>(rows * cols), label);
   }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return Mat(static_cast<T*>(nullptr), rows, cols);
