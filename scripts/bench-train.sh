@@ -151,7 +151,8 @@ for name, precision in ((n, p) for n in decks for p in precisions):
         if work:
             print(f"   per step on rank 0: {work['kernel_launches']} kernel launches, "
                   f"{work['blas_calls']} BLAS calls, {work['copies']} copies "
-                  f"({work['host_device_copies']} host-device)")
+                  f"({work['host_device_copies']} host-device); the step that allocated most: "
+                  f"{work.get('allocations_by_name') or 'none'}")
             seconds = sorted(work.get("best_step_seconds_by_name", {}).items(),
                              key=lambda kv: -kv[1])
             if seconds:

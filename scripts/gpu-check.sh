@@ -131,7 +131,8 @@ import json, sys
 work = json.load(open(sys.argv[1]))["device_work_per_step"]
 times = sorted(work["best_step_seconds_by_name"].items(), key=lambda kv: -kv[1])
 print(f"   busiest step: {work['kernel_launches']} launches, {work['blas_calls']} BLAS calls, "
-      f"{work['fences']} fences, {work['host_device_copies']} host-device copies")
+      f"{work['fences']} fences, {work['host_device_copies']} host-device copies; the step that "
+      f"allocated most: {work.get('allocations_by_name') or 'none'}")
 for name, seconds in times[:12]:
     print(f"   {seconds * 1e3:9.2f} ms  {name}")
 PY
