@@ -1,6 +1,7 @@
 #pragma once
 // The activations the blocks of a rank keep from their forward passes for their backward passes
-// (model/block_layers.hpp says which layer saves what): a full set per block and activation slot
+// (model/block_layers.hpp says which layer saves what; block/block_saved.hpp counts them for the
+// memory bound and the tuner, and changes with them): a full set per block and activation slot
 // (a micro-batch in flight), or for a checkpointed block its input alone, with one set shared by
 // the checkpointed blocks that a recomputation fills again in the backward pass. The shared set
 // keeps some inputs in the forward pass's staging buffers where the layouts allow (see

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "block/block_fc_layers.hpp"
+#include "block/block_saved.hpp"
 #include "core/errors.hpp"
 #include "model/block_layers.hpp"
 
@@ -77,17 +78,15 @@ double block_flops(const ModelShape& m) {
 
 double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, OptimizerKind optimizer,
                             std::size_t scalar_bytes, AttentionKernel attention, bool bf16) {
-  const double h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.tokens());
+  const double t = static_cast<double>(shape.tokens());
   const double weights = block_fc_weights(shape.dims()) * shape.blocks / chips;
   const double states = optimizer_states_per_weight(optimizer);
-  // Kept per block: the block's input, QKV's input and output (3H), attention's output, the
-  // mid-block residual, FF1's input and output (4H for GeLU) and FF2's input (F): 16 T H for GeLU.
-  // Of those, QKV's, FF1's and FF2's inputs (2H + F) may be kept in bf16, and QKV's and FF1's
-  // outputs are.
-  const BlockDims dims = shape.dims();
-  const double ffn = static_cast<double>(dims.ffn);
-  const double activations = t * (8 * h + static_cast<double>(dims.ff1_outputs()) + ffn);
-  const double in_bf16 = t * (5 * h + ffn + static_cast<double>(dims.ff1_outputs()));
+  // Kept per block (block/block_saved.hpp), attn_out's input left out (it may be attention's
+  // output): 16 T H for GeLU, of which QKV's, FF1's and FF2's inputs and QKV's and FF1's outputs
+  // in bf16 in a bf16 run.
+  const BlockSavedWidths saved = block_saved_widths(shape.dims());
+  const double activations = t * (saved.kept + saved.in_bf16);
+  const double in_bf16 = t * saved.in_bf16;
   const double s = static_cast<double>(shape.seq_len);
   const double attention_kept = attention == AttentionKernel::fused
                                     ? t * shape.heads  // a log-sum-exp per query row and head

@@ -5,6 +5,7 @@
 #include "core/errors.hpp"
 #include "core/precision.hpp"
 #include "block/block_fc_layers.hpp"
+#include "block/block_saved.hpp"
 #include "gemm/vocab_padding.hpp"
 
 namespace meshslice::tune {
@@ -130,19 +131,17 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   e.weights = parameters * bytes.weights + copied * bytes.weight_copies;
   e.gradients = parameters * bytes.gradients;
   e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
-  // Activations: per token of a micro-batch, what a block keeps for its backward pass.
-  // Nine hidden-wide activations (the block's input, QKV's input and output, attention's output
-  // and the output projection's input, the mid-block residual, FF1's input), FF1's output and
-  // FF2's input (17 H for GeLU at F = 4H), and the probabilities; QKV's, FF1's and FF2's inputs
-  // and QKV's and FF1's outputs at kept_in_bf16 bytes.
+  // Activations: per token of a micro-batch, what a block keeps for its backward pass
+  // (block/block_saved.hpp: 17 H for GeLU at F = 4H, attn_out's input counted apart), and the
+  // probabilities; QKV's, FF1's and FF2's inputs and QKV's and FF1's outputs at kept_in_bf16
+  // bytes.
   const double h = static_cast<double>(m.llm.hidden);
-  const BlockDims dims = m.llm.dims();
-  const double ff1_out = static_cast<double>(dims.ff1_outputs()),
-               ffn = static_cast<double>(dims.ffn);
+  const BlockSavedWidths saved = block_saved_widths(m.llm.dims());
   const double tokens = static_cast<double>(c.microbatch_tokens(m)) / c.tp();
   const double probabilities = m.llm.heads * static_cast<double>(m.seq_len);
-  const double full = tokens * ((4 * h + probabilities) * bytes.activations +
-                                (5 * h + ffn + ff1_out) * bytes.kept_in_bf16);
+  const double full =
+      tokens * ((saved.kept + saved.maybe_aliased + probabilities) * bytes.activations +
+                saved.in_bf16 * bytes.kept_in_bf16);
   const double kept = c.checkpointing ? tokens * h * bytes.activations : full;
   const auto order = pipeline_order(c.schedule, c.pp, 0, c.microbatches, c.virtual_stages);
   const double held = static_cast<double>(peak_activations(order));  // chunk activations at once
