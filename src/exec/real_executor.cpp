@@ -311,6 +311,7 @@ template <class T>
 void RealExecutor<T>::rehearse_gemm(const Gathered& a, const Gathered& b) {
   if (!bf16_route_) return;
   const Gathered* operands[2] = {&a, &b};
+  std::size_t own[2] = {0, 0};  // elements of the plan's own buffers in float, to round
   for (int which = 0; which < 2; ++which) {
     const Gathered& g = *operands[which];
     const std::size_t n = g.extent(0) * g.extent(1);
@@ -318,8 +319,9 @@ void RealExecutor<T>::rehearse_gemm(const Gathered& a, const Gathered& b) {
     if (g.value.data() == nullptr)
       workspace_->note_operand_as_given(which, n);
     else
-      grow_bf16_scratch(which == 0 ? bf16_a_ : bf16_b_, n, which == 0 ? "bf16_a" : "bf16_b");
+      own[which] = n;
   }
+  reserve_rounding(own[0], own[1]);
   fit_bf16_gemm(a.extent(0) * a.extent(1), b.extent(0) * b.extent(1));
 }
 

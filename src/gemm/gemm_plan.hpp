@@ -20,8 +20,6 @@
 // the executor (nothing executes; every buffer and scratch it asks for is recorded), and each run
 // replays it against the real shards, getting the same buffers back (exec/workspace.hpp). The
 // same plan type drives the emulating executor (sim::SimExecutor) and the combined one.
-#include <array>
-#include <cstddef>
 #include <string>
 
 #include "core/errors.hpp"
@@ -91,7 +89,6 @@ class GemmPlan {
       workspace_.rehearse();
       execute(shape('A'), shape('B'), shape('C'), Scale{});
     }
-    as_given_ = {workspace_.operand_as_given(0), workspace_.operand_as_given(1)};
   }
 
   // C = alpha op(A) op(B) + beta C on the caller's shards (shapes as shard_region() says).
@@ -124,8 +121,8 @@ class GemmPlan {
   // operand: their own buffers' scratch was sized by the rehearsal.
   void reserve_rounding(bool a_in_bf16, bool b_in_bf16) {
     const bool kept = takes_bf16_operands();
-    ex_.reserve_rounding(kept && a_in_bf16 ? 0 : as_given_[0],
-                         kept && b_in_bf16 ? 0 : as_given_[1]);
+    ex_.reserve_rounding(kept && a_in_bf16 ? 0 : workspace_.operand_as_given(0),
+                         kept && b_in_bf16 ? 0 : workspace_.operand_as_given(1));
   }
 
  private:
@@ -160,8 +157,7 @@ class GemmPlan {
   GemmOptions options_;
   std::string region_;  // the Kokkos profiling region of every run
   typename Exec::Workspace workspace_;
-  bool one_chip_ = false;                  // a 1 x 1 mesh: run() is the local GEMM
-  std::array<std::size_t, 2> as_given_{};  // Workspace::operand_as_given of A and B
+  bool one_chip_ = false;  // a 1 x 1 mesh: run() is the local GEMM
 };
 
 }  // namespace meshslice
