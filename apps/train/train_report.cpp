@@ -38,8 +38,11 @@ void print_pipeline(const Settings& s, const StageSplit& split) {
            100.0 * (p - 1) / (step.virtual_stages * m + p - 1), "%");
   if (step.zero)
     log_info("ZeRO-1: optimizer state sharded over the ", s.mesh.dp,
-             " replicas (gradients "
-             "reduce-scattered, parameters all-gathered after the update)");
+             s.precision == "bf16" ? " replicas, and the fp32 master weights of the weights read "
+                                     "through their bf16 copies (gradients reduce-scattered, "
+                                     "the copies all-gathered in bf16 after the update)"
+                                   : " replicas (gradients reduce-scattered, parameters "
+                                     "all-gathered after the update)");
   if (!step.checkpointed.empty()) {
     std::string blocks;
     for (const std::size_t b : step.checkpointed) blocks += concat(blocks.empty() ? "" : " ", b);

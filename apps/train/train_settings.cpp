@@ -103,7 +103,9 @@ Teuchos::ParameterList valid_parameters() {
   opt.set("clip_norm", 1.0, "clip gradients to this global L2 norm; 0 = no clipping");
   opt.set("zero", false,
           "ZeRO-1: shard the optimizer state over mesh.dp (gradients "
-          "reduce-scattered, each replica updates its shard, parameters all-gathered)");
+          "reduce-scattered, each replica updates its shard, parameters all-gathered); in a bf16 "
+          "run also the fp32 master weights of the weights its GEMMs read in bf16 (their bf16 "
+          "copies all-gathered)");
   auto& train = valid.sublist("train", false, "The run.");
   set_choice(train, "task", "teacher", {"teacher", "lm"},
              "teacher: a fixed random model of the same shape makes the targets of random inputs "

@@ -58,7 +58,7 @@ void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
 // shard_rows x shard_cols shard (laid out in the global tensor as `layout` says) in `data` (all
 // of them are read), and whether this rank writes them. Each element has one writer: replica 0,
 // mesh row 0 for the gains' copies, and with ZeRO-1 every replica for its row of the optimizer
-// state; a factored optimizer state, whole on every rank that holds its parameter, mesh chip
+// state (and of a bf16 run's sharded master weight); a factored optimizer state, whole on every rank that holds its parameter, mesh chip
 // (0, 0) of replica 0.
 template <class T>
 struct Held {
@@ -98,6 +98,15 @@ Held<T> shard_of(const Parameter<T>& p, const Matrix<T>& data, std::size_t first
   return held_part(data, p.layout, p.global, p.value.extent(0), p.value.extent(1), first);
 }
 
+// p's fp32 values as this rank keeps them (Parameter::values: the shard, or a sharded master's
+// row), and whether it writes them.
+template <class T>
+Held<T> values_of(const Parameter<T>& p, int replica, int mesh_row) {
+  Held<T> h = shard_of(p, p.values(), p.values_first());
+  h.writes = p.value_counts(replica, mesh_row);
+  return h;
+}
+
 // What one file holds: (name, global shape) in file order, this rank's part of each, and the
 // dtype the file stores them in (T's own, or BF16 for a bf16 run's model).
 template <class T>
@@ -116,12 +125,8 @@ FileContents<T> model_contents(const Torus& torus, const ParameterSet<T>& params
   out.tensors = params.model_tensors();
   const int replica = torus.coord(Axis::dp), row = torus.coord(Axis::row);
   for (const auto& [name, shape] : out.tensors) {
-    Held<T> h;
-    if (const Parameter<T>* p = params.find(name)) {
-      h = shard_of(*p, p->value, 0);
-      h.writes = p->value_counts(replica, row);
-    }
-    out.held.push_back(h);
+    const Parameter<T>* p = params.find(name);
+    out.held.push_back(p ? values_of(*p, replica, row) : Held<T>());
   }
   return out;
 }
@@ -137,12 +142,8 @@ FileContents<T> optimizer_contents(const Torus& torus, const ParameterSet<T>& pa
   for (const auto& [name, shape] : params.model_tensors()) {
     if (masters) {
       out.tensors.emplace_back(name + kMasterSuffix, shape);
-      Held<T> h;
-      if (const Parameter<T>* p = params.find(name)) {
-        h = shard_of(*p, p->value, 0);
-        h.writes = p->value_counts(replica, row);
-      }
-      out.held.push_back(h);
+      const Parameter<T>* p = params.find(name);
+      out.held.push_back(p ? values_of(*p, replica, row) : Held<T>());
     }
     const std::vector<OptimizerState> states =
         optimizer_states(optimizer.kind(), shape.rows, shape.cols);

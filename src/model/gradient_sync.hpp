@@ -36,10 +36,12 @@
 namespace meshslice {
 
 // One gradient's reduction over dp: all-reduced in place, or (`scatter`) reduce-scattered by rows
-// into this replica's shard.
+// into this replica's shard; its parameter's gather then moves dp rows of `gather_cols` (0: the
+// gradient's columns; fewer where the parameter travels in bf16, as T's that hold its bytes).
 struct DpReduction {
   MatrixShape shape;
   bool scatter = false;
+  std::size_t gather_cols = 0;
 };
 
 template <class Exec>
@@ -67,8 +69,10 @@ class GradientSync {
                                  : ex_.start_all_reduce(Axis::dp, g, g));
       }
       if (r.scatter) {
+        const std::size_t cols = r.gather_cols ? r.gather_cols : r.shape.cols;
         const AttachedWorkspace<Exec> attached(ex_, gather_workspace_);
-        gathers_.push_back(ex_.start_all_gather(Axis::dp, shard, g, MatrixDim::rows));
+        gathers_.push_back(ex_.start_all_gather(Axis::dp, ex_.placeholder(1, cols),
+                                                ex_.placeholder(dp, cols), MatrixDim::rows));
       }
     }
     ops_.clear();
@@ -125,8 +129,8 @@ class GradientSync {
     gather_workspace_.replay();
     next_gather_ = 0;
   }
-  // Starts gathering parameter `index` (viewed as the gradient was) from every replica's row;
-  // `row` holds this replica's (a copy: it must not be part of `parameter`).
+  // Starts gathering parameter `index` (viewed as dp rows of its gather_cols) from every
+  // replica's row; `row` holds this replica's (a copy: it must not be part of `parameter`).
   void gather(std::size_t index, const Mat& row, const Mat& parameter) {
     while (next_gather_ < reductions_.size() && !reductions_[next_gather_].scatter) ++next_gather_;
     MESHSLICE_ASSERT(next_gather_ == index, "GradientSync: parameter ", index,

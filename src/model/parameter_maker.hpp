@@ -2,7 +2,8 @@
 // The model's trainable tensors made as its parts declare them (parameters/parameter_set.hpp): each
 // shard allocated and drawn from its seed stream; on a trainable model also its gradient, its
 // ZeRO-1 row of the averaged gradient (the optimizer state sharded over dp where the shard's
-// elements divide over it) and its optimizer state; the bytes counted into the model's memory.
+// elements divide over it, and a bf16 run's master weight where only its copy is read) and its
+// optimizer state; the bytes counted into the model's memory.
 //
 //     ParameterMaker<Exec> make(ex, set, optimizer, trainable, zero, memory);
 //     std::size_t i = make.add(std::move(p), rows, cols, seed, stream, std_dev);  // set[i]
@@ -17,17 +18,23 @@
 #include "model/model_buffer.hpp"
 #include "parameters/optimizer.hpp"
 #include "parameters/parameter_set.hpp"
+#include "parameters/rounded_copies.hpp"
 
 namespace meshslice {
 
 // A weight as its layer's GEMMs read it: its bf16 copy where it keeps one (ParameterMaker::add's
-// bf16_copy), else its value.
+// Bf16Copy), else its value.
 template <class T>
 GemmOperand<T> weight_operand(const Parameter<T>& w) {
   GemmOperand<T> operand(w.value);
   operand.rounded = w.rounded;
   return operand;
 }
+
+// Whether a weight keeps a bf16 copy (Parameter::rounded) for its layers' GEMMs, and whether
+// anything reads its fp32 value too (the tied head's table: the embedding's lookup). A weight
+// read only through its copy keeps, with ZeRO-1, only its replica's row of the master.
+enum class Bf16Copy { none, beside_read_value, only_copy_read };
 
 template <class Exec>
 class ParameterMaker {
@@ -47,20 +54,27 @@ class ParameterMaker {
   const ParameterSet<T>& set() const { return set_; }
 
   // `p` (its name, order, shape and layout set) with a rows x cols shard initialised from
-  // (seed, stream, std_dev), and with `bf16_copy` its copy in bf16 (Parameter::rounded, counted
-  // with the parameters; filled by parameters/rounded_copies.hpp); returns its place in the set.
+  // (seed, stream, std_dev), and its bf16 copy as `copy` says (counted with the parameters;
+  // filled by parameters/rounded_copies.hpp); returns its place in the set.
   std::size_t add(Parameter<T> p, std::size_t rows, std::size_t cols, std::uint64_t seed,
-                  std::uint64_t stream, double std_dev, bool bf16_copy = false) {
-    p.value = counted_matrix<Exec>(p.name, rows, cols, memory_.parameters);
-    if (bf16_copy) memory_.parameters += rows * cols * sizeof(bfloat16);  // without data too
-    if constexpr (Exec::holds_data) {
-      fill_parameter(ex_.compute_space(), p.value, p.layout, seed, stream, std_dev);
-      if (bf16_copy) p.rounded = Matrix<bfloat16>(p.name + "_bf16", rows, cols);
+                  std::uint64_t stream, double std_dev, Bf16Copy copy = Bf16Copy::none) {
+    const std::size_t n = rows * cols, dp = static_cast<std::size_t>(ex_.size(Axis::dp));
+    const bool zero_rows = zero_ && dp > 1 && n % dp == 0;  // ZeRO-1: this replica's row of dp
+    // Its rounded row travels as whole T's (GradientSync moves matrices of T).
+    const bool master_row = zero_rows && copy == Bf16Copy::only_copy_read &&
+                            (n / dp * sizeof(bfloat16)) % sizeof(T) == 0;
+    if (master_row) {
+      p.value = Mat(static_cast<T*>(nullptr), rows, cols);  // the shape: no whole master here
+      p.master_row = counted_matrix<Exec>(p.name + "_master", 1, n / dp, memory_.parameters);
+    } else {
+      p.value = counted_matrix<Exec>(p.name, rows, cols, memory_.parameters);
     }
+    if (copy != Bf16Copy::none) memory_.parameters += n * sizeof(bfloat16);  // without data too
+    if constexpr (Exec::holds_data)
+      if (copy != Bf16Copy::none) p.rounded = Matrix<bfloat16>(p.name + "_bf16", rows, cols);
     if (trainable_) {
       p.grad = counted_matrix<Exec>("gradient", rows, cols, memory_.gradients);
-      const std::size_t n = rows * cols, dp = static_cast<std::size_t>(ex_.size(Axis::dp));
-      if (zero_ && dp > 1 && n % dp == 0) {  // ZeRO-1: this replica's row of dp
+      if (zero_rows) {
         p.grad_row = counted_matrix<Exec>("gradient_shard", 1, n / dp, memory_.gradients);
         p.dp_rows = dp;
         p.dp_row = static_cast<std::size_t>(ex_.coord(Axis::dp));
@@ -75,11 +89,24 @@ class ParameterMaker {
       }
       optimizer_.add(std::move(state));
     }
+    if constexpr (Exec::holds_data) initialise(p, seed, stream, std_dev);
     set_.add(std::move(p));
     return set_.size() - 1;
   }
 
  private:
+  // p's values drawn; a sharded master's whole shard is drawn into its gradient's memory (not
+  // yet written), its row kept and the whole rounded into its copy, the same on every replica.
+  void initialise(const Parameter<T>& p, std::uint64_t seed, std::uint64_t stream, double std_dev) {
+    const ExecSpace space = ex_.compute_space();
+    if (!p.master_sharded()) return fill_parameter(space, p.value, p.layout, seed, stream, std_dev);
+    fill_parameter(space, p.grad, p.layout, seed, stream, std_dev);
+    Kokkos::deep_copy(space, p.master_row, row_of(p.grad, p.dp_rows, p.dp_row));
+    RoundedCopies<T>({{p.grad.data(), p.rounded.data(), elements(p.grad)}}).refresh(space);
+    Kokkos::deep_copy(space, p.grad, T(0));
+    fence(space, "parameter_init");  // before the rounding table goes
+  }
+
   Exec& ex_;
   ParameterSet<T>& set_;
   Optimizer<T>& optimizer_;

@@ -4,7 +4,8 @@
 // through the parameter's own handle as soon as the gradient is complete, progressed by the rest
 // of the pass: model/gradient_sync.hpp), the global gradient norm (every replica's rows, every
 // stage's blocks, every tensor-parallel shard), clipping, the optimizer's step and, with ZeRO-1,
-// the all-gathers of the updated rows. Planned at construction, so an update allocates nothing.
+// the all-gathers of the updated rows (a bf16 run's sharded masters' in bf16). Planned at
+// construction, so an update allocates nothing.
 //
 //     ParameterUpdate<Exec> update(ex, params, optimizer, backward_order);
 //     update.begin_step();
@@ -31,6 +32,7 @@
 #include "parameters/optimizer.hpp"
 #include "parameters/optimizers/schedule.hpp"
 #include "parameters/parameter_set.hpp"
+#include "parameters/rounded_copies.hpp"
 
 namespace meshslice {
 
@@ -48,7 +50,8 @@ class ParameterUpdate {
         optimizer_(optimizer),
         order_(order),
         dp_(static_cast<std::size_t>(ex.size(Axis::dp))),
-        sync_(ex, reductions()) {
+        sync_(ex, reductions()),
+        master_rows_(RoundedCopies<T>::master_rows(params)) {
     for (const Parameter<T>& p : params_) {
       update_elements_ += elements(p.updated());
       sharded_ = sharded_ || p.sharded();
@@ -87,17 +90,21 @@ class ParameterUpdate {
     const double traffic = factored_ ? 0.0 : optimizer_.traffic_per_element() * update_elements_;
     ex_.compute("optimizer", LocalWork::streaming(traffic), [&] {
       if (!factored_) optimizer_.step(space, settings, t, clip, params_);
-      for (const Parameter<T>& p : params_)  // ZeRO-1: what the gather sends
-        if (p.sharded()) Kokkos::deep_copy(space, p.grad_row, p.updated());
+      stage_rows(space);
       fence(space, "optimizer_step");
     });
+    if (sharded_) gather_rows();
+  }
+
+  // After the values were written from outside (a checkpoint read into values()): each ZeRO-1
+  // parameter put together from every replica's row, as after a step (a sharded master's bf16
+  // copy; the others are whole already, gathered again). Collective over dp.
+  void gather_loaded_values() {
     if (!sharded_) return;
-    sync_.begin_gather();  // every replica's rows back into each parameter
-    for (const std::size_t i : order_) {
-      const Parameter<T>& p = params_[i];
-      if (p.sharded()) sync_.gather(p.sync, ex_.wrap(p.grad_row), ex_.wrap(as_rows(p.value, dp_)));
-    }
-    sync_.finish_gather();
+    const ExecSpace space = ex_.compute_space();
+    stage_rows(space);
+    fence(space, "loaded_values");
+    gather_rows();
   }
 
   // After reduce(): the first parameter in the model's order (Parameter::order) whose averaged
@@ -124,13 +131,41 @@ class ParameterUpdate {
       Parameter<T>& p = params_[i];
       p.sync = out.size();
       if (p.sharded())
-        out.push_back({{dp_, elements(p.grad) / dp_}, true});
+        out.push_back({{dp_, elements(p.grad) / dp_}, true, p.master_sharded() ? bf16_cols(p) : 0});
       else
         out.push_back({{p.grad.extent(0), p.grad.extent(1)}, false});
     }
     MESHSLICE_ASSERT(out.size() == params_.size(), "ParameterUpdate: the backward order names ",
                      out.size(), " of ", params_.size(), " parameters");
     return out;
+  }
+
+  // ZeRO-1: what each parameter's all-gather sends, in its grad_row (read by now): a copy of the
+  // updated row, or a sharded master's row rounded to bf16 (half the bytes).
+  void stage_rows(const ExecSpace& space) {
+    for (const Parameter<T>& p : params_)
+      if (p.sharded() && !p.master_sharded()) Kokkos::deep_copy(space, p.grad_row, p.updated());
+    master_rows_.refresh(space);
+  }
+  // Every replica's rows into each sharded parameter (its value, or a sharded master's bf16 copy).
+  void gather_rows() {
+    sync_.begin_gather();
+    for (const std::size_t i : order_) {
+      const Parameter<T>& p = params_[i];
+      if (!p.sharded()) continue;
+      if (!p.master_sharded()) {
+        sync_.gather(p.sync, ex_.wrap(p.grad_row), ex_.wrap(as_rows(p.value, dp_)));
+        continue;
+      }
+      const std::size_t cols = bf16_cols(p);  // the bf16 rows as T's: GradientSync moves T's
+      sync_.gather(p.sync, ex_.wrap(Matrix<T>(p.grad_row.data(), 1, cols)),
+                   ex_.wrap(Matrix<T>(reinterpret_cast<T*>(p.rounded.data()), dp_, cols)));
+    }
+    sync_.finish_gather();
+  }
+  // The T's that hold a sharded master's row in bf16 (ParameterMaker makes them whole).
+  static std::size_t bf16_cols(const Parameter<T>& p) {
+    return elements(p.master_row) * sizeof(bfloat16) / sizeof(T);
   }
 
   // The parts of the gradients whose squares gradient_squares() sums, in its fixed order (see
@@ -192,6 +227,7 @@ class ParameterUpdate {
   Kokkos::View<double*, MemSpace> chunk_sums_;
   typename Kokkos::View<double*, MemSpace>::HostMirror host_chunk_sums_;
   GradientSync<Exec> sync_;
+  RoundedCopies<T> master_rows_;  // the sharded masters' rows, rounded for their gathers
   std::unique_ptr<FactoredStep<Exec>> factored_;  // a factored optimizer's step (else none)
 };
 

@@ -142,8 +142,11 @@ class Transformer {
   double reduce_gradients();
   void apply_update(const OptimizerSettings& optimizer, std::size_t t, double norm);
   // After the parameters' values were written from outside (a checkpoint loaded into
-  // parameters()): their bf16 copies refreshed.
-  void parameters_loaded() { rounded_weights_.refresh(space_); }
+  // parameters()): ZeRO-1's rows gathered and the bf16 copies refreshed. Collective over dp.
+  void parameters_loaded() {
+    if (update_) update_->gather_loaded_values();
+    rounded_weights_.refresh(space_);
+  }
   // After reduce_gradients(): the name of the first parameter (block by block) whose gradient is
   // not finite, or "" when all are. Collective over the job.
   std::string first_nonfinite_gradient();

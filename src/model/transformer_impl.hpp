@@ -180,8 +180,9 @@ void Transformer<Exec>::add_parameter(ParameterMaker<Exec>& make, std::size_t bl
   if (p.layout.transposed) std::swap(rows, cols);
   if (!gain) rows /= ex_.mesh_rows();
   cols /= ex_.mesh_cols();
+  const bool copy = !gain && fc_.weight_kept_in_bf16(param.fc);
   make.add(std::move(p), rows, cols, seed, param_stream(block, kind), parameter_std(shape_, kind),
-           !gain && fc_.weight_kept_in_bf16(param.fc));
+           copy ? Bf16Copy::only_copy_read : Bf16Copy::none);
 }
 
 template <class Exec>
@@ -376,19 +377,20 @@ std::vector<double> Transformer<Exec>::gather(const std::string& name,
   std::vector<double> global(logical.rows * logical.cols, 0.0);
   const Parameter<T>* held = params_.find(name);
   const auto host =
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), held ? held->value : Mat());
-  // Every replica holds the same value: replica 0's rule, over the tp and pp ranks summed below.
-  if (held && held->value_counts(0, ex_.coord(Axis::row)))
-    for (std::size_t r = 0; r < host.extent(0); ++r)
-      for (std::size_t c = 0; c < host.extent(1); ++c) {
-        std::size_t row = 0, col = 0;
-        held->layout.logical(r, c, row, col);
-        if (row < logical.rows && col < logical.cols)  // not the vocabulary's padding
-          global[row * logical.cols + col] = static_cast<double>(host(r, c));
-      }
-  // The shards, then the stage that holds it.
-  reduce_through(ex_, "gather", {Axis::tp, Axis::pp}, global.data(), global.size(), MPI_DOUBLE,
-                 MPI_SUM);
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), held ? held->values() : Mat());
+  // Each element from the one rank whose copy counts (replica 0's, or a sharded master's row
+  // from its replica), summed over the shards, the stage that holds it and the replicas.
+  if (held && held->value_counts(ex_.coord(Axis::dp), ex_.coord(Axis::row))) {
+    const std::size_t cols = held->value.extent(1), first = held->values_first();
+    for (std::size_t i = 0; i < elements(host); ++i) {
+      std::size_t row = 0, col = 0;
+      held->layout.logical((first + i) / cols, (first + i) % cols, row, col);
+      if (row < logical.rows && col < logical.cols)  // not the vocabulary's padding
+        global[row * logical.cols + col] = static_cast<double>(host.data()[i]);
+    }
+  }
+  reduce_through(ex_, "gather", {Axis::tp, Axis::pp, Axis::dp}, global.data(), global.size(),
+                 MPI_DOUBLE, MPI_SUM);
   return global;
 }
 

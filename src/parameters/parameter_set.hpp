@@ -56,22 +56,36 @@ struct Parameter {
   // gradient `grad_row` holds and whose optimizer state it alone keeps (empty: not sharded).
   Matrix<T> grad_row;
   std::size_t dp_rows = 1, dp_row = 0;
+  // A bf16 run's weight that its layers read only through `rounded`, with ZeRO-1: its fp32
+  // master weight is this replica's row alone, as Megatron's distributed optimizer keeps it, and
+  // `value` is the shard's shape without data; each step rounds the updated row and all-gathers
+  // the bf16 rows into `rounded` (model/parameter_update.hpp). Empty elsewhere.
+  Matrix<T> master_row;
   // Its dp averaging's place in the backward order (GradientSync): started under any other
   // place is an error.
   std::size_t sync = 0;
 
   bool sharded() const { return elements(grad_row) > 0; }
+  bool master_sharded() const { return elements(master_row) > 0; }
   // Whether this rank's copy is the one that counts once, in a norm, a sum or a file, among the
   // copies of the replicas and of the mesh rows: replica 0's (mesh row 0's for row copies).
-  // The updated part (updated()) of a ZeRO-1 parameter is every replica's own, not a copy.
+  // The updated part (updated()) of a ZeRO-1 parameter is every replica's own, not a copy, and
+  // so is a sharded master's row (values()).
   bool value_counts(int replica, int mesh_row) const {
-    return replica == 0 && (!row_copies || mesh_row == 0);
+    return (master_sharded() || replica == 0) && (!row_copies || mesh_row == 0);
   }
   bool update_counts(int replica, int mesh_row) const {
     return (sharded() || replica == 0) && (!row_copies || mesh_row == 0);
   }
   // What the optimizer updates and from which gradient: the shard, or this replica's row.
-  Matrix<T> updated() const { return sharded() ? row_of(value, dp_rows, dp_row) : value; }
+  Matrix<T> updated() const {
+    if (master_sharded()) return master_row;
+    return sharded() ? row_of(value, dp_rows, dp_row) : value;
+  }
+  // The fp32 values this rank keeps: the shard, or a sharded master's row, whose first element
+  // is element values_first() of the shard (row-major).
+  const Matrix<T>& values() const { return master_sharded() ? master_row : value; }
+  std::size_t values_first() const { return master_sharded() ? dp_row * elements(master_row) : 0; }
   const Matrix<T>& update_gradient() const { return sharded() ? grad_row : grad; }
 };
 

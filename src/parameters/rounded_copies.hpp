@@ -3,9 +3,11 @@
 // which their layers' GEMMs read in place of rounding the fp32 master weight at every use),
 // written from the values in one launch: once the model is made or loaded, and after every
 // optimizer step (and ZeRO-1's gathers). The same rounding each GEMM did, so the same numbers.
+// A sharded master's row (Parameter::master_row) is rounded before its copy is gathered.
 //
 //     RoundedCopies<float> copies(params);   // once the set is made: its table, on the device
 //     copies.refresh(space);                 // one launch, not fenced
+//     RoundedCopies<float> rows = RoundedCopies<float>::master_rows(params);
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -43,15 +45,27 @@ template <class T>
 class RoundedCopies {
  public:
   RoundedCopies() = default;
-  explicit RoundedCopies(const ParameterSet<T>& set) {
+  // Each run's `count` elements rounded from `from` into `to`.
+  explicit RoundedCopies(const std::vector<RoundingChunk<T>>& runs) {
     std::vector<RoundingChunk<T>> chunks;
-    for (const Parameter<T>& p : set) {
-      if (!p.rounded.data()) continue;
-      for_each_chunk(elements(p.value), [&](std::size_t first, std::size_t count) {
-        chunks.push_back({p.value.data() + first, p.rounded.data() + first, count});
+    for (const RoundingChunk<T>& run : runs)
+      for_each_chunk(run.count, [&](std::size_t first, std::size_t count) {
+        chunks.push_back({run.from + first, run.to + first, count});
       });
-    }
     if (!chunks.empty()) table_ = device_table("rounding_chunks", chunks);
+  }
+  // Every copy of the set whose master is whole here (a sharded master's row is rounded apart:
+  // master_rows()).
+  explicit RoundedCopies(const ParameterSet<T>& set) : RoundedCopies(whole_masters(set)) {}
+  // Every sharded master's row, rounded into the memory of its averaged gradient's row
+  // (grad_row, read by then), which its all-gather sends from (model/parameter_update.hpp).
+  static RoundedCopies master_rows(const ParameterSet<T>& set) {
+    std::vector<RoundingChunk<T>> runs;
+    for (const Parameter<T>& p : set)
+      if (p.master_sharded() && p.master_row.data())  // a data-free run's: nothing to round
+        runs.push_back({p.master_row.data(), reinterpret_cast<bfloat16*>(p.grad_row.data()),
+                        elements(p.master_row)});
+    return RoundedCopies(runs);
   }
 
   bool empty() const { return table_.extent(0) == 0; }
@@ -63,6 +77,14 @@ class RoundedCopies {
   }
 
  private:
+  static std::vector<RoundingChunk<T>> whole_masters(const ParameterSet<T>& set) {
+    std::vector<RoundingChunk<T>> runs;
+    for (const Parameter<T>& p : set)
+      if (p.rounded.data() && !p.master_sharded())
+        runs.push_back({p.value.data(), p.rounded.data(), elements(p.value)});
+    return runs;
+  }
+
   Kokkos::View<RoundingChunk<T>*, MemSpace> table_;
 };
 

@@ -109,7 +109,13 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
       link_free = std::max(link_free, ready) + reduce;
     }
     e.dp_exposed = std::max(0.0, link_free);
-    if (c.zero) e.dp_exposed += blocks * model.all_gather_seconds(hw::Ring::dp, c.dp, grad_bytes);
+    // The updated parameters come back: a bf16 run's weight matrices as their bf16 copies
+    // (their fp32 masters stay sharded), the gains at the weights' width.
+    const double copy_bytes = b.weight_copies > 0 ? b.weight_copies : b.weights;
+    const double gathered =
+        block_weights(m) * copy_bytes + (block_parameters(m) - block_weights(m)) * b.weights;
+    if (c.zero)
+      e.dp_exposed += blocks * model.all_gather_seconds(hw::Ring::dp, c.dp, gathered / c.tp());
   }
   return e;
 }
@@ -129,6 +135,8 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
                         (holds_head ? padded * static_cast<double>(m.llm.hidden) / c.tp() : 0.0);
   MemoryEstimate e;
   e.weights = parameters * bytes.weights + copied * bytes.weight_copies;
+  // ZeRO-1 shards the fp32 masters of the weights read through their bf16 copies too.
+  if (c.zero && bytes.weight_copies > 0) e.weights -= copied * bytes.weights * (1.0 - 1.0 / c.dp);
   e.gradients = parameters * bytes.gradients;
   e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass

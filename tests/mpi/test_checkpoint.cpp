@@ -331,15 +331,16 @@ TEST(Checkpoint, ResumingOnTheSameLayoutIsBitIdentical) {
     expect_bit_identical_resume<double>(layout);
     expect_bit_identical_resume<float>(layout, true);  // bf16: from the fp32 master weights
   }
+  expect_bit_identical_resume<float>(other_layouts()[5], true);  // ZeRO-1's rows of the masters
 }
 
-// A bf16 run's checkpoint: model.safetensors holds its weights rounded to bf16 (what a reader
-// runs), optimizer.safetensors the fp32 master weights, from which a float run resumes exactly
-// on another layout; that run's float checkpoint resumes in bf16 again.
-TEST(Checkpoint, Bf16ModelFileAndFp32MastersResumeInFloatAndBack) {
-  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+void expect_bf16_masters_resume(const RunLayout& bf16_layout) {
   TempDir dir;
-  LayoutRun<float> bf16_run(kSquare, Gemms::bf16);
+  LayoutRun<float> bf16_run(bf16_layout, Gemms::bf16);
+  std::size_t master_rows = 0;
+  for (const Parameter<float>& p : bf16_run.trainer.student().parameters())
+    master_rows += p.master_sharded();
+  EXPECT_EQ(master_rows > 0, bf16_layout.mesh.dp > 1) << "the masters sharded over dp";
   for (int step = 0; step < 3; ++step) bf16_run.trainer.step();
   const std::string path = bf16_run.save(dir.path() + "/bf16");
   const SerialCheckpoint file = read_checkpoint_serially(path);
@@ -366,12 +367,25 @@ TEST(Checkpoint, Bf16ModelFileAndFp32MastersResumeInFloatAndBack) {
           << parameter_name(b, ParamKind(k)) << ": not the fp32 master weights";
   float_run.trainer.step();
   const std::string float_path = float_run.save(dir.path() + "/float");
-  LayoutRun<float> back(kSquare, Gemms::bf16);
+  LayoutRun<float> back(bf16_layout, Gemms::bf16);
   back.load(float_path);
   for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
     for (int k = 0; k < kParamKinds; ++k)
       EXPECT_EQ(back.trainer.student().gather(b, ParamKind(k)),
                 float_run.trainer.student().gather(b, ParamKind(k)));
+}
+
+// A bf16 run's checkpoint: model.safetensors holds its weights rounded to bf16 (what a reader
+// runs), optimizer.safetensors the fp32 master weights, from which a float run resumes exactly
+// on another layout; that run's float checkpoint resumes in bf16 again. Saved on 2x2, and on dp 4
+// with ZeRO-1, where each replica keeps its row of the masters alone (and writes it, and reads
+// it back).
+TEST(Checkpoint, Bf16ModelFileAndFp32MastersResumeInFloatAndBack) {
+  if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
+  for (const RunLayout& bf16_layout : {kSquare, other_layouts()[5]}) {
+    SCOPED_TRACE(bf16_layout.name);
+    expect_bf16_masters_resume(bf16_layout);
+  }
 }
 
 // Float saved, double resumed: the float weights, exactly.

@@ -198,7 +198,8 @@ TEST(StepEstimate, PipelineBubbleFollowsTheSchedule) {
 // keeps them: float weights (the master weights), gradients and optimizer state as a float
 // run's, a bf16 copy of the blocks' weight matrices, the FC layers' saved inputs, QKV's and
 // FF1's saved outputs and the gathered slices at 2 bytes; its dp gradients and stage-to-stage
-// activations move float. The emulated chip's own model (pure) keeps and moves all at 2.
+// activations move float (ZeRO-1's gathers of the updated weights bf16). The emulated chip's own
+// model (pure) keeps and moves all at 2.
 TEST(StepEstimate, Bf16RunKeepsFloatWeightsAndHalvesOnlyWhatItRounds) {
   const CostModel model(tpuv4(), GemmRate::per_shape);
   const TrainingModel m = gpt3_model(8, 64);
@@ -230,6 +231,19 @@ TEST(StepEstimate, Bf16RunKeepsFloatWeightsAndHalvesOnlyWhatItRounds) {
   EXPECT_EQ(bs.pp_transfers, fs.pp_transfers);
   EXPECT_EQ(bs.dp_exposed, fs.dp_exposed);
   EXPECT_GT(bs.pp_transfers, ps.pp_transfers);
+  // With ZeRO-1 the weight matrices' fp32 masters are sharded over dp as well (each replica
+  // keeps its row of them; the bf16 copies stay whole), and the all-gathers after the update
+  // move the copies: less exposed than a float run's, more than the pure model's.
+  TrainingConfig zero = c;
+  zero.zero = true;
+  const double masters = copies / 2 * 4;  // the blocks' weight matrices, in float
+  EXPECT_EQ(estimate_memory(m, zero, mesh, as_bf16).weights,
+            b.weights - masters * (1.0 - 1.0 / zero.dp));
+  EXPECT_EQ(estimate_memory(m, zero, mesh, as_float).weights, f.weights);
+  const double zero_bf16 = estimate_step(model, m, zero, mesh, nullptr, &as_bf16).dp_exposed;
+  const double zero_float = estimate_step(model, m, zero, mesh, nullptr, &as_float).dp_exposed;
+  EXPECT_LT(zero_bf16, zero_float);
+  EXPECT_GT(zero_bf16, estimate_step(model, m, zero, mesh).dp_exposed);
 }
 
 TEST(StepEstimate, CheckpointingAndZeroTradeTimeForMemory) {

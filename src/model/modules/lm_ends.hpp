@@ -79,8 +79,12 @@ class LanguageModelEnds {
       p.layout.transposed = transposed;
       const bool read_by_head =
           param == LmParam::lm_head || (param == LmParam::embedding && shape.tied_head);
+      // The tied table's lookup reads its fp32 value too.
+      const Bf16Copy copy = !(read_by_head && head_copy)  ? Bf16Copy::none
+                            : param == LmParam::embedding ? Bf16Copy::beside_read_value
+                                                          : Bf16Copy::only_copy_read;
       return make.add(std::move(p), rows, cols, seed, lm_param_stream(param),
-                      lm_param_std(shape, param), read_by_head && head_copy);
+                      lm_param_std(shape, param), copy);
     };
     // Vocabulary over mesh rows and hidden over mesh columns: the embedding's table, and an
     // X-stationary head's W^T (the table itself when tied).
