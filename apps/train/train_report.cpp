@@ -57,7 +57,8 @@ void print_memory(const MemoryUse& m) {
            mib(m.parameters), " + gradients ", mib(m.gradients), " + optimizer state ",
            mib(m.optimizer_state), " + saved activations ", mib(m.activations), " + work ",
            mib(m.work), " + workspaces ", mib(m.workspaces),
-           " (GEMM plans, re-layouts, dp averaging; the runtime comes on top)");
+           " (GEMM plans, re-layouts, dp averaging, staged pipeline messages; the runtime comes "
+           "on top)");
 }
 
 }  // namespace meshslice::train

@@ -58,8 +58,8 @@ void on_rank_zero(MPI_Comm comm, const std::function<void()>& work) {
 // shard_rows x shard_cols shard (laid out in the global tensor as `layout` says) in `data` (all
 // of them are read), and whether this rank writes them. Each element has one writer: replica 0,
 // mesh row 0 for the gains' copies, and with ZeRO-1 every replica for its row of the optimizer
-// state (and of a bf16 run's sharded master weight); a factored optimizer state, whole on every rank that holds its parameter, mesh chip
-// (0, 0) of replica 0.
+// state (and of a bf16 run's sharded master weight); a factored optimizer state, whole on every
+// rank that holds its parameter, mesh chip (0, 0) of replica 0.
 template <class T>
 struct Held {
   bool holds = false;  // false: this rank holds nothing of the tensor

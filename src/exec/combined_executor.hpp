@@ -159,6 +159,9 @@ class CombinedExecutor : public StartsCollectives<CombinedExecutor<Real>, Combin
   void reserve_rounding(std::size_t a_elements, std::size_t b_elements) {
     real_.reserve_rounding(a_elements, b_elements);
   }
+  std::size_t reserve_messages(std::size_t count, std::size_t elements) {
+    return real_.reserve_messages(count, elements);
+  }
   Mat placeholder(std::size_t rows, std::size_t cols) const {
     return {real_.placeholder(rows, cols), sim_.placeholder(rows, cols)};
   }

@@ -19,6 +19,8 @@
 //                use_workspace(Workspace*)     attach (nullptr: detach) a plan's workspace
 //                reserve_rounding(a, b)        scratch for a bf16 run's rounding of operands
 //                                              that arrive in float (StartsCollectives: none)
+//                reserve_messages(count, n)    host staging for sends and receives started
+//                                              without a plan (RealExecutor's, staged)
 //                rows(x, first, count)         rows [first, first + count) of x, in place: a
 //                                              view, no copy (shards are row-major)
 //   local        slice(x, sub, dim, spec)      sub = slice s of x (paper Alg. 2)

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/huge_pages.hpp"
 #include "core/kokkos_compat.hpp"
@@ -105,12 +106,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommK
     }
     s = scratch_viewed_as<U>(scratch);
   } else if (need.device == 0 && need.host > 0) {
-    const std::size_t host = elements_holding<T, U>(need.host);
-    staging_slot = unplanned_staging_.acquire(
-        [&] {
-          return make_scratch<T, MemSpace>(ScratchNeed{0, host}, "meshslice_unplanned_staging");
-        },
-        [&](const CommScratch<T, MemSpace>& have) { return have.host.extent(0) >= host; });
+    staging_slot = acquire_staging(elements_holding<T, U>(need.host));
     s = scratch_viewed_as<U>(unplanned_staging_[*staging_slot]);
   }
   s.space = comm_space_;
@@ -150,6 +146,26 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_partial_all_gather(
     MESHSLICE_ASSERT(false, "RealExecutor: a bf16 gather outside a bf16 run");
     return 0;
   }
+}
+
+template <class T>
+std::size_t RealExecutor<T>::acquire_staging(std::size_t host) {
+  return unplanned_staging_.acquire(
+      [&] {
+        return make_scratch<T, MemSpace>(ScratchNeed{0, host}, "meshslice_unplanned_staging");
+      },
+      [&](const CommScratch<T, MemSpace>& have) { return have.host.extent(0) >= host; });
+}
+
+template <class T>
+std::size_t RealExecutor<T>::reserve_messages(std::size_t count, std::size_t elements) {
+  const std::size_t host = point_to_point_scratch(elements, staged_).host;
+  if (host == 0) return 0;
+  const std::size_t had = unplanned_staging_.areas().size();
+  std::vector<std::size_t> slots;
+  for (std::size_t i = 0; i < count; ++i) slots.push_back(acquire_staging(host));
+  for (const std::size_t slot : slots) unplanned_staging_.release(slot);
+  return (unplanned_staging_.areas().size() - had) * host * sizeof(T);
 }
 
 template <class T>

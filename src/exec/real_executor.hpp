@@ -204,6 +204,10 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // Sizes the scratch that rounds a GEMM's operands a and b for operands of up to a_elements and
   // b_elements in float (GemmPlan::reserve_rounding), so that a step does not grow it.
   void reserve_rounding(std::size_t a_elements, std::size_t b_elements);
+  // Host staging for `count` sends or receives of up to `elements` each in flight at once,
+  // started without a plan (the pipeline's messages), made now where MPI is staged through host
+  // mirrors, so that no step allocates it; returns the bytes made.
+  std::size_t reserve_messages(std::size_t count, std::size_t elements);
   // Whether GEMM operands may be kept in bf16 (the caller's too: FF2's saved input): a bf16 run.
   bool keeps_operands_in_bf16() const { return bf16_route_.has_value(); }
   const Gathered& wrap_operand(const Gathered& g) const { return g; }
@@ -232,6 +236,8 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   OpId start_op(const char* name, CommKind kind, Axis axis, std::size_t shard_elements,
                 const ScratchNeed& need, Launch&& launch);
   void progress();
+  // An area of unplanned_staging_ of at least `host` elements of T, held until released.
+  std::size_t acquire_staging(std::size_t host);
   // multiply(a part, b part, beta, c part) over chunks of the GEMM: rows of C, or of the inner
   // dimension when A is transposed.
   template <class Operand, class Multiply>
@@ -286,7 +292,8 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
   // Host staging of collectives started without a workspace (the pipeline stages' sends and
-  // receives): made on first need and kept, an area reused once the op that held it completed.
+  // receives): made by reserve_messages() (the trainer's, for every message buffer), else on
+  // first need, and kept, an area reused once the op that held it completed.
   // Allocating and freeing a host mirror per message (page-locked on a GPU) cost a free that
   // fences every instance, in every step.
   ScratchPool<CommScratch<T, MemSpace>> unplanned_staging_;

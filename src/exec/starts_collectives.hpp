@@ -28,6 +28,8 @@ class StartsCollectives {
   void reserve_shared_operand(std::size_t, std::size_t) {}
   // Scratch in which a bf16 run rounds GEMM operands that arrive in float (RealExecutor's).
   void reserve_rounding(std::size_t, std::size_t) {}
+  // Host staging for messages started without a plan (RealExecutor's, staged); bytes made.
+  std::size_t reserve_messages(std::size_t, std::size_t) { return 0; }
   // Whether the caller may keep GEMM operands in bf16: only RealExecutor's bf16 run.
   bool keeps_operands_in_bf16() const { return false; }
   // A caller's GEMM operand (exec/gemm_operand.hpp, never in bf16 here) as this executor's.

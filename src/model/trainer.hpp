@@ -150,7 +150,8 @@ class Trainer {
   std::vector<std::vector<Mat>> inputs_, outputs_, output_grads_, input_grads_;
   std::vector<std::vector<typename Exec::OpId>> input_ops_, output_grad_ops_;
   std::vector<typename Exec::OpId> sends_;
-  std::size_t micro_batch_bytes_ = 0;  // the buffers above, counted as work
+  std::size_t micro_batch_bytes_ = 0;      // the buffers above, counted as work
+  std::size_t message_staging_bytes_ = 0;  // their host staging (MPI staged), a workspace
   std::size_t steps_ = 0;
   // While generate() runs: the token row of micro-batch 0 whose next token is wanted and how it
   // is chosen (draw `draw` of `sampling`); and the id the last stage chose.

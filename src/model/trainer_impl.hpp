@@ -106,6 +106,15 @@ Trainer<Exec>::Trainer(Exec& ex, const ModelShape& shape, const ModelPlan& plan,
     input_ops_[c].resize(micro_batches_);
     output_grad_ops_[c].resize(micro_batches_);
   }
+  // A step posts every receive at its start and waits for its sends at its end: each message
+  // buffer's staging may be in flight at once (where MPI is staged through host mirrors), made
+  // here rather than in the first step.
+  std::size_t messages = 0;
+  for (std::size_t c = 0; c < chunks_; ++c)
+    messages += inputs_[c].size() + outputs_[c].size() + input_grads_[c].size() +
+                (last(c) ? 0 : output_grads_[c].size());
+  message_staging_bytes_ =
+      ex_.reserve_messages(messages, student_.local_tokens() * student_.local_hidden());
 }
 
 template <class Exec>
@@ -137,6 +146,7 @@ template <class Exec>
 MemoryUse Trainer<Exec>::memory() const {
   MemoryUse m = student_.memory();
   m.work += micro_batch_bytes_ + elements(y_) * sizeof(T);
+  m.workspaces += message_staging_bytes_;
   if (teacher_) {
     const MemoryUse& teacher = teacher_->memory();
     m.parameters += teacher.parameters;

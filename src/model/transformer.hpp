@@ -169,8 +169,9 @@ class Transformer {
     return lm().next_token(y, row, sampling, draw);
   }
 
-  // The logical (unsharded, unpermuted) parameter, row-major, on every rank of the replica.
-  // Collective over the replica's ranks (every stage, the one holding the block answers).
+  // The logical (unsharded, unpermuted) parameter, row-major, on every rank. Collective over
+  // the job (every stage, the one holding the block answers; every replica, for ZeRO-1's rows
+  // of a bf16 run's masters).
   std::vector<double> gather(std::size_t block, ParamKind kind) const;
   std::vector<double> gather(LmParam param) const;  // a language model's (not a tied head)
   // Every trainable tensor this rank holds, and the optimizer's state for each (a trainable
