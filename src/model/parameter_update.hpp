@@ -96,11 +96,12 @@ class ParameterUpdate {
     if (sharded_) gather_rows();
   }
 
-  // After the values were written from outside (a checkpoint read into values()): each ZeRO-1
-  // parameter put together from every replica's row, as after a step (a sharded master's bf16
-  // copy; the others are whole already, gathered again). Collective over dp.
-  void gather_loaded_values() {
-    if (!sharded_) return;
+  // After the values were written (drawn, or a checkpoint read into values()): the sharded
+  // masters' bf16 copies put together from every replica's row, as after a step (the other
+  // ZeRO-1 parameters, whole already, are gathered again: a step's gathers go in one order).
+  // Nothing without sharded masters. Collective over dp.
+  void gather_written_values() {
+    if (master_rows_.empty()) return;
     const ExecSpace space = ex_.compute_space();
     stage_rows(space);
     fence(space, "loaded_values");

@@ -340,7 +340,7 @@ template <class Exec>
 void Trainer<Exec>::resume_at(std::size_t steps) {
   require(!prepared_, "Trainer::resume_at between prepare_step() and step()");
   steps_ = steps;
-  student_.parameters_loaded();
+  student_.values_written();
 }
 
 template <class Exec>

@@ -141,10 +141,11 @@ class Transformer {
   // averaging finished and the global gradient norm (collective), then the update with it.
   double reduce_gradients();
   void apply_update(const OptimizerSettings& optimizer, std::size_t t, double norm);
-  // After the parameters' values were written from outside (a checkpoint loaded into
-  // parameters()): ZeRO-1's rows gathered and the bf16 copies refreshed. Collective over dp.
-  void parameters_loaded() {
-    if (update_) update_->gather_loaded_values();
+  // After the parameters' values were written (drawn at construction, or a checkpoint loaded
+  // into parameters()): the bf16 copies refreshed, a sharded master's from every replica's row.
+  // Collective over dp.
+  void values_written() {
+    if (update_) update_->gather_written_values();
     rounded_weights_.refresh(space_);
   }
   // After reduce_gradients(): the name of the first parameter (block by block) whose gradient is

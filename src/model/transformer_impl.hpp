@@ -160,7 +160,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   memory_.workspaces += relayouts_.workspace_bytes();
   if (update_) memory_.workspaces += update_->workspace_bytes();
   rounded_weights_ = RoundedCopies<T>(params_);
-  rounded_weights_.refresh(space_);
+  values_written();
   fence(space_, "transformer_init");
 }
 

@@ -109,13 +109,14 @@ StepEstimate estimate_step(const CostModel& model, const TrainingModel& m, const
       link_free = std::max(link_free, ready) + reduce;
     }
     e.dp_exposed = std::max(0.0, link_free);
-    // The updated parameters come back: a bf16 run's weight matrices as their bf16 copies
-    // (their fp32 masters stay sharded), the gains at the weights' width.
-    const double copy_bytes = b.weight_copies > 0 ? b.weight_copies : b.weights;
-    const double gathered =
-        block_weights(m) * copy_bytes + (block_parameters(m) - block_weights(m)) * b.weights;
-    if (c.zero)
+    if (c.zero) {
+      // The updated parameters come back: a bf16 run's weight matrices as their bf16 copies
+      // (their fp32 masters stay sharded), the gains at the weights' width.
+      const double copy_bytes = b.weight_copies > 0 ? b.weight_copies : b.weights;
+      const double gathered =
+          block_weights(m) * copy_bytes + (block_parameters(m) - block_weights(m)) * b.weights;
       e.dp_exposed += blocks * model.all_gather_seconds(hw::Ring::dp, c.dp, gathered / c.tp());
+    }
   }
   return e;
 }

@@ -60,19 +60,18 @@ struct SyntheticRun {
   Trainer<RealExecutor<float>> trainer;  // made after the executors it trains on
 };
 
-// The weights that keep a bf16 copy (Parameter::rounded), by name, how many of their copies'
+// The weights that keep a bf16 copy (Parameter::rounded), by name, and how many of their copies'
 // elements are not their fp32 value rounded (where this rank keeps it: the shard, or a sharded
-// master's row), and how many keep only their replica's row of the master.
+// master's row).
 struct Copies {
   std::vector<std::string> names;
-  std::size_t stale = 0, master_rows = 0;
+  std::size_t stale = 0;
 };
 Copies bf16_copies(const ParameterSet<float>& parameters) {
   Copies out;
   for (const Parameter<float>& p : parameters) {
     if (!p.rounded.data()) continue;
     out.names.push_back(p.name);
-    out.master_rows += p.master_sharded();
     const auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.values());
     const auto rounded = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.rounded);
     for (std::size_t i = 0; i < elements(values); ++i)
@@ -220,7 +219,7 @@ TEST(Bf16GemmOperands, WeightsKeepABf16CopyOfTheirValue) {
       const bool kept = algorithm == Algorithm::meshslice || chips == 1;
       // QKV, attention's output, FF1, FF2
       EXPECT_EQ(copies.names.size(), kept ? shape.blocks * 4 : 0);
-      EXPECT_EQ(copies.master_rows, dp > 1 ? copies.names.size() : 0);
+      EXPECT_EQ(sharded_masters(trainer.student().parameters()), dp > 1 ? copies.names.size() : 0);
       EXPECT_EQ(copies.stale, 0u);
     }
     const bool kept = algorithm == Algorithm::meshslice || chips == 1;

@@ -337,10 +337,8 @@ TEST(Checkpoint, ResumingOnTheSameLayoutIsBitIdentical) {
 void expect_bf16_masters_resume(const RunLayout& bf16_layout) {
   TempDir dir;
   LayoutRun<float> bf16_run(bf16_layout, Gemms::bf16);
-  std::size_t master_rows = 0;
-  for (const Parameter<float>& p : bf16_run.trainer.student().parameters())
-    master_rows += p.master_sharded();
-  EXPECT_EQ(master_rows > 0, bf16_layout.mesh.dp > 1) << "the masters sharded over dp";
+  EXPECT_EQ(sharded_masters(bf16_run.trainer.student().parameters()) > 0, bf16_layout.mesh.dp > 1)
+      << "the masters sharded over dp";
   for (int step = 0; step < 3; ++step) bf16_run.trainer.step();
   const std::string path = bf16_run.save(dir.path() + "/bf16");
   const SerialCheckpoint file = read_checkpoint_serially(path);

@@ -17,6 +17,7 @@
 #include "model/trainer_impl.hpp"
 #include "model/transformer_impl.hpp"
 #include "mpi_test_env.hpp"
+#include "reference_check.hpp"
 
 namespace meshslice::testing {
 namespace {
@@ -179,9 +180,8 @@ void expect_data_free_emulation_as_the_real_run(bool bf16) {
   Trainer<sim::CombinedExecutor<RealExecutor<T>>> trainer(combined, s, plan, adamw(), TaskSeeds{},
                                                           step);
   const std::vector<double> want = emulated_steps(combined, trainer, torus().comm());
-  std::size_t master_rows = 0;
-  for (const Parameter<T>& p : trainer.student().parameters()) master_rows += p.master_sharded();
-  EXPECT_EQ(master_rows > 0, step.zero) << "ZeRO-1 of a bf16 run shards the masters";
+  EXPECT_EQ(sharded_masters(trainer.student().parameters()) > 0, step.zero)
+      << "ZeRO-1 of a bf16 run shards the masters";
 
   // Chip (0, 0) of replica 0 of each stage, one MPI rank per stage.
   const bool stands_in = torus().coord(Axis::row) == 0 && torus().coord(Axis::col) == 0 &&

@@ -29,6 +29,14 @@ inline ModelShape test_block_shape(std::size_t sequences) {
   return s;
 }
 
+// How many of `params` keep only their replica's row of the fp32 master (a bf16 run's ZeRO-1).
+template <class T>
+std::size_t sharded_masters(const ParameterSet<T>& params) {
+  std::size_t n = 0;
+  for (const Parameter<T>& p : params) n += p.master_sharded();
+  return n;
+}
+
 // `plan` with every FC layer transposed or W- or X-stationary (weights stored as W^T where the
 // plan says), and a language model's head X-stationary (kept as W^T).
 inline ModelPlan with_transposed_layers(ModelPlan plan) {
