@@ -4,27 +4,12 @@
 
 namespace meshslice {
 
-const char* mlp_name(MlpKind mlp) { return mlp == MlpKind::swiglu ? "swiglu" : "gelu"; }
-
-MlpKind parse_mlp(const std::string& name, const std::string& key) {
-  for (const MlpKind mlp : {MlpKind::gelu, MlpKind::swiglu})
-    if (name == mlp_name(mlp)) return mlp;
-  throw UserError(concat(key, " = '", name, "' is not an MLP; use gelu or swiglu"));
-}
-
-std::size_t default_ffn(std::size_t hidden, MlpKind mlp) {
-  if (mlp == MlpKind::gelu) return 4 * hidden;
-  const std::size_t multiple = 256, two_thirds = 8 * hidden / 3;  // Llama's int(2 * 4H / 3)
-  return (two_thirds + multiple - 1) / multiple * multiple;
-}
-
 std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& d) {
   using Input = BlockFcLayer::Input;
   const std::size_t kv = d.kv_hidden > 0 ? d.kv_hidden : d.hidden;
   const std::array<std::size_t, 3> qkv_parts{d.hidden, kv, kv};
-  const std::array<std::size_t, 3> ff1_parts = d.mlp == MlpKind::swiglu
-                                                   ? std::array<std::size_t, 3>{d.ffn, d.ffn, 0}
-                                                   : std::array<std::size_t, 3>{};
+  const std::array<std::size_t, 3> ff1_parts =
+      mlp_gated(d.mlp) ? std::array<std::size_t, 3>{d.ffn, d.ffn, 0} : std::array<std::size_t, 3>{};
   return {{{FcKind::qkv, "qkv", d.hidden, d.qkv_outputs(), Input::norm, false, qkv_parts},
            {FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention, true, {}},
            {FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm, false, ff1_parts},

@@ -5,15 +5,16 @@
 //   qkv       H -> 3H  Q, K and V together, from the norm of the residual stream (H + 2 KV with
 //                      grouped-query attention: KV = kv_heads x head size)
 //   attn_out  H -> H   the output projection, from attention's output
-//   ff1       H -> F   the feed-forward network's first layer, from the norm: F outputs for a GeLU
-//                      MLP; 2F for SwiGLU, its gate and up projections together
-//   ff2       F -> H   its second, from FF1's output through the activation (GeLU, or SwiGLU's
-//                      silu(gate) * up)
+//   ff1       H -> F   the feed-forward network's first layer, from the norm: F outputs for GeLU;
+//                      2F for a gated MLP (SwiGLU, GeGLU), its gate and up projections together
+//   ff2       F -> H   its second, from FF1's output through the activation
+//                      (block/mlp_activations.hpp: gelu(u), or act(gate) * up)
 #include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "block/mlp_activations.hpp"
 #include "gemm/fc_dataflow.hpp"
 
 namespace meshslice {
@@ -21,15 +22,6 @@ namespace meshslice {
 enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
 constexpr int kFcKinds = 4;
 
-// The block's MLP: GeLU (GPT's: down(gelu(up(x)))) or SwiGLU (Llama's: down(silu(gate(x)) *
-// up(x)), Shazeer 2020), and its width F.
-enum class MlpKind { gelu = 0, swiglu = 1 };
-const char* mlp_name(MlpKind mlp);  // "gelu", "swiglu"
-// "gelu" or "swiglu"; anything else is a UserError naming `key` and both.
-MlpKind parse_mlp(const std::string& name, const std::string& key);
-// F when the deck does not set it: 4H for GeLU; for SwiGLU Llama's 8H/3 (the same parameters
-// in three matrices as GeLU's in two) rounded up to a multiple of 256.
-std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
 // F of a deck's model.ffn_hidden (0: the default) and its key and value heads of model.kv_heads
 // (0: one per head): the one rule the model, the emulator and the plan check read.
 inline std::size_t ffn_of(std::size_t hidden, MlpKind mlp, std::size_t ffn_hidden) {
@@ -45,7 +37,7 @@ struct BlockDims {
   std::size_t ffn = 0;     // F, the MLP's width
   MlpKind mlp = MlpKind::gelu;
   std::size_t kv_hidden = 0;  // K's and V's width: kv_heads x head size (0: H, one per head)
-  std::size_t ff1_outputs() const { return mlp == MlpKind::swiglu ? 2 * ffn : ffn; }
+  std::size_t ff1_outputs() const { return mlp_gated(mlp) ? 2 * ffn : ffn; }
   std::size_t qkv_outputs() const { return hidden + 2 * (kv_hidden > 0 ? kv_hidden : hidden); }
 };
 

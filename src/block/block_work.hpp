@@ -106,21 +106,19 @@ inline LocalWork rmsnorm_backward_apply(double n, double gain = 0) {
 }
 // out = x (a copy: reads and writes n), then out += delta (reads both, writes the sum).
 inline LocalWork residual(double n, bool add) { return LocalWork::streaming(add ? 5 * n : 2 * n); }
-inline LocalWork gelu(double n) { return LocalWork::streaming(2 * n); }           // z -> u
-inline LocalWork gelu_backward(double n) { return LocalWork::streaming(3 * n); }  // du, z -> dz
-// n outputs z = silu(g) * u from 2n inputs; backward reads g, u, dz and writes dg, du.
-inline LocalWork swiglu(double n) { return LocalWork::streaming(3 * n); }
-inline LocalWork swiglu_backward(double n) { return LocalWork::streaming(5 * n); }
+// The MLP's activation on n outputs: z = act(u) reads u and writes z, its gradient reads dz and
+// u and writes du; a gated one reads gate and up (2n) and writes z, its gradient reads gate, up
+// and dz and writes d gate and d up.
+inline LocalWork mlp_activation(MlpKind mlp, double n) {
+  return LocalWork::streaming(mlp_gated(mlp) ? 3 * n : 2 * n);
+}
+inline LocalWork mlp_activation_backward(MlpKind mlp, double n) {
+  return LocalWork::streaming(mlp_gated(mlp) ? 5 * n : 3 * n);
+}
 // Grouped-query attention's keys and values repeated per query head into `wide` elements, and
 // their gradients summed back into `narrow` (model/kernels/grouped_query.hpp).
 inline LocalWork repeat_kv(double wide) { return LocalWork::streaming(2 * wide); }
 inline LocalWork sum_kv(double wide, double narrow) { return LocalWork::streaming(wide + narrow); }
-inline LocalWork mlp_activation(MlpKind mlp, double n) {
-  return mlp == MlpKind::swiglu ? swiglu(n) : gelu(n);
-}
-inline LocalWork mlp_activation_backward(MlpKind mlp, double n) {
-  return mlp == MlpKind::swiglu ? swiglu_backward(n) : gelu_backward(n);
-}
 }  // namespace kernel_work
 
 // One block's step on a chip, outside its FC GEMMs: per pass, the kernels model/transformer

@@ -8,10 +8,11 @@
 // reaching 0 or inf, which no caller here can tell apart. Without branches, so a loop over it
 // vectorizes once the compiler may evaluate both sides of a comparison (-fno-trapping-math).
 // double keeps the library's exp: the reference tests compare in double.
+#include <Kokkos_Macros.hpp>
+
+#include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#include "core/kokkos_compat.hpp"
 
 namespace meshslice::kmath {
 

@@ -7,8 +7,9 @@
 // The model: L pre-norm blocks, each
 //   h = RMSNorm(x) * g1;  [q k v] = h Wqkv;  a = causal multi-head attention(q, k, v);
 //   x = x + a Wo;  h = RMSNorm(x) * g2;  x = x + MLP(h)
-// with MLP(h) = GeLU(h W1) W2, or with `mlp` swiglu (Llama's) (silu(h W1g) * (h W1u)) W2, the
-// gate and up projections one FF1 weight [W1g | W1u] of 2F columns; no biases. With `kv_heads`
+// with MLP(h) = GeLU(h W1) W2, or with a gated `mlp` (block/mlp_activations.hpp: swiglu, Llama's;
+// geglu) (act(h W1g) * (h W1u)) W2, the gate and up projections one FF1 weight [W1g | W1u] of 2F
+// columns; no biases. With `kv_heads`
 // below `heads` (grouped-query attention), k and v have kv_heads heads, query head h using k and
 // v head h / (heads / kv_heads). With `rope`, q and k are rotated by their token's position in
 // its sequence first (RoPE: in each head, dimensions d and d + dim/2 turn by position *

@@ -29,13 +29,19 @@ void add_model_shape_parameters(Teuchos::ParameterList& model,
 }
 
 void add_mlp_parameters(Teuchos::ParameterList& model) {
-  set_choice(model, "mlp", mlp_name(MlpKind::gelu),
-             {mlp_name(MlpKind::gelu), mlp_name(MlpKind::swiglu)},
-             "the block's MLP: gelu (GPT's: ff2(gelu(ff1 x))) or swiglu (Llama's: ff2(silu(gate x) "
-             "* up x), the gate and up projections one FF1 of 2 x ffn_hidden outputs)");
+  std::vector<std::string> names;
+  std::string meanings;
+  for (const MlpKind mlp : mlp_kinds()) {
+    meanings += concat(names.empty() ? "" : "; ", mlp_name(mlp), " (", mlp_meaning(mlp), ")");
+    names.push_back(mlp_name(mlp));
+  }
+  set_choice(model, "mlp", mlp_name(MlpKind::gelu), names,
+             concat("the block's MLP: ", meanings,
+                    "; a gated one's gate and up projections are one FF1 of 2 x ffn_hidden "
+                    "outputs"));
   model.set("ffn_hidden", 0,
             "the MLP's width F (FF2's input); 0 = 4 x hidden for gelu, Llama's 8 x hidden / 3 "
-            "rounded up to a multiple of 256 for swiglu");
+            "rounded up to a multiple of 256 for the gated ones");
 }
 
 MlpChoice mlp_from(const Teuchos::ParameterList& deck) {

@@ -100,16 +100,20 @@ void rms_norm_backward(const std::vector<T>& x, const std::vector<T>& gain,
   }
 }
 
-// The MLP's activation on FF1's output u (tokens x F, or with SwiGLU tokens x 2F: [gate | up]):
-// z (tokens x F) = gelu(u) or silu(gate) * up.
+// The MLP's activation (block/mlp_activations.hpp) on FF1's output u (tokens x F, or for a gated
+// one tokens x 2F: [gate | up]): z (tokens x F) = act(u) or act(gate) * up.
 template <class T>
 void mlp_activation(MlpKind mlp, const std::vector<T>& u, std::size_t tokens, std::size_t ffn,
                     std::vector<T>& z) {
   z.resize(tokens * ffn);
-  for (std::size_t t = 0; t < tokens; ++t)
-    for (std::size_t f = 0; f < ffn; ++f)
-      z[t * ffn + f] = mlp == MlpKind::swiglu ? swiglu(u[t * 2 * ffn + f], u[t * 2 * ffn + ffn + f])
-                                              : gelu(u[t * ffn + f]);
+  with_mlp_activation(mlp, [&](auto activation) {
+    using Activation = decltype(activation);
+    for (std::size_t t = 0; t < tokens; ++t)
+      for (std::size_t f = 0; f < ffn; ++f)
+        z[t * ffn + f] = Activation::gated
+                             ? Activation::value(u[t * 2 * ffn + f]) * u[t * 2 * ffn + ffn + f]
+                             : Activation::value(u[t * ffn + f]);
+  });
 }
 
 // u's gradient given z's, dz.
@@ -118,19 +122,20 @@ std::vector<T> mlp_activation_backward(MlpKind mlp, const std::vector<T>& u,
                                        const std::vector<T>& dz, std::size_t tokens,
                                        std::size_t ffn) {
   std::vector<T> du(u.size());
-  for (std::size_t t = 0; t < tokens; ++t)
-    for (std::size_t f = 0; f < ffn; ++f) {
-      const T d = dz[t * ffn + f];
-      if (mlp == MlpKind::gelu) {
-        du[t * ffn + f] = d * gelu_derivative(u[t * ffn + f]);
-        continue;
+  with_mlp_activation(mlp, [&](auto activation) {
+    using Activation = decltype(activation);
+    for (std::size_t t = 0; t < tokens; ++t)
+      for (std::size_t f = 0; f < ffn; ++f) {
+        const T d = dz[t * ffn + f];
+        if (!Activation::gated) {
+          du[t * ffn + f] = d * Activation::derivative(u[t * ffn + f]);
+          continue;
+        }
+        const std::size_t gate = t * 2 * ffn + f, up = gate + ffn;
+        du[gate] = d * (u[up] * Activation::derivative(u[gate]));
+        du[up] = d * Activation::value(u[gate]);
       }
-      T d_gate, d_up;
-      const std::size_t g = t * 2 * ffn + f;
-      swiglu_derivatives(u[g], u[g + ffn], d_gate, d_up);
-      du[g] = d * d_gate;
-      du[g + ffn] = d * d_up;
-    }
+  });
   return du;
 }
 

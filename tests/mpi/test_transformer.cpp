@@ -126,6 +126,11 @@ std::vector<Case> cases() {
   c.push_back({"swiglu_standard_adafactor", standard, parse_optimizer("adafactor"), swiglu});
   c.push_back(
       {"swiglu_transposed_variants_adafactor", transposed, parse_optimizer("adafactor"), swiglu});
+  // GeGLU: the same gated path with GeLU on the gate.
+  ModelShape geglu = swiglu;
+  geglu.mlp = MlpKind::geglu;
+  c.push_back({"geglu_mixed_relayouts_adamw", mixed, parse_optimizer("adamw"), geglu});
+  c.push_back({"geglu_transposed_variants_sgd", transposed, parse_optimizer("sgd"), geglu});
   return c;
 }
 

@@ -64,7 +64,7 @@ TEST_P(ReferenceGradients, MatchFiniteDifferences) {
   ModelShape s = tiny_shape();
   s.rope = GetParam().rope;
   s.mlp = GetParam().mlp;
-  s.ffn_hidden = s.mlp == MlpKind::swiglu ? 12 : 0;
+  s.ffn_hidden = mlp_gated(s.mlp) ? 12 : 0;
   s.kv_heads = GetParam().kv_heads;
   const std::size_t tokens = s.tokens();
   ReferenceModel<double> model(s, 11);
@@ -85,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(
     RopeAndMlp, ReferenceGradients,
     ::testing::Values(GradientCase{false, MlpKind::gelu}, GradientCase{true, MlpKind::gelu},
                       GradientCase{false, MlpKind::swiglu}, GradientCase{true, MlpKind::swiglu},
-                      GradientCase{true, MlpKind::swiglu, 1}),  // Llama's: 2 heads, 1 kv head
+                      GradientCase{true, MlpKind::swiglu, 1},  // Llama's: 2 heads, 1 kv head
+                      GradientCase{true, MlpKind::geglu}),
     [](const auto& info) {
       return std::string(info.param.rope ? "rope_" : "no_rope_") + mlp_name(info.param.mlp) +
              (info.param.kv_heads ? "_grouped_query" : "");

@@ -1,11 +1,11 @@
 #pragma once
 // The block's feed-forward half: out = x_mid + ff2(act(ff1(norm2(x_mid)))), its two FC layers
-// through the planned FC layers. The activation is the MLP's kind (model.mlp): GeLU on FF1's F
-// outputs, or SwiGLU, silu(gate) * up on FF1's 2F outputs (the gate and up projections in one
-// weight, grouped per chip block: parameters/parameter_layout.hpp), as Megatron's MLP with a gated
-// linear unit. It runs in FF1's output layout and its output lands in FF2's input layout,
-// re-laid out when the two differ. Its layers: norm2, ff1, activation, ff2, ff_residual
-// (model/block_layers.hpp).
+// through the planned FC layers. The activation is the MLP's kind (model.mlp,
+// block/mlp_activations.hpp): act(u) on FF1's F outputs (GeLU), or a gated one, act(gate) * up on
+// FF1's 2F outputs (SwiGLU, GeGLU: the gate and up projections in one weight, grouped per chip
+// block: parameters/parameter_layout.hpp), as Megatron's MLP with a gated linear unit. It runs
+// in FF1's output layout and its output lands in FF2's input layout, re-laid out when the two
+// differ. Its layers: norm2, ff1, activation, ff2, ff_residual (model/block_layers.hpp).
 //
 //     MlpModule<Exec> mlp(context, trainable, memory);
 //     mlp.forward(BlockLayer::ff1, params, saved, out);
@@ -30,7 +30,7 @@ class MlpModule {
     const std::size_t tokens = c_.shape.tokens(), F = c_.shape.ffn();
     const Layout u = ff1_output(), z = ff2_input();
     if (z != u) {
-      z_ = activation_matrix(c_.ex, tokens, u, F, "gelu_out", memory.work);
+      z_ = activation_matrix(c_.ex, tokens, u, F, "activation_out", memory.work);
       c_.relayouts.plan(F);
     }
     const std::size_t ff1_out = fc_outputs(c_.shape, FcKind::ff1);
@@ -38,7 +38,8 @@ class MlpModule {
     // FF1's output in float before the activation rounds it (a bf16 run).
     u_float_ = kept_output_staging(c_.ex, g_u_, tokens, u, ff1_out, "ff1_out", memory.work);
     if (!trainable) return;
-    // GeLU's gradient works in place; SwiGLU's output gradient is half its input's.
+    // An ungated activation's gradient works in place; a gated one's output gradient is half
+    // its input's.
     g_act_ =
         gated() ? activation_matrix(c_.ex, tokens, u, F, "grad_activation_out", memory.work) : g_u_;
     if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
@@ -108,7 +109,7 @@ class MlpModule {
   }
 
  private:
-  bool gated() const { return c_.shape.mlp == MlpKind::swiglu; }
+  bool gated() const { return mlp_gated(c_.shape.mlp); }
   Layout ff1_output() const { return c_.fc.plan(FcKind::ff1).output(); }
   Layout ff2_input() const { return c_.fc.plan(FcKind::ff2).input(); }
 
@@ -123,12 +124,15 @@ class MlpModule {
     const double n = static_cast<double>(elements(z));
     const bool rows = ff1_output() == Layout::transposed;  // features along the rows
     const Mat& u = ff1_written(s);
-    if (gated())
-      c_.ex.compute("swiglu", kernel_work::swiglu(n),
-                    [&] { swiglu_forward(c_.ex.compute_space(), u, z, rows, s.u.rounded); });
-    else
-      c_.ex.compute("gelu", kernel_work::gelu(n),
-                    [&] { gelu_forward(c_.ex.compute_space(), u, z, s.u.rounded); });
+    with_mlp_activation(c_.shape.mlp, [&](auto activation) {
+      using Activation = decltype(activation);
+      c_.ex.compute(Activation::name, kernel_work::mlp_activation(c_.shape.mlp, n), [&] {
+        if constexpr (Activation::gated)
+          gated_forward<Activation>(c_.ex.compute_space(), u, z, rows, s.u.rounded);
+        else
+          activation_forward<Activation>(c_.ex.compute_space(), u, z, s.u.rounded);
+      });
+    });
   }
 
   // FF1's output gradient g_u_ from the activation's, g_act_ (u: FF1's saved output, its
@@ -137,19 +141,23 @@ class MlpModule {
   void activate_backward(const Matrix<U>& u) {
     const double n = static_cast<double>(elements(g_act_));
     const bool rows = ff1_output() == Layout::transposed;
-    if (gated())
-      c_.ex.compute("swiglu_backward", kernel_work::swiglu_backward(n),
-                    [&] { swiglu_backward(c_.ex.compute_space(), u, g_act_, g_u_, rows); });
-    else
-      c_.ex.compute("gelu_backward", kernel_work::gelu_backward(n),
-                    [&] { gelu_backward(c_.ex.compute_space(), u, g_u_); });
+    with_mlp_activation(c_.shape.mlp, [&](auto activation) {
+      using Activation = decltype(activation);
+      c_.ex.compute(Activation::backward_name,
+                    kernel_work::mlp_activation_backward(c_.shape.mlp, n), [&] {
+                      if constexpr (Activation::gated)
+                        gated_backward<Activation>(c_.ex.compute_space(), u, g_act_, g_u_, rows);
+                      else
+                        activation_backward<Activation>(c_.ex.compute_space(), u, g_u_);
+                    });
+    });
   }
 
   BlockContext<Exec>& c_;
   Mat z_;        // the activation's output before its re-layout to FF2's input (the layouts differ)
   Mat u_float_;  // FF1's output before it is rounded, where it is kept in bf16 (training: g_u_)
   Mat g_u_;      // FF1's output gradient
-  Mat g_act_;    // the activation's output gradient in FF1's layout (GeLU: g_u_, in place)
+  Mat g_act_;    // the activation's output gradient in FF1's layout (ungated: g_u_, in place)
   Mat g_z_;      // FF2's input gradient before its re-layout
 };
 

@@ -1,0 +1,46 @@
+#pragma once
+// The MLP activations a block can run (model.mlp), one file each in block/activations/: its
+// name, whether it gates (z = act(gate x) * (up x), FF1 then has 2F outputs) or not (z = act(u),
+// F outputs), its default width F and its scalar function and derivative. The model's kernels
+// and serial reference, the emulator's work counts and the deck read them from this table; a
+// new activation is a file there and a line in each of the three lists below.
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "block/activations/geglu.hpp"
+#include "block/activations/gelu.hpp"
+#include "block/activations/swiglu.hpp"
+
+namespace meshslice {
+
+// An activation's place in MlpActivations.
+enum class MlpKind { gelu = 0, swiglu = 1, geglu = 2 };
+using MlpActivations = std::tuple<GeluActivation, SwigluActivation, GegluActivation>;
+
+// f(Activation{}) with the activation `mlp` names: its static members and formulas as a type.
+template <class F, std::size_t I = 0>
+decltype(auto) with_mlp_activation(MlpKind mlp, F&& f) {
+  using Activation = std::tuple_element_t<I, MlpActivations>;
+  if constexpr (I + 1 == std::tuple_size_v<MlpActivations>) {
+    return f(Activation{});
+  } else {
+    if (static_cast<std::size_t>(mlp) == I) return f(Activation{});
+    return with_mlp_activation<F, I + 1>(mlp, std::forward<F>(f));
+  }
+}
+
+std::vector<MlpKind> mlp_kinds();   // every one, in the table's order
+const char* mlp_name(MlpKind mlp);     // "gelu", "swiglu", ...
+const char* mlp_meaning(MlpKind mlp);  // what it computes, for the deck's documentation
+bool mlp_gated(MlpKind mlp);
+// F when the deck does not set it: 4H for GeLU, 8H/3 rounded up to a multiple of 256 for the
+// gated ones (block/activations/gated_width.hpp).
+std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
+std::string mlp_names();  // "gelu, swiglu or geglu"
+// The activation named `name`; anything else is a UserError naming `key` and the names.
+MlpKind parse_mlp(const std::string& name, const std::string& key);
+
+}  // namespace meshslice
