@@ -32,12 +32,12 @@ decltype(auto) with_mlp_activation(MlpKind mlp, F&& f) {
   }
 }
 
-std::vector<MlpKind> mlp_kinds();   // every one, in the table's order
+std::vector<MlpKind> mlp_kinds();      // every one, in the table's order
 const char* mlp_name(MlpKind mlp);     // "gelu", "swiglu", ...
 const char* mlp_meaning(MlpKind mlp);  // what it computes, for the deck's documentation
 bool mlp_gated(MlpKind mlp);
 // F when the deck does not set it: 4H for GeLU, 8H/3 rounded up to a multiple of 256 for the
-// gated ones (block/activations/gated_width.hpp).
+// gated ones (block/activations/gated_activation.hpp).
 std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
 std::string mlp_names();  // "gelu, swiglu or geglu"
 // The activation named `name`; anything else is a UserError naming `key` and the names.

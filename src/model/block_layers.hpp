@@ -43,7 +43,7 @@ enum class BlockLayer {
   attn_residual,
   norm2,
   ff1,
-  activation,  // the MLP's: GeLU or SwiGLU (model/modules/mlp.hpp)
+  activation,  // the MLP's (block/mlp_activations.hpp, model/modules/mlp.hpp)
   ff2,
   ff_residual
 };

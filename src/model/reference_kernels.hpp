@@ -107,12 +107,12 @@ void mlp_activation(MlpKind mlp, const std::vector<T>& u, std::size_t tokens, st
                     std::vector<T>& z) {
   z.resize(tokens * ffn);
   with_mlp_activation(mlp, [&](auto activation) {
-    using Activation = decltype(activation);
+    using MlpActivation = decltype(activation);
     for (std::size_t t = 0; t < tokens; ++t)
       for (std::size_t f = 0; f < ffn; ++f)
-        z[t * ffn + f] = Activation::gated
-                             ? Activation::value(u[t * 2 * ffn + f]) * u[t * 2 * ffn + ffn + f]
-                             : Activation::value(u[t * ffn + f]);
+        z[t * ffn + f] = MlpActivation::gated
+                             ? MlpActivation::value(u[t * 2 * ffn + f]) * u[t * 2 * ffn + ffn + f]
+                             : MlpActivation::value(u[t * ffn + f]);
   });
 }
 
@@ -123,17 +123,17 @@ std::vector<T> mlp_activation_backward(MlpKind mlp, const std::vector<T>& u,
                                        std::size_t ffn) {
   std::vector<T> du(u.size());
   with_mlp_activation(mlp, [&](auto activation) {
-    using Activation = decltype(activation);
+    using MlpActivation = decltype(activation);
     for (std::size_t t = 0; t < tokens; ++t)
       for (std::size_t f = 0; f < ffn; ++f) {
         const T d = dz[t * ffn + f];
-        if (!Activation::gated) {
-          du[t * ffn + f] = d * Activation::derivative(u[t * ffn + f]);
+        if (!MlpActivation::gated) {
+          du[t * ffn + f] = d * MlpActivation::derivative(u[t * ffn + f]);
           continue;
         }
         const std::size_t gate = t * 2 * ffn + f, up = gate + ffn;
-        du[gate] = d * (u[up] * Activation::derivative(u[gate]));
-        du[up] = d * Activation::value(u[gate]);
+        du[gate] = d * (u[up] * MlpActivation::derivative(u[gate]));
+        du[up] = d * MlpActivation::value(u[gate]);
       }
   });
   return du;

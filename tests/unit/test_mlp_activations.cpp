@@ -59,8 +59,7 @@ TEST(MlpActivations, GeluInItsSigmoidFormEqualsTheTanhForm) {
 
 TEST(MlpActivations, SwigluGatesWithSilu) {
   for (double g = -8; g <= 8; g += 0.25)
-    EXPECT_NEAR(SwigluActivation::value(g), g / (1 + std::exp(-g)), 1e-14 * (1 + std::abs(g)))
-        << g;
+    EXPECT_NEAR(SwigluActivation::value(g), g / (1 + std::exp(-g)), 1e-14 * (1 + std::abs(g))) << g;
 }
 
 TEST(MlpActivations, NamesDefaultWidthsAndErrors) {

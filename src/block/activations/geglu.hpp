@@ -2,19 +2,15 @@
 // GeGLU (Shazeer 2020; T5 v1.1's and Gemma's MLP): ff2(gelu(gate x) * (up x)), GeLU in tanh
 // form as GeluActivation's, F by default as SwiGLU's. One MLP activation
 // (block/mlp_activations.hpp lists them).
-#include <cstddef>
-
-#include "block/activations/gated_width.hpp"
+#include "block/activations/gated_activation.hpp"
 #include "block/activations/gelu.hpp"
 
 namespace meshslice {
 
-struct GegluActivation {
+struct GegluActivation : GatedActivation {
   static constexpr const char* name = "geglu";
   static constexpr const char* backward_name = "geglu_backward";
   static constexpr const char* meaning = "Gemma's: ff2(gelu(gate x) * up x)";
-  static constexpr bool gated = true;  // z = value(gate) * up
-  static std::size_t default_ffn(std::size_t hidden) { return gated_default_ffn(hidden); }
 
   template <class T>
   KOKKOS_INLINE_FUNCTION static T value(T g) {

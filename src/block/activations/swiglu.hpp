@@ -4,19 +4,15 @@
 // (block/mlp_activations.hpp lists them).
 #include <Kokkos_Macros.hpp>
 
-#include <cstddef>
-
-#include "block/activations/gated_width.hpp"
+#include "block/activations/gated_activation.hpp"
 #include "core/fast_exp.hpp"
 
 namespace meshslice {
 
-struct SwigluActivation {
+struct SwigluActivation : GatedActivation {
   static constexpr const char* name = "swiglu";
   static constexpr const char* backward_name = "swiglu_backward";
   static constexpr const char* meaning = "Llama's: ff2(silu(gate x) * up x)";
-  static constexpr bool gated = true;  // z = value(gate) * up
-  static std::size_t default_ffn(std::size_t hidden) { return gated_default_ffn(hidden); }
 
   // SiLU (swish): g sigmoid(g), with the exp GeLU uses; its derivative s + g s (1 - s).
   template <class T>

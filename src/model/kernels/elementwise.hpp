@@ -61,35 +61,35 @@ void fill_inputs(const ExecSpace& space, const Matrix<T>& x, std::uint64_t seed,
 // are written). With `kept` (FF1's output kept in bf16, a bf16 run): FF1's output rounded to
 // bf16 first, kept there for the backward pass and the value the activation takes, as
 // autocast's bf16 linear output is.
-template <class Activation, class T, class Z>
+template <class MlpActivation, class T, class Z>
 void activation_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix<Z>& z,
                         const Matrix<bfloat16>& kept = {}) {
   if (!kept.data()) {
     for_each_element(
-        Activation::name, space, u.extent(0), u.extent(1),
+        MlpActivation::name, space, u.extent(0), u.extent(1),
         KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-          z(r, c) = element_cast<Z>(Activation::value(u(r, c)));
+          z(r, c) = element_cast<Z>(MlpActivation::value(u(r, c)));
         });
     return;
   }
   for_each_element(
-      Activation::name, space, u.extent(0), u.extent(1),
+      MlpActivation::name, space, u.extent(0), u.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
         // Rounded there and back, and kept rounded again (exact): GCC 12 vectorizes this order;
         // keeping the first rounding's bf16 ran 8x slower (2026-11-29).
         const T rounded = element_cast<T>(element_cast<bfloat16>(u(r, c)));
-        z(r, c) = element_cast<Z>(Activation::value(rounded));
+        z(r, c) = element_cast<Z>(MlpActivation::value(rounded));
         kept(r, c) = element_cast<bfloat16>(rounded);
       });
 }
 
 // du = dz * act'(u), in place of dz (u's elements T, or bf16 where FF1's output is kept so).
-template <class Activation, class U, class T>
+template <class MlpActivation, class U, class T>
 void activation_backward(const ExecSpace& space, const Matrix<U>& u, const Matrix<T>& dz) {
   for_each_element(
-      Activation::backward_name, space, u.extent(0), u.extent(1),
+      MlpActivation::backward_name, space, u.extent(0), u.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-        dz(r, c) *= Activation::derivative(element_cast<T>(u(r, c)));
+        dz(r, c) *= MlpActivation::derivative(element_cast<T>(u(r, c)));
       });
 }
 
@@ -97,25 +97,25 @@ void activation_backward(const ExecSpace& space, const Matrix<U>& u, const Matri
 // up projection (parameters/parameter_layout.hpp), along its columns (the standard layout) or
 // rows (transposed): z = act(gate) * up, z the chip's block of those features in the same layout
 // (its elements and `kept` as activation_forward's, kept in y's layout).
-template <class Activation, class T, class Z>
+template <class MlpActivation, class T, class Z>
 void gated_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<Z>& z,
                    bool features_in_rows, const Matrix<bfloat16>& kept = {}) {
   const std::size_t dr = features_in_rows ? z.extent(0) : 0,
                     dc = features_in_rows ? 0 : z.extent(1);
   if (!kept.data()) {
     for_each_element(
-        Activation::name, space, z.extent(0), z.extent(1),
+        MlpActivation::name, space, z.extent(0), z.extent(1),
         KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
-          z(r, c) = element_cast<Z>(Activation::value(y(r, c)) * y(r + dr, c + dc));
+          z(r, c) = element_cast<Z>(MlpActivation::value(y(r, c)) * y(r + dr, c + dc));
         });
     return;
   }
   for_each_element(
-      Activation::name, space, z.extent(0), z.extent(1),
+      MlpActivation::name, space, z.extent(0), z.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
         const T gate = element_cast<T>(element_cast<bfloat16>(y(r, c))),  // as the ungated
             up = element_cast<T>(element_cast<bfloat16>(y(r + dr, c + dc)));
-        z(r, c) = element_cast<Z>(Activation::value(gate) * up);
+        z(r, c) = element_cast<Z>(MlpActivation::value(gate) * up);
         kept(r, c) = element_cast<bfloat16>(gate);
         kept(r + dr, c + dc) = element_cast<bfloat16>(up);
       });
@@ -123,17 +123,17 @@ void gated_forward(const ExecSpace& space, const Matrix<T>& y, const Matrix<Z>& 
 
 // dy, the gradient of y (gate and up as in y; y's elements T, or bf16 as the ungated u), from
 // dz: d gate = dz up act'(gate), d up = dz act(gate).
-template <class Activation, class Y, class T>
+template <class MlpActivation, class Y, class T>
 void gated_backward(const ExecSpace& space, const Matrix<Y>& y, const Matrix<T>& dz,
                     const Matrix<T>& dy, bool features_in_rows) {
   const std::size_t dr = features_in_rows ? dz.extent(0) : 0,
                     dc = features_in_rows ? 0 : dz.extent(1);
   for_each_element(
-      Activation::backward_name, space, dz.extent(0), dz.extent(1),
+      MlpActivation::backward_name, space, dz.extent(0), dz.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
         const T gate = element_cast<T>(y(r, c)), up = element_cast<T>(y(r + dr, c + dc));
-        dy(r, c) = dz(r, c) * (up * Activation::derivative(gate));
-        dy(r + dr, c + dc) = dz(r, c) * Activation::value(gate);
+        dy(r, c) = dz(r, c) * (up * MlpActivation::derivative(gate));
+        dy(r + dr, c + dc) = dz(r, c) * MlpActivation::value(gate);
       });
 }
 

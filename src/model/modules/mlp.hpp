@@ -125,12 +125,12 @@ class MlpModule {
     const bool rows = ff1_output() == Layout::transposed;  // features along the rows
     const Mat& u = ff1_written(s);
     with_mlp_activation(c_.shape.mlp, [&](auto activation) {
-      using Activation = decltype(activation);
-      c_.ex.compute(Activation::name, kernel_work::mlp_activation(c_.shape.mlp, n), [&] {
-        if constexpr (Activation::gated)
-          gated_forward<Activation>(c_.ex.compute_space(), u, z, rows, s.u.rounded);
+      using MlpActivation = decltype(activation);
+      c_.ex.compute(MlpActivation::name, kernel_work::mlp_activation(c_.shape.mlp, n), [&] {
+        if constexpr (MlpActivation::gated)
+          gated_forward<MlpActivation>(c_.ex.compute_space(), u, z, rows, s.u.rounded);
         else
-          activation_forward<Activation>(c_.ex.compute_space(), u, z, s.u.rounded);
+          activation_forward<MlpActivation>(c_.ex.compute_space(), u, z, s.u.rounded);
       });
     });
   }
@@ -142,13 +142,13 @@ class MlpModule {
     const double n = static_cast<double>(elements(g_act_));
     const bool rows = ff1_output() == Layout::transposed;
     with_mlp_activation(c_.shape.mlp, [&](auto activation) {
-      using Activation = decltype(activation);
-      c_.ex.compute(Activation::backward_name,
+      using MlpActivation = decltype(activation);
+      c_.ex.compute(MlpActivation::backward_name,
                     kernel_work::mlp_activation_backward(c_.shape.mlp, n), [&] {
-                      if constexpr (Activation::gated)
-                        gated_backward<Activation>(c_.ex.compute_space(), u, g_act_, g_u_, rows);
+                      if constexpr (MlpActivation::gated)
+                        gated_backward<MlpActivation>(c_.ex.compute_space(), u, g_act_, g_u_, rows);
                       else
-                        activation_backward<Activation>(c_.ex.compute_space(), u, g_u_);
+                        activation_backward<MlpActivation>(c_.ex.compute_space(), u, g_u_);
                     });
     });
   }

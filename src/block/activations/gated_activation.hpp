@@ -1,0 +1,18 @@
+#pragma once
+// What the gated MLP activations (SwiGLU, GeGLU) share, as their base: z = act(gate x) * (up x),
+// FF1 giving the gate and up projections together (2F outputs), and the default width F,
+// Llama's int(2 x 4H / 3) (the parameters of GeLU's 4H in two matrices spread over three)
+// rounded up to a multiple of 256.
+#include <cstddef>
+
+namespace meshslice {
+
+struct GatedActivation {
+  static constexpr bool gated = true;
+  static std::size_t default_ffn(std::size_t hidden) {
+    const std::size_t multiple = 256, two_thirds = 8 * hidden / 3;
+    return (two_thirds + multiple - 1) / multiple * multiple;
+  }
+};
+
+}  // namespace meshslice
