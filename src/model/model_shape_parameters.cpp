@@ -40,8 +40,8 @@ void add_mlp_parameters(Teuchos::ParameterList& model) {
                     "; a gated one's gate and up projections are one FF1 of 2 x ffn_hidden "
                     "outputs"));
   model.set("ffn_hidden", 0,
-            "the MLP's width F (FF2's input); 0 = 4 x hidden for gelu, Llama's 8 x hidden / 3 "
-            "rounded up to a multiple of 256 for the gated ones");
+            "the MLP's width F (FF2's input); 0 = 4 x hidden for an ungated MLP, Llama's 8 x "
+            "hidden / 3 rounded up to a multiple of 256 for a gated one");
 }
 
 MlpChoice mlp_from(const Teuchos::ParameterList& deck) {

@@ -9,7 +9,7 @@
 //   model.sequences         sequences per data-parallel replica and step (meshslice-train: the
 //                           deck fixes mesh.dp, so the global batch is mesh.dp x this)
 //   model.global_sequences  sequences per step over all replicas (meshslice-tune: it chooses dp)
-//   model.mlp               the block's MLP: gelu, swiglu or geglu (block/mlp_activations.hpp)
+//   model.mlp               the block's MLP: gelu, swiglu, ... (block/mlp_activations.hpp)
 //   model.ffn_hidden        the MLP's width F (0: its default)
 // An app declares the keys it reads, each with its default and what the key means to that app
 // beyond the shared meaning (its limits, what 0 stands for).
