@@ -12,13 +12,15 @@
 
 #include "block/activations/geglu.hpp"
 #include "block/activations/gelu.hpp"
+#include "block/activations/relu2.hpp"
 #include "block/activations/swiglu.hpp"
 
 namespace meshslice {
 
 // An activation's place in MlpActivations.
-enum class MlpKind { gelu = 0, swiglu = 1, geglu = 2 };
-using MlpActivations = std::tuple<GeluActivation, SwigluActivation, GegluActivation>;
+enum class MlpKind { gelu = 0, swiglu = 1, geglu = 2, relu2 = 3 };
+using MlpActivations =
+    std::tuple<GeluActivation, SwigluActivation, GegluActivation, Relu2Activation>;
 
 // f(Activation{}) with the activation `mlp` names: its static members and formulas as a type.
 template <class F, std::size_t I = 0>
@@ -36,10 +38,10 @@ std::vector<MlpKind> mlp_kinds();      // every one, in the table's order
 const char* mlp_name(MlpKind mlp);     // "gelu", "swiglu", ...
 const char* mlp_meaning(MlpKind mlp);  // what it computes, for the deck's documentation
 bool mlp_gated(MlpKind mlp);
-// F when the deck does not set it: 4H for GeLU, 8H/3 rounded up to a multiple of 256 for the
-// gated ones (block/activations/gated_activation.hpp).
+// F when the deck does not set it: 4H for GeLU and ReLU^2, 8H/3 rounded up to a multiple of 256
+// for the gated ones (block/activations/gated_activation.hpp).
 std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
-std::string mlp_names();  // "gelu, swiglu or geglu"
+std::string mlp_names();  // "gelu, swiglu, geglu or relu2"
 // The activation named `name`; anything else is a UserError naming `key` and the names.
 MlpKind parse_mlp(const std::string& name, const std::string& key);
 

@@ -131,6 +131,10 @@ std::vector<Case> cases() {
   geglu.mlp = MlpKind::geglu;
   c.push_back({"geglu_mixed_relayouts_adamw", mixed, parse_optimizer("adamw"), geglu});
   c.push_back({"geglu_transposed_variants_sgd", transposed, parse_optimizer("sgd"), geglu});
+  // Squared ReLU: an ungated activation other than GeLU, its output re-laid out (mixed).
+  ModelShape relu2 = s;
+  relu2.mlp = MlpKind::relu2;
+  c.push_back({"relu2_mixed_relayouts_adamw", mixed, parse_optimizer("adamw"), relu2});
   return c;
 }
 

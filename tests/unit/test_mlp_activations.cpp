@@ -14,13 +14,14 @@ namespace {
 
 template <class Activation>
 class EveryActivation : public ::testing::Test {};
-using Activations = ::testing::Types<GeluActivation, SwigluActivation, GegluActivation>;
+using Activations =
+    ::testing::Types<GeluActivation, SwigluActivation, GegluActivation, Relu2Activation>;
 TYPED_TEST_SUITE(EveryActivation, Activations);
 
 TYPED_TEST(EveryActivation, DerivativeMatchesFiniteDifferencesInDoubleAndFloat) {
   using A = TypeParam;
   const double h = 1e-6;
-  for (double x = -8; x <= 8; x += 0.05) {
+  for (double x = -7.99; x <= 8; x += 0.05) {  // no point within h of ReLU's kink at 0
     const double numeric = (A::value(x + h) - A::value(x - h)) / (2 * h);
     EXPECT_NEAR(A::derivative(x), numeric, 1e-8) << A::name << " at " << x;
     EXPECT_NEAR(A::derivative(static_cast<float>(x)), numeric, 1e-5 * (1 + std::abs(numeric)))
@@ -57,24 +58,31 @@ TEST(MlpActivations, GeluInItsSigmoidFormEqualsTheTanhForm) {
   }
 }
 
+TEST(MlpActivations, Relu2IsTheSquareOfRelu) {
+  for (double x = -4; x <= 4; x += 0.5)
+    EXPECT_EQ(Relu2Activation::value(x), x > 0 ? x * x : 0.0) << x;
+}
+
 TEST(MlpActivations, SwigluGatesWithSilu) {
   for (double g = -8; g <= 8; g += 0.25)
     EXPECT_NEAR(SwigluActivation::value(g), g / (1 + std::exp(-g)), 1e-14 * (1 + std::abs(g))) << g;
 }
 
 TEST(MlpActivations, NamesDefaultWidthsAndErrors) {
-  EXPECT_EQ(mlp_names(), "gelu, swiglu or geglu");
+  EXPECT_EQ(mlp_names(), "gelu, swiglu, geglu or relu2");
   EXPECT_FALSE(mlp_gated(MlpKind::gelu));
   EXPECT_TRUE(mlp_gated(MlpKind::swiglu));
   EXPECT_TRUE(mlp_gated(MlpKind::geglu));
+  EXPECT_FALSE(mlp_gated(MlpKind::relu2));
   EXPECT_EQ(default_ffn(4096, MlpKind::gelu), 16384u);
   EXPECT_EQ(default_ffn(4096, MlpKind::swiglu), 11008u);  // Llama 2 7B's
   EXPECT_EQ(default_ffn(768, MlpKind::geglu), 2048u);     // T5 v1.1 base's
+  EXPECT_EQ(default_ffn(768, MlpKind::relu2), 3072u);
   try {
     parse_mlp("relu", "model.mlp");
     FAIL() << "relu parsed";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "model.mlp = 'relu' is not an MLP; use gelu, swiglu or geglu");
+    EXPECT_STREQ(e.what(), "model.mlp = 'relu' is not an MLP; use gelu, swiglu, geglu or relu2");
   }
 }
 

@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GradientCase{false, MlpKind::gelu}, GradientCase{true, MlpKind::gelu},
                       GradientCase{false, MlpKind::swiglu}, GradientCase{true, MlpKind::swiglu},
                       GradientCase{true, MlpKind::swiglu, 1},  // Llama's: 2 heads, 1 kv head
-                      GradientCase{true, MlpKind::geglu}),
+                      GradientCase{true, MlpKind::geglu}, GradientCase{true, MlpKind::relu2}),
     [](const auto& info) {
       return std::string(info.param.rope ? "rope_" : "no_rope_") + mlp_name(info.param.mlp) +
              (info.param.kv_heads ? "_grouped_query" : "");
