@@ -1,9 +1,10 @@
 #pragma once
 // The MLP activations a block can run (model.mlp), one file each in block/activations/: its
-// name, whether it gates (z = act(gate x) * (up x), FF1 then has 2F outputs) or not (z = act(u),
-// F outputs), its default width F and its scalar function and derivative. The model's kernels
-// and serial reference, the emulator's work counts and the deck read them from this table; a
-// new activation is a file there and a line in each of the three lists below.
+// name, its kind (activation_kinds.hpp: gated, z = act(gate x) * (up x) from FF1's 2F outputs,
+// or not, z = act(u) from F; the default width F follows) and its scalar function and
+// derivative. The model's kernels and serial reference, the emulator's work counts and the deck
+// read them from this table; a new activation is a file there and a line in each of the three
+// lists below.
 #include <cstddef>
 #include <string>
 #include <tuple>
@@ -39,7 +40,7 @@ const char* mlp_name(MlpKind mlp);     // "gelu", "swiglu", ...
 const char* mlp_meaning(MlpKind mlp);  // what it computes, for the deck's documentation
 bool mlp_gated(MlpKind mlp);
 // F when the deck does not set it: 4H for GeLU and ReLU^2, 8H/3 rounded up to a multiple of 256
-// for the gated ones (block/activations/gated_activation.hpp).
+// for the gated ones (block/activations/activation_kinds.hpp).
 std::size_t default_ffn(std::size_t hidden, MlpKind mlp);
 std::string mlp_names();  // "gelu, swiglu, geglu or relu2"
 // The activation named `name`; anything else is a UserError naming `key` and the names.

@@ -2,7 +2,7 @@
 // GeGLU (Shazeer 2020; T5 v1.1's and Gemma's MLP): ff2(gelu(gate x) * (up x)), GeLU in tanh
 // form as GeluActivation's, F by default as SwiGLU's. One MLP activation
 // (block/mlp_activations.hpp lists them).
-#include "block/activations/gated_activation.hpp"
+#include "block/activations/activation_kinds.hpp"
 #include "block/activations/gelu.hpp"
 
 namespace meshslice {

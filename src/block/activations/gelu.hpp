@@ -4,18 +4,15 @@
 // and the serial reference alike.
 #include <Kokkos_Macros.hpp>
 
-#include <cstddef>
-
+#include "block/activations/activation_kinds.hpp"
 #include "core/fast_exp.hpp"
 
 namespace meshslice {
 
-struct GeluActivation {
+struct GeluActivation : UngatedActivation {
   static constexpr const char* name = "gelu";
   static constexpr const char* backward_name = "gelu_backward";
   static constexpr const char* meaning = "GPT's: ff2(gelu(ff1 x))";
-  static constexpr bool gated = false;  // z = value(u) on FF1's F outputs
-  static std::size_t default_ffn(std::size_t hidden) { return 4 * hidden; }
 
   // Tanh approximation (GPT-2): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
   // computed as x sigmoid(2u), the same function: one exp (core/fast_exp.hpp, vectorized)

@@ -3,16 +3,14 @@
 // activation (block/mlp_activations.hpp lists them).
 #include <Kokkos_Macros.hpp>
 
-#include <cstddef>
+#include "block/activations/activation_kinds.hpp"
 
 namespace meshslice {
 
-struct Relu2Activation {
+struct Relu2Activation : UngatedActivation {
   static constexpr const char* name = "relu2";
   static constexpr const char* backward_name = "relu2_backward";
   static constexpr const char* meaning = "Nemotron-4's: ff2(relu(ff1 x)^2)";
-  static constexpr bool gated = false;
-  static std::size_t default_ffn(std::size_t hidden) { return 4 * hidden; }
 
   template <class T>
   KOKKOS_INLINE_FUNCTION static T value(T x) {

@@ -4,7 +4,7 @@
 // (block/mlp_activations.hpp lists them).
 #include <Kokkos_Macros.hpp>
 
-#include "block/activations/gated_activation.hpp"
+#include "block/activations/activation_kinds.hpp"
 #include "core/fast_exp.hpp"
 
 namespace meshslice {
