@@ -1,7 +1,7 @@
 #pragma once
-// The element-by-element kernels of the training step: initialisation, the MLP's activation, residual
-// adds, the loss, sums of squares and the optimizers' updates. Every one runs on the caller's
-// execution space instance, on shards of any layout.
+// The element-by-element kernels of the training step: initialisation, the MLP's activation,
+// residual adds, the loss, sums of squares and the optimizers' updates. Every one runs on the
+// caller's execution space instance, on shards of any layout.
 #include <cstddef>
 #include <cstdint>
 
