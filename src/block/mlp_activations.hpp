@@ -23,16 +23,23 @@ enum class MlpKind { gelu = 0, swiglu = 1, geglu = 2, relu2 = 3 };
 using MlpActivations =
     std::tuple<GeluActivation, SwigluActivation, GegluActivation, Relu2Activation>;
 
-// f(Activation{}) with the activation `mlp` names: its static members and formulas as a type.
+// f(MlpActivation{}) with the activation `mlp` names: its static members and formulas as a type.
 template <class F, std::size_t I = 0>
 decltype(auto) with_mlp_activation(MlpKind mlp, F&& f) {
-  using Activation = std::tuple_element_t<I, MlpActivations>;
+  using MlpActivation = std::tuple_element_t<I, MlpActivations>;
   if constexpr (I + 1 == std::tuple_size_v<MlpActivations>) {
-    return f(Activation{});
+    return f(MlpActivation{});
   } else {
-    if (static_cast<std::size_t>(mlp) == I) return f(Activation{});
+    if (static_cast<std::size_t>(mlp) == I) return f(MlpActivation{});
     return with_mlp_activation<F, I + 1>(mlp, std::forward<F>(f));
   }
+}
+
+// The label of an activation's backward kernel: its name and "_backward" ("swiglu_backward").
+template <class MlpActivation>
+const char* backward_label() {
+  static const std::string label = std::string(MlpActivation::name) + "_backward";
+  return label.c_str();
 }
 
 std::vector<MlpKind> mlp_kinds();      // every one, in the table's order

@@ -9,7 +9,6 @@ namespace meshslice {
 
 struct GegluActivation : GatedActivation {
   static constexpr const char* name = "geglu";
-  static constexpr const char* backward_name = "geglu_backward";
   static constexpr const char* meaning = "Gemma's: ff2(gelu(gate x) * up x)";
 
   template <class T>

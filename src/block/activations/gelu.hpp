@@ -11,7 +11,6 @@ namespace meshslice {
 
 struct GeluActivation : UngatedActivation {
   static constexpr const char* name = "gelu";
-  static constexpr const char* backward_name = "gelu_backward";
   static constexpr const char* meaning = "GPT's: ff2(gelu(ff1 x))";
 
   // Tanh approximation (GPT-2): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),

@@ -9,7 +9,6 @@ namespace meshslice {
 
 struct Relu2Activation : UngatedActivation {
   static constexpr const char* name = "relu2";
-  static constexpr const char* backward_name = "relu2_backward";
   static constexpr const char* meaning = "Nemotron-4's: ff2(relu(ff1 x)^2)";
 
   template <class T>

@@ -11,7 +11,6 @@ namespace meshslice {
 
 struct SwigluActivation : GatedActivation {
   static constexpr const char* name = "swiglu";
-  static constexpr const char* backward_name = "swiglu_backward";
   static constexpr const char* meaning = "Llama's: ff2(silu(gate x) * up x)";
 
   // SiLU (swish): g sigmoid(g), with the exp GeLU uses; its derivative s + g s (1 - s).

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "block/mlp_activations.hpp"
 #include "core/bfloat16.hpp"
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_types.hpp"
@@ -87,7 +88,7 @@ void activation_forward(const ExecSpace& space, const Matrix<T>& u, const Matrix
 template <class MlpActivation, class U, class T>
 void activation_backward(const ExecSpace& space, const Matrix<U>& u, const Matrix<T>& dz) {
   for_each_element(
-      MlpActivation::backward_name, space, u.extent(0), u.extent(1),
+      backward_label<MlpActivation>(), space, u.extent(0), u.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
         dz(r, c) *= MlpActivation::derivative(element_cast<T>(u(r, c)));
       });
@@ -129,7 +130,7 @@ void gated_backward(const ExecSpace& space, const Matrix<Y>& y, const Matrix<T>&
   const std::size_t dr = features_in_rows ? dz.extent(0) : 0,
                     dc = features_in_rows ? 0 : dz.extent(1);
   for_each_element(
-      MlpActivation::backward_name, space, dz.extent(0), dz.extent(1),
+      backward_label<MlpActivation>(), space, dz.extent(0), dz.extent(1),
       KOKKOS_LAMBDA(std::size_t r, std::size_t c) {
         const T gate = element_cast<T>(y(r, c)), up = element_cast<T>(y(r + dr, c + dc));
         dy(r, c) = dz(r, c) * (up * MlpActivation::derivative(gate));

@@ -143,7 +143,7 @@ class MlpModule {
     const bool rows = ff1_output() == Layout::transposed;
     with_mlp_activation(c_.shape.mlp, [&](auto activation) {
       using MlpActivation = decltype(activation);
-      c_.ex.compute(MlpActivation::backward_name,
+      c_.ex.compute(backward_label<MlpActivation>(),
                     kernel_work::mlp_activation_backward(c_.shape.mlp, n), [&] {
                       if constexpr (MlpActivation::gated)
                         gated_backward<MlpActivation>(c_.ex.compute_space(), u, g_act_, g_u_, rows);
