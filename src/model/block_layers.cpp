@@ -7,21 +7,24 @@
 namespace meshslice {
 
 const std::vector<BlockLayerSpec>& block_layers() {
-  using A = Activation;
   using K = ParamKind;
   const auto gain = [](ParamKind kind) { return BlockParam{kind, true, FcKind::qkv}; };
   const auto weight = [](ParamKind kind, FcKind fc) { return BlockParam{kind, false, fc}; };
   static const std::vector<BlockLayerSpec> layers = {
-      {BlockLayer::norm1, "norm1", gain(K::norm1_gain), {A::x_in, A::rinv1}},
-      {BlockLayer::qkv, "qkv", weight(K::qkv, FcKind::qkv), {A::qkv_in}},
-      {BlockLayer::attention, "attention", {}, {A::qkv, A::probs, A::attn}},
-      {BlockLayer::attn_out, "attn_out", weight(K::attn_out, FcKind::attn_out), {A::attn_out_in}},
-      {BlockLayer::attn_residual, "attn_residual", {}, {}},
-      {BlockLayer::norm2, "norm2", gain(K::norm2_gain), {A::x_mid, A::rinv2}},
-      {BlockLayer::ff1, "ff1", weight(K::ff1, FcKind::ff1), {A::ff1_in}},
-      {BlockLayer::activation, "activation", {}, {A::ff1_out}},
-      {BlockLayer::ff2, "ff2", weight(K::ff2, FcKind::ff2), {A::ff2_in}},
-      {BlockLayer::ff_residual, "ff_residual", {}, {}},
+      // norm1 reads the block's input and its reciprocal RMS; qkv its input; attention q, k, v,
+      // its log-sum-exps and output; attn_out its input.
+      {BlockLayer::norm1, "norm1", gain(K::norm1_gain), true},
+      {BlockLayer::qkv, "qkv", weight(K::qkv, FcKind::qkv), true},
+      {BlockLayer::attention, "attention", {}, true},
+      {BlockLayer::attn_out, "attn_out", weight(K::attn_out, FcKind::attn_out), true},
+      {BlockLayer::attn_residual, "attn_residual", {}, false},
+      // norm2 reads the residual stream between the halves; ff1 and ff2 their inputs; the
+      // activation FF1's output.
+      {BlockLayer::norm2, "norm2", gain(K::norm2_gain), true},
+      {BlockLayer::ff1, "ff1", weight(K::ff1, FcKind::ff1), true},
+      {BlockLayer::activation, "activation", {}, true},
+      {BlockLayer::ff2, "ff2", weight(K::ff2, FcKind::ff2), true},
+      {BlockLayer::ff_residual, "ff_residual", {}, false},
   };
   return layers;
 }
@@ -61,10 +64,10 @@ double parameter_std(const ModelShape& s, ParamKind kind) {
 }
 
 std::size_t recomputed_layers() {
-  std::size_t last_saving = 0;
+  std::size_t last_reading = 0;
   for (std::size_t i = 0; i < block_layers().size(); ++i)
-    if (!block_layers()[i].saves.empty()) last_saving = i;
-  return last_saving;
+    if (block_layers()[i].reads_saved) last_reading = i;
+  return last_reading;
 }
 
 std::array<ParamKind, kParamKinds> gradient_order() {

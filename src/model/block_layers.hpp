@@ -1,7 +1,8 @@
 #pragma once
 // A transformer block (model/model_config.hpp has its formulas) as the list of its layers in
 // forward order, each declaring the parameter it trains (from which its name, shape, initial
-// values, weight decay and split follow) and the activations its backward step reads. The
+// values, weight decay and split follow) and whether its backward step reads what the forward
+// pass saved (the module that runs it declares what: model/modules/, its Saved set). The
 // distributed block (model/transformer.hpp) runs the list forward, and backward in reverse,
 // each layer starting its parameter's dp averaging as soon as the gradient is complete;
 // the order in which every rank must start those reductions (model/parameter_update.hpp checks
@@ -18,22 +19,6 @@
 #include "model/model_config.hpp"
 
 namespace meshslice {
-
-// What a block keeps of a forward pass for its backward pass.
-enum class Activation {
-  x_in,         // the block's input (the residual stream)
-  rinv1,        // the first norm's reciprocal RMS per token
-  qkv_in,       // the QKV projection's input, in its layout
-  qkv,          // its output (standard)
-  probs,        // attention's probabilities
-  attn,         // attention's output (standard)
-  attn_out_in,  // the output projection's input, in its layout
-  x_mid,        // the residual stream between the halves
-  rinv2,        // the second norm's
-  ff1_in,       // FF1's input, in its layout
-  ff1_out,      // FF1's output (the activation's input), in FF1's output layout
-  ff2_in,       // the activation's output in FF2's input layout
-};
 
 enum class BlockLayer {
   norm1,
@@ -65,7 +50,7 @@ struct BlockLayerSpec {
   BlockLayer layer;
   const char* name;
   std::optional<BlockParam> param;  // the parameter it trains, if any
-  std::vector<Activation> saves;
+  bool reads_saved = false;         // whether its backward step reads a saved tensor
 };
 
 // The block's layers in forward order. Their parameters appear in ParamKind order, which the
@@ -84,8 +69,9 @@ ParamShape param_shape(const ModelShape& shape, ParamKind kind);
 bool is_gain(ParamKind kind);
 double parameter_std(const ModelShape& shape, ParamKind kind);
 
-// How many layers, from the first, a recomputation runs: up to the last layer that saves
-// anything, whose saved input the layer before it makes (its own output is not needed).
+// How many layers, from the first, a recomputation runs: up to the last layer whose backward
+// step reads a saved tensor, whose saved input the layer before it makes (its own output is not
+// needed).
 std::size_t recomputed_layers();
 
 // The block's parameters in the order the backward pass completes their gradients.

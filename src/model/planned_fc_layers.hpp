@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "core/errors.hpp"
-#include "model/activation_store.hpp"
+#include "model/activation_buffers.hpp"
 #include "model/fc_layer.hpp"
 #include "model/layer_plan.hpp"
 #include "model/memory_use.hpp"

@@ -184,7 +184,7 @@ class Transformer {
   const MemoryUse& memory() const { return memory_; }
 
  private:
-  using Saved = SavedActivations<T>;
+  using Saved = SavedActivations<Exec>;
   struct Block {
     std::size_t index = 0;   // in the model (the seeding's block number)
     std::size_t params = 0;  // its kParamKinds parameters' place in params_, in ParamKind order

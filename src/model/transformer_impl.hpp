@@ -85,7 +85,7 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       optimizer_(part.optimizer),
       chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
       activations_(transformer_detail::checked(ex, shape, plan), shape, plan,
-                   transformer_detail::attention_shape(ex, shape, plan).saved_elements()),
+                   transformer_detail::attention_shape(ex, shape, plan)),
       relayouts_(ex, shape.tokens()),
       fc_(ex, shape, plan, trainable, relayouts_, memory_),
       norm_(ex, shape.tokens(), shape.hidden, trainable),
@@ -291,9 +291,9 @@ void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat&
   for (std::size_t i = 0; i < layers; ++i) {
     const BlockLayer layer = block_layers()[i].layer;
     if (AttentionModule<Exec>::owns(layer))
-      attention_->forward(layer, params_of(b), s);
+      attention_->forward(layer, params_of(b), s.x_in, s.attention, s.x_mid);
     else
-      mlp_->forward(layer, params_of(b), s, out);
+      mlp_->forward(layer, params_of(b), s.x_mid, s.mlp, out);
   }
 }
 
@@ -324,9 +324,9 @@ void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat
   for (auto spec = block_layers().rbegin(); spec != block_layers().rend(); ++spec) {
     const BlockLayer layer = spec->layer;
     if (AttentionModule<Exec>::owns(layer))
-      attention_->backward(layer, params_of(b), s, din, accumulate, started);
+      attention_->backward(layer, params_of(b), s.x_in, s.attention, din, accumulate, started);
     else
-      mlp_->backward(layer, params_of(b), s, dout, accumulate, started);
+      mlp_->backward(layer, params_of(b), s.x_mid, s.mlp, dout, accumulate, started);
   }
 }
 

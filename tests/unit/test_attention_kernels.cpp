@@ -91,7 +91,7 @@ std::size_t bits_apart(const V& x, const V& y) {
   return apart;
 }
 
-// A bf16 run keeps attention's input in bf16 (model/activation_store.hpp) and each kernel widens
+// A bf16 run keeps attention's input in bf16 (AttentionModule's Saved set) and each kernel widens
 // it to float as it loads it: the same results, bit for bit, as from its values widened first.
 TEST(AttentionKernels, EachKernelReadsABf16InputAsItsValuesInFloat) {
   for (bool rope : {false, true})

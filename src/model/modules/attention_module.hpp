@@ -11,8 +11,9 @@
 // rounding kernel, from the projection's float output.
 //
 //     AttentionModule<Exec> attention(context, attention_shape, trainable, memory);
-//     attention.forward(BlockLayer::qkv, params, saved);
-//     attention.backward(BlockLayer::qkv, params, saved, din, accumulate, sync);
+//     Saved saved = AttentionModule<Exec>::make_saved(make, attention_shape);   // per block, slot
+//     attention.forward(BlockLayer::qkv, params, x_in, saved, x_mid);
+//     attention.backward(BlockLayer::qkv, params, x_in, saved, din, accumulate, sync);
 #include <array>
 #include <memory>
 #include <type_traits>
@@ -20,7 +21,7 @@
 #include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "exec/caller_work.hpp"
-#include "model/activation_store.hpp"
+#include "model/activation_buffers.hpp"
 #include "model/block_layers.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/kernels/grouped_query.hpp"
@@ -34,7 +35,38 @@ class AttentionModule {
  public:
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
-  using Saved = SavedActivations<T>;
+
+  // What the module keeps for its backward pass (per block and micro-batch in flight), each in
+  // the layout its consumer reads.
+  struct Saved {
+    Mat rinv;               // norm1's reciprocal RMS per row
+    GemmOperand<T> qkv_in;  // QKV's input, norm1's output (in bf16 where its plans take it so)
+    // Attention's input: QKV's output, k and v repeated per query head; in a bf16 run kept
+    // rounded to bf16, the values attention takes, as autocast's bf16 linear outputs (no GEMM
+    // reads it; the pair is GemmOperand's: the rounded matrix and the memory it lives in).
+    GemmOperand<T> qkv;
+    Buffer<T> attention;  // what attention keeps: log-sum-exps or probabilities (AttentionShape)
+    Mat a;                // attention's output
+    Mat ao_in;            // attn_out's input: a, or a re-laid out in its plan's layout
+  };
+
+  // A Saved set for attention of `shape`; QKV's input in `normed` (a forward pass's staging
+  // buffer that nothing writes between norm1 and the backward pass: a recomputation's) where
+  // given and QKV reads the standard layout.
+  static Saved make_saved(SavedTensorMaker<Exec>& make, const AttentionShape& shape,
+                          const Mat* normed = nullptr) {
+    const std::size_t H = make.shape().hidden;
+    const bool in_normed = normed && make.plan(FcKind::qkv).input() == Layout::standard;
+    const Layout ao_in = make.plan(FcKind::attn_out).input();
+    Saved s;
+    s.rinv = make.per_row("rinv");
+    s.qkv_in = make.input(FcKind::qkv, H, "qkv_in", in_normed ? normed : nullptr);
+    s.qkv = make.output(Layout::standard, 3 * H, "qkv");
+    s.attention = make.vector("attention_saved", shape.saved_elements());
+    s.a = make.activation(Layout::standard, H, "attention");
+    s.ao_in = ao_in == Layout::standard ? s.a : make.activation(ao_in, H, "attn_out_in");
+    return s;
+  }
 
   AttentionModule(BlockContext<Exec>& context, const AttentionShape& shape, bool trainable,
                   MemoryUse& memory)
@@ -67,11 +99,12 @@ class AttentionModule {
            layer == BlockLayer::attn_residual;
   }
 
-  // One layer's forward step: from the block's input s.x_in to the residual stream s.x_mid.
-  void forward(BlockLayer layer, const BlockParams<T>& w, const Saved& s) {
+  // One layer's forward step: from the block's input x_in to the residual stream x_mid.
+  void forward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
+               const Mat& x_mid) {
     switch (layer) {
       case BlockLayer::norm1:
-        return c_.norm_into_input(FcKind::qkv, s.x_in, w[ParamKind::norm1_gain].value, s.rinv1,
+        return c_.norm_into_input(FcKind::qkv, x_in, w[ParamKind::norm1_gain].value, s.rinv,
                                   s.qkv_in);
       case BlockLayer::qkv: {
         const bool staged = grouped() || s.qkv.in_bf16();  // attention's input made from qkv_
@@ -97,15 +130,15 @@ class AttentionModule {
         c_.relayouts.in_layout(s.a, c_.fc.plan(FcKind::attn_out).input(), c_.shape.hidden, s.ao_in);
         return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[ParamKind::attn_out],
                                          c_.output);
-      case BlockLayer::attn_residual: return c_.residual(s.x_mid, s.x_in, c_.output);
+      case BlockLayer::attn_residual: return c_.residual(x_mid, x_in, c_.output);
       default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");
     }
   }
 
-  // One layer's backward step: from the gradient of s.x_mid (the context's mid_grad) to din,
-  // the block's input gradient.
-  void backward(BlockLayer layer, const BlockParams<T>& w, const Saved& s, const Mat& din,
-                bool accumulate, ParameterUpdate<Exec>* sync) {
+  // One layer's backward step: from the gradient of x_mid (the context's mid_grad) to din, the
+  // block's input gradient (x_in: the block's saved input).
+  void backward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
+                const Mat& din, bool accumulate, ParameterUpdate<Exec>* sync) {
     switch (layer) {
       case BlockLayer::attn_residual: return c_.residual(din, c_.mid_grad, Mat());
       case BlockLayer::attn_out:
@@ -125,7 +158,7 @@ class AttentionModule {
                                           accumulate, sync);
       case BlockLayer::norm1: {
         const Parameter<T>& gain = w[ParamKind::norm1_gain];
-        c_.norm.backward(c_.normed_grad, s.x_in, gain.value, s.rinv1, din, gain.grad, accumulate);
+        c_.norm.backward(c_.normed_grad, x_in, gain.value, s.rinv, din, gain.grad, accumulate);
         if (sync) sync->start(gain);
         return;
       }

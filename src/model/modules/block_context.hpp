@@ -4,9 +4,10 @@
 // buffers that pass activations and gradients between their steps; and the steps they have in
 // common: the residual stream's copy and add, a norm into an FC layer's input, and an FC layer's
 // backward step in the standard layout. A module runs its layers' steps (model/block_layers.hpp
-// lists them in order) on one block's parameters and saved activations
-// (model/activation_store.hpp); `sync` (null: not the last micro-batch) starts a parameter's dp
-// averaging as soon as its gradient is complete.
+// lists them in order) on one block's parameters, its residual stream and the Saved set the
+// module declares (model/activation_store.hpp keeps one per block and micro-batch in flight);
+// `sync` (null: not the last micro-batch) starts a parameter's dp averaging as soon as its
+// gradient is complete.
 #include <cstddef>
 
 #include "block/block_work.hpp"

@@ -8,10 +8,11 @@
 // differ. Its layers: norm2, ff1, activation, ff2, ff_residual (model/block_layers.hpp).
 //
 //     MlpModule<Exec> mlp(context, trainable, memory);
-//     mlp.forward(BlockLayer::ff1, params, saved, out);
-//     mlp.backward(BlockLayer::ff1, params, saved, dout, accumulate, sync);
+//     Saved saved = MlpModule<Exec>::make_saved(make);   // per block and micro-batch in flight
+//     mlp.forward(BlockLayer::ff1, params, x_mid, saved, out);
+//     mlp.backward(BlockLayer::ff1, params, x_mid, saved, dout, accumulate, sync);
 #include "core/errors.hpp"
-#include "model/activation_store.hpp"
+#include "model/activation_buffers.hpp"
 #include "model/block_layers.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/memory_use.hpp"
@@ -24,7 +25,38 @@ class MlpModule {
  public:
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
-  using Saved = SavedActivations<T>;
+
+  // What the module keeps for its backward pass (per block and micro-batch in flight), each in
+  // the layout its consumer reads; the GEMMs' inputs in bf16 where their plans take them so.
+  struct Saved {
+    Mat rinv;               // norm2's reciprocal RMS per row
+    GemmOperand<T> ff1_in;  // FF1's input, norm2's output
+    // FF1's output, which the activation's backward step reads: in a bf16 run kept rounded to
+    // bf16, the values the activation takes, as autocast's bf16 linear outputs.
+    GemmOperand<T> u;
+    GemmOperand<T> ff2_in;  // FF2's input, the activation's output
+  };
+
+  // A Saved set; FF1's input in `output` (a forward pass's staging buffer that nothing writes
+  // between norm2 and the backward pass: a recomputation's) where given and FF1 reads the
+  // standard layout.
+  static Saved make_saved(SavedTensorMaker<Exec>& make, const Mat* output = nullptr) {
+    const ModelShape& shape = make.shape();
+    const Layout ff1_in = make.plan(FcKind::ff1).input();
+    const bool in_output = output && ff1_in == Layout::standard;
+    Saved s;
+    s.rinv = make.per_row("rinv");
+    s.ff1_in = make.input(FcKind::ff1, shape.hidden, "ff1_in", in_output ? output : nullptr);
+    s.u = make.output(make.plan(FcKind::ff1).output(), fc_outputs(shape, FcKind::ff1), "ff1_out");
+    s.ff2_in = make.input(FcKind::ff2, shape.ffn(), "ff2_in");
+    return s;
+  }
+  // Whether its forward pass writes the context's `normed` staging buffer (norm2's output staged
+  // there before its re-layout into a transposed FF1 input): then nothing the module before it
+  // saves can live there.
+  static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
+    return make.plan(FcKind::ff1).input() != Layout::standard;
+  }
 
   MlpModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory) : c_(context) {
     const std::size_t tokens = c_.shape.tokens(), F = c_.shape.ffn();
@@ -51,11 +83,12 @@ class MlpModule {
            layer == BlockLayer::ff_residual;
   }
 
-  // One layer's forward step: from the residual stream s.x_mid to the block's output `out`.
-  void forward(BlockLayer layer, const BlockParams<T>& w, const Saved& s, const Mat& out) {
+  // One layer's forward step: from the residual stream x_mid to the block's output `out`.
+  void forward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
+               const Mat& out) {
     switch (layer) {
       case BlockLayer::norm2:
-        return c_.norm_into_input(FcKind::ff1, s.x_mid, w[ParamKind::norm2_gain].value, s.rinv2,
+        return c_.norm_into_input(FcKind::ff1, x_mid, w[ParamKind::norm2_gain].value, s.rinv,
                                   s.ff1_in);
       case BlockLayer::ff1:
         return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1], ff1_written(s));
@@ -65,15 +98,15 @@ class MlpModule {
                                          s.ff2_in.value, [&](const Mat& z) { activate(s, z); });
       case BlockLayer::ff2:
         return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2], c_.output);
-      case BlockLayer::ff_residual: return c_.residual(out, s.x_mid, c_.output);
+      case BlockLayer::ff_residual: return c_.residual(out, x_mid, c_.output);
       default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
     }
   }
 
-  // One layer's backward step: from dout, the block's output gradient, to the gradient of
-  // s.x_mid (the context's mid_grad).
-  void backward(BlockLayer layer, const BlockParams<T>& w, const Saved& s, const Mat& dout,
-                bool accumulate, ParameterUpdate<Exec>* sync) {
+  // One layer's backward step: from dout, the block's output gradient, to the gradient of x_mid
+  // (the context's mid_grad; x_mid: the saved residual stream).
+  void backward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
+                const Mat& dout, bool accumulate, ParameterUpdate<Exec>* sync) {
     switch (layer) {
       case BlockLayer::ff_residual:  // the residual path
         return c_.residual(c_.mid_grad, dout, Mat());
@@ -99,7 +132,7 @@ class MlpModule {
       }
       case BlockLayer::norm2: {
         const Parameter<T>& gain = w[ParamKind::norm2_gain];
-        c_.norm.backward(c_.normed_grad, s.x_mid, gain.value, s.rinv2, c_.mid_grad, gain.grad,
+        c_.norm.backward(c_.normed_grad, x_mid, gain.value, s.rinv, c_.mid_grad, gain.grad,
                          accumulate);
         if (sync) sync->start(gain);
         return;
