@@ -271,13 +271,14 @@ TEST(Checkpoint, SavedByZeroReplicasAndStagesResumesOn2x2) {
   }
 }
 
-// Lion (one state tensor, not AdamW's two) and Adafactor (a matrix's factors whole on every chip,
-// a gain's moment split as the gain) saved by ZeRO-1 replicas, resumed on 2x2, 2x2 with W^T
-// storage (Adafactor's row factor then along the shard's columns), 4x1 and two stages: the next
-// 10 steps are the reference's straight run (1e-9).
-TEST(Checkpoint, LionAndAdafactorStateResumesOnAnotherLayout) {
+// Lion (one state tensor, not AdamW's two), Adafactor (a matrix's factors whole on every chip,
+// a gain's moment split as the gain) and NAdamW (its momentum schedule's product made again
+// from the step) saved by ZeRO-1 replicas, resumed on 2x2, 2x2 with W^T storage (Adafactor's row
+// factor then along the shard's columns), 4x1 and two stages: the next 10 steps are the
+// reference's straight run (1e-9).
+TEST(Checkpoint, EachOptimizersStateResumesOnAnotherLayout) {
   if (!four_ranks()) GTEST_SKIP() << "runs on 4 ranks";
-  for (const char* name : {"lion", "adafactor"}) {
+  for (const char* name : {"lion", "adafactor", "nadamw"}) {
     OptimizerSettings o = adamw();
     o.kind = parse_optimizer(name);
     o.lr = o.kind == parse_optimizer("lion") ? 1e-3 : 1e-2;

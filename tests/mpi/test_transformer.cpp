@@ -26,7 +26,8 @@ OptimizerSettings optimizer(OptimizerKind kind) {
   // Lion moves every element by lr: a tenth of AdamW's, as its paper advises. Adafactor's step
   // is relative to the weight's RMS: PyTorch's default 1e-2.
   const std::string name = optimizer_name(kind);
-  o.lr = name == "adamw" || name == "adafactor" ? 1e-2 : (name == "lion" ? 1e-3 : 0.1);
+  const bool adam_like = name == "adamw" || name == "nadamw" || name == "adafactor";
+  o.lr = adam_like ? 1e-2 : (name == "lion" ? 1e-3 : 0.1);
   o.min_lr = o.lr / 10;
   o.warmup_steps = 3;
   o.total_steps = 20;
@@ -64,6 +65,8 @@ std::vector<Case> cases() {
   c.push_back({"default_meshslice_S2_lion", default_model_plan(s, ms(2)), parse_optimizer("lion")});
   c.push_back({"default_meshslice_S2_adafactor", default_model_plan(s, ms(2)),
                parse_optimizer("adafactor")});
+  c.push_back(
+      {"default_meshslice_S2_nadamw", default_model_plan(s, ms(2)), parse_optimizer("nadamw")});
   c.push_back({"collective_sgd", default_model_plan(s, choice(Algorithm::collective, 1)),
                parse_optimizer("sgd")});
   c.push_back({"summa_adamw", default_model_plan(s, choice(Algorithm::summa, 2)),
@@ -80,6 +83,7 @@ std::vector<Case> cases() {
   c.push_back({"mixed_relayouts_adamw", mixed, parse_optimizer("adamw")});
   c.push_back({"mixed_relayouts_lion", mixed, parse_optimizer("lion")});
   c.push_back({"mixed_relayouts_adafactor", mixed, parse_optimizer("adafactor")});
+  c.push_back({"mixed_relayouts_nadamw", mixed, parse_optimizer("nadamw")});
   ModelPlan transposed{{fc(Stationary::W, true, ms(2)), fc(Stationary::Y, true, ms(1)),
                         fc(Stationary::X, true, ms(2)), fc(Stationary::X, false, ms(4))},
                        std::nullopt};
@@ -197,7 +201,7 @@ TEST(Transformer, ZeroWithUnshardedParametersMatchesTheReference) {
   if (torus().size(Axis::dp) == 1) GTEST_SKIP() << "no data parallelism on this mesh";
   ModelShape shape = test_block_shape(4);
   shape.hidden = 18;
-  for (const char* name : {"adamw", "lion", "adafactor"}) {
+  for (const char* name : {"adamw", "lion", "adafactor", "nadamw"}) {
     SCOPED_TRACE(name);
     const OptimizerSettings opt = optimizer(parse_optimizer(name));
     const TaskSeeds seeds{11, 12, 13};

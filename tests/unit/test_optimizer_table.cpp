@@ -11,7 +11,8 @@ namespace meshslice {
 namespace {
 
 TEST(OptimizerTable, NamesTheOptimizersAdamwFirst) {
-  EXPECT_EQ(optimizer_names(), (std::vector<std::string>{"adamw", "sgd", "lion", "adafactor"}));
+  EXPECT_EQ(optimizer_names(),
+            (std::vector<std::string>{"adamw", "sgd", "lion", "adafactor", "nadamw"}));
   EXPECT_STREQ(optimizer_name(OptimizerKind{}), "adamw");
   for (const std::string& name : optimizer_names())
     EXPECT_EQ(optimizer_name(parse_optimizer(name)), name);
@@ -22,6 +23,8 @@ TEST(OptimizerTable, StateTensorsAreTheCheckpointsSuffixes) {
             (std::vector<std::string>{"exp_avg", "exp_avg_sq"}));
   EXPECT_EQ(optimizer_state_names(parse_optimizer("sgd")), std::vector<std::string>{"momentum"});
   EXPECT_EQ(optimizer_state_names(parse_optimizer("lion")), std::vector<std::string>{"exp_avg"});
+  EXPECT_EQ(optimizer_state_names(parse_optimizer("nadamw")),
+            (std::vector<std::string>{"exp_avg", "exp_avg_sq"}));
 }
 
 // Adafactor factors a matrix (a value per row, one per column) and keeps a vector's moment whole.
@@ -49,7 +52,7 @@ TEST(OptimizerTable, AnUnknownNameListsTheValidOnes) {
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "unknown optimizer 'adam'; valid optimizers: adamw, sgd, lion, adafactor");
+              "unknown optimizer 'adam'; valid optimizers: adamw, sgd, lion, adafactor, nadamw");
   }
 }
 
@@ -61,15 +64,15 @@ TEST(OptimizerTable, EachKeyOnceItsDocNamingEveryOptimizerThatReadsIt) {
     if (keys.back() == "beta1") beta1_doc = k.doc;
     if (keys.back() == "weight_decay") decay_doc = k.doc;
   }
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"beta1", "beta2", "epsilon", "weight_decay", "momentum",
-                                      "beta2_decay", "epsilon1", "epsilon2", "clip_threshold"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"beta1", "beta2", "epsilon", "weight_decay", "momentum",
+                                            "beta2_decay", "epsilon1", "epsilon2", "clip_threshold",
+                                            "momentum_decay"}));
   EXPECT_EQ(beta1_doc,
-            "adamw: the first moment's decay; lion: the momentum's share of the update's "
+            "adamw, nadamw: the first moment's decay; lion: the momentum's share of the update's "
             "direction");
   EXPECT_EQ(decay_doc,
-            "adamw, lion, adafactor: decoupled weight decay of the weight matrices (not the "
-            "norms' gains)");
+            "adamw, lion, adafactor, nadamw: decoupled weight decay of the weight matrices (not "
+            "the norms' gains)");
 }
 
 TEST(OptimizerSettings, AKeyNotSetReadsAsItsDefault) {

@@ -280,6 +280,32 @@ TEST(ReferenceKernels, AdafactorStepsAsPyTorchsAdafactor) {
   for (std::size_t e = 0; e < v.size(); ++e) EXPECT_NEAR(v[e], torch_v[e], 1e-14) << e;
 }
 
+// NAdamW's three steps on a 3 x 4 matrix as torch.optim.NAdam(decoupled_weight_decay=True) takes
+// them (PyTorch 2.15, float64, its step and schedule product too: lr 0.01, betas (0.9, 0.95),
+// eps 1e-8, momentum_decay 4e-3, weight_decay 0.1: tests/scripts/nadamw_torch_golden.py prints
+// them), an implementation written apart from ours.
+TEST(ReferenceKernels, NadamwStepsAsPyTorchsNadam) {
+  OptimizerSettings o;
+  o.kind = parse_optimizer("nadamw");
+  o.lr = o.min_lr = 0.01;  // constant, as PyTorch's without a scheduler
+  o.warmup_steps = 0;
+  o.set("weight_decay", 0.1);
+  std::vector<double> w{0.3, -0.2, 0.5, 0.1, 0.0, 0.4, -0.6, 0.2, 0.25, -0.15, 0.05, -0.35};
+  const std::vector<std::vector<double>> grads{
+      {0.02, -0.01, 0.03, 0.0, 0.05, 0.01, -0.02, 0.04, -0.03, 0.02, 0.01, -0.01},
+      {-0.01, 0.02, 0.01, 0.03, 0.02, -0.04, 0.01, 0.0, 0.01, 0.01, -0.02, 0.02},
+      {0.03, 0.01, -0.02, 0.01, -0.01, 0.02, 0.03, -0.02, 0.0, -0.01, 0.02, 0.04}};
+  std::vector<std::vector<double>> state;
+  for (std::size_t t = 1; t <= 3; ++t)
+    reference::update_tensor(o, t, 1.0, true, 3, 4, w, grads[t - 1], state);
+  const std::vector<double> torch_w{
+      0.2835706551957666,    -0.20278575593973927, 0.48937795523559674, 0.08513386014506728,
+      -0.013830401052964866, 0.39370628835705906,  -0.6006117648679178, 0.1927487426879072,
+      0.2574643887323459,    -0.1615458845105233,  0.04109716883113655, -0.3572487449155829};
+  ASSERT_EQ(state.size(), 2u);  // exp_avg and exp_avg_sq, shaped as the matrix
+  for (std::size_t e = 0; e < w.size(); ++e) EXPECT_NEAR(w[e], torch_w[e], 1e-14) << e;
+}
+
 // Trains a small student on the teacher's outputs for 60 steps. Measured (default seeds, H=16,
 // 2 blocks, 32 tokens a step): AdamW lr 1e-2 takes the held-out loss from 0.837 to 0.152 and the
 // training loss from 0.787 (step 1) to 0.153 (mean of steps 51-60); SGD lr 0.2 to 0.156 and
@@ -326,6 +352,10 @@ TEST(ReferenceTrainer, SgdWithMomentumLearnsTheTeacher) {
 
 TEST(ReferenceTrainer, AdafactorLearnsTheTeacher) {
   expect_learns(schedule(parse_optimizer("adafactor"), 3e-2));
+}
+
+TEST(ReferenceTrainer, NadamwLearnsTheTeacher) {
+  expect_learns(schedule(parse_optimizer("nadamw"), 1e-2));
 }
 
 TEST(ReferenceTrainer, LionLearnsTheTeacher) {

@@ -12,12 +12,13 @@
 #include "parameters/optimizers/adafactor.hpp"
 #include "parameters/optimizers/adamw.hpp"
 #include "parameters/optimizers/lion.hpp"
+#include "parameters/optimizers/nadamw.hpp"
 #include "parameters/optimizers/schedule.hpp"
 #include "parameters/optimizers/sgd.hpp"
 
 namespace meshslice {
 
-using OptimizerTable = std::tuple<Adamw, Sgd, Lion, Adafactor>;
+using OptimizerTable = std::tuple<Adamw, Sgd, Lion, Adafactor, Nadamw>;
 
 constexpr std::size_t kOptimizers = std::tuple_size<OptimizerTable>::value;
 
