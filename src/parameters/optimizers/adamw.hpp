@@ -40,9 +40,7 @@ struct Adamw {
   KOKKOS_INLINE_FUNCTION static void update(const Scalars& u, T& w, T grad, const State& state) {
     T& m = state[0];
     T& v = state[1];
-    const T g = grad * T(u.grad_scale);
-    m = T(u.beta1) * m + T(1 - u.beta1) * g;
-    v = T(u.beta2) * v + T(1 - u.beta2) * g * g;
+    update_adam_moments(u.beta1, u.beta2, grad * T(u.grad_scale), m, v);
     w -= T(u.step_size) * m / (kmath::sqrt(v) * T(u.rms_scale) + T(u.epsilon)) + T(u.decay) * w;
   }
 };

@@ -60,8 +60,7 @@ struct Nadamw {
     T& m = state[0];
     T& v = state[1];
     const T g = grad * T(u.grad_scale);
-    m = T(u.beta1) * m + T(1 - u.beta1) * g;
-    v = T(u.beta2) * v + T(1 - u.beta2) * g * g;
+    update_adam_moments(u.beta1, u.beta2, g, m, v);
     const T denominator = kmath::sqrt(v) * T(u.rms_scale) + T(u.epsilon);
     w -= (T(u.gradient_step) * g + T(u.momentum_step) * m) / denominator + T(u.decay) * w;
   }

@@ -41,6 +41,14 @@ KOKKOS_INLINE_FUNCTION T sign_of(T x) {  // -1, 0 or 1
   return T((x > T(0)) - (x < T(0)));
 }
 
+// Adam's two moments of the (clipped) gradient g, as AdamW and NAdamW keep them: m its mean, v
+// its square's, each an exponential average with decay beta1 and beta2.
+template <class T>
+KOKKOS_INLINE_FUNCTION void update_adam_moments(double beta1, double beta2, T g, T& m, T& v) {
+  m = T(beta1) * m + T(1 - beta1) * g;
+  v = T(beta2) * v + T(1 - beta2) * g * g;
+}
+
 // Whether descriptor D is factored (has `factored` true): its step is not element-wise.
 template <class D, class = void>
 struct IsFactored {
