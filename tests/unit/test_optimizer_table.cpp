@@ -2,6 +2,7 @@
 // tuner read them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "core/errors.hpp"
@@ -73,6 +74,29 @@ TEST(OptimizerTable, EachKeyOnceItsDocNamingEveryOptimizerThatReadsIt) {
   EXPECT_EQ(decay_doc,
             "adamw, lion, adafactor, nadamw: decoupled weight decay of the weight matrices (not "
             "the norms' gains)");
+}
+
+// NAdamW's step sizes with the momentum schedule's product cut short once it is below 2^-54 are
+// those of the whole product, at any step and for beta1 0.9 and 0.99.
+TEST(OptimizerTable, NadamwsScheduleProductStopsWhereItNoLongerMatters) {
+  for (const double beta1 : {0.9, 0.99}) {
+    OptimizerSettings o;
+    o.kind = parse_optimizer("nadamw");
+    o.set("beta1", beta1);
+    const double psi = o.value("momentum_decay");
+    const auto mu = [&](std::size_t t) {
+      return beta1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(t) * psi));
+    };
+    double product = 1;
+    for (std::size_t t = 1; t <= 20000; ++t) {
+      product *= mu(t);
+      if (t > 60 && t % 997 != 0) continue;  // around the cut (step 48 or 54) and beyond
+      const Nadamw::Scalars u = Nadamw::scalars(o, {0.01, t, 1.0, true});
+      EXPECT_EQ(u.gradient_step, 0.01 * (1.0 - mu(t)) / (1.0 - product)) << beta1 << " " << t;
+      EXPECT_EQ(u.momentum_step, 0.01 * mu(t + 1) / (1.0 - product * mu(t + 1)))
+          << beta1 << " " << t;
+    }
+  }
 }
 
 TEST(OptimizerSettings, AKeyNotSetReadsAsItsDefault) {

@@ -40,11 +40,11 @@ struct Nadamw {
       return beta1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(t) * psi));
     };
     // The product in PyTorch's order, in double (PyTorch keeps it, and the step, as float32
-    // scalars unless its default dtype is float64: 1e-10 apart after a step of lr 0.01). Once
-    // it underflows to 0 (within a few thousand steps for beta1 0.9) it stays there, so the loop
-    // stops.
+    // scalars unless its default dtype is float64: 1e-10 apart after a step of lr 0.01). Below
+    // 2^-54 it no longer matters (1 - product, and 1 - product mu, round to 1), so the loop
+    // stops there: after 48 steps for beta1 0.9 and 54 for 0.99 (the early mu are near beta1 / 2).
     double product = 1;
-    for (std::size_t i = 1; i <= s.t && product != 0; ++i) product *= mu(i);
+    for (std::size_t i = 1; i <= s.t && product >= 0x1p-54; ++i) product *= mu(i);
     const double next = mu(s.t + 1);
     return {s.grad_scale,
             beta1,
