@@ -1,19 +1,16 @@
 #include "block/block_fc_layers.hpp"
 
+#include "block/block_module.hpp"
 #include "core/errors.hpp"
 
 namespace meshslice {
 
 std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& d) {
-  using Input = BlockFcLayer::Input;
-  const std::size_t kv = d.kv_hidden > 0 ? d.kv_hidden : d.hidden;
-  const std::array<std::size_t, 3> qkv_parts{d.hidden, kv, kv};
-  const std::array<std::size_t, 3> ff1_parts =
-      mlp_gated(d.mlp) ? std::array<std::size_t, 3>{d.ffn, d.ffn, 0} : std::array<std::size_t, 3>{};
-  return {{{FcKind::qkv, "qkv", d.hidden, d.qkv_outputs(), Input::norm, false, qkv_parts},
-           {FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention, true, {}},
-           {FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm, false, ff1_parts},
-           {FcKind::ff2, "ff2", d.ffn, d.hidden, Input::previous, true, {}}}};
+  FcLayerList list;
+  for (const BlockModuleSpec& module : block_modules()) module.add_fc_layers(d, list);
+  MESHSLICE_ASSERT(list.count == kFcKinds, "block_fc_layers: the modules declare ", list.count,
+                   " of ", kFcKinds, " FC layers");
+  return list.layers;
 }
 
 double block_fc_weights(const BlockDims& dims) {

@@ -1,7 +1,9 @@
 #pragma once
 // The fully-connected layers of a transformer block, in the order they run: the one description
-// of a block that meshslice-train's model (model/layer_plan.hpp), the simulator and the tuner
-// (sim/fc_layers.hpp) read. Each is Y = X W on the block's tokens:
+// of a block's GEMMs that meshslice-train's model (model/layer_plan.hpp), the simulator and the
+// tuner (sim/fc_layers.hpp) read, as the block's modules declare them (block/block_module.hpp;
+// the sizes in block/attention_layers.cpp and mlp_layers.cpp). Each is Y = X W on the block's
+// tokens:
 //   qkv       H -> 3H  Q, K and V together, from the norm of the residual stream (H + 2 KV with
 //                      grouped-query attention: KV = kv_heads x head size)
 //   attn_out  H -> H   the output projection, from attention's output
@@ -19,6 +21,8 @@
 
 namespace meshslice {
 
+// The block's FC layers by number: the modules' in forward order (block_fc_layers checks that
+// they declare them so).
 enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
 constexpr int kFcKinds = 4;
 
@@ -54,7 +58,7 @@ struct BlockFcLayer {
   std::array<std::size_t, 3> output_parts{};
 };
 
-// The block's layers.
+// The block's layers, its modules' in order.
 std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& dims);
 
 // The elements of the layers' weights, sum of in x out (12 H^2 for GeLU at F = 4H): a block's

@@ -2,7 +2,7 @@
 // A block's activations on a rank: T x width shards of the model's T tokens in a layout, as work
 // buffers (a module's, the FC layers') or as the tensors a module saves for its backward pass,
 // which SavedTensorMaker makes for each module's Saved set (model/activation_store.hpp holds the
-// sets; block/block_saved.hpp counts them for the memory bound and the tuner).
+// sets; the modules' declarations in block/ count them for the memory bound and the tuner).
 //
 //     SavedTensorMaker<Exec> make(ex, shape, plan);
 //     Mat x = make.activation(Layout::standard, shape.hidden, "x_mid");

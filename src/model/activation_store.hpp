@@ -2,8 +2,8 @@
 // The activations the blocks of a rank keep from their forward passes for their backward passes:
 // per block and activation slot (a micro-batch in flight) the block's input, the residual stream
 // between its halves and each module's Saved set (each module declares and makes its own:
-// model/modules/attention_module.hpp, mlp.hpp; block/block_saved.hpp counts them for the memory
-// bound and the tuner), or for a checkpointed block its input alone, with one set shared by the
+// model/modules/attention_module.hpp, mlp.hpp; their declarations in block/ count them for the
+// memory bound and the tuner), or for a checkpointed block its input alone, with one set shared by the
 // checkpointed blocks that a recomputation fills again in the backward pass. The shared set
 // keeps some inputs in the forward pass's staging buffers where the layouts allow (see
 // add_recomputation()).

@@ -7,25 +7,24 @@
 namespace meshslice {
 
 const std::vector<BlockLayerSpec>& block_layers() {
-  using K = ParamKind;
-  const auto gain = [](ParamKind kind) { return BlockParam{kind, true, FcKind::qkv}; };
-  const auto weight = [](ParamKind kind, FcKind fc) { return BlockParam{kind, false, fc}; };
-  static const std::vector<BlockLayerSpec> layers = {
-      // norm1 reads the block's input and its reciprocal RMS; qkv its input; attention q, k, v,
-      // its log-sum-exps and output; attn_out its input.
-      {BlockLayer::norm1, "norm1", gain(K::norm1_gain), true},
-      {BlockLayer::qkv, "qkv", weight(K::qkv, FcKind::qkv), true},
-      {BlockLayer::attention, "attention", {}, true},
-      {BlockLayer::attn_out, "attn_out", weight(K::attn_out, FcKind::attn_out), true},
-      {BlockLayer::attn_residual, "attn_residual", {}, false},
-      // norm2 reads the residual stream between the halves; ff1 and ff2 their inputs; the
-      // activation FF1's output.
-      {BlockLayer::norm2, "norm2", gain(K::norm2_gain), true},
-      {BlockLayer::ff1, "ff1", weight(K::ff1, FcKind::ff1), true},
-      {BlockLayer::activation, "activation", {}, true},
-      {BlockLayer::ff2, "ff2", weight(K::ff2, FcKind::ff2), true},
-      {BlockLayer::ff_residual, "ff_residual", {}, false},
-  };
+  static const std::vector<BlockLayerSpec> layers = [] {
+    std::vector<BlockLayerSpec> all;
+    int params = 0;
+    for (std::size_t m = 0; m < block_modules().size(); ++m) {
+      const std::vector<ModuleLayer>& declared = block_modules()[m].layers;
+      for (std::size_t l = 0; l < declared.size(); ++l) {
+        const ModuleLayer& layer = declared[l];
+        BlockLayerSpec spec{BlockModule(m), int(l), layer.name, {}, layer.reads_saved};
+        if (layer.trains != ModuleLayer::Trains::nothing)
+          spec.param =
+              BlockParam{ParamKind(params++), layer.trains == ModuleLayer::Trains::gain, layer.fc};
+        all.push_back(spec);
+      }
+    }
+    MESHSLICE_ASSERT(params == kParamKinds, "block_layers: the modules declare ", params, " of ",
+                     kParamKinds, " parameters");
+    return all;
+  }();
   return layers;
 }
 

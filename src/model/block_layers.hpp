@@ -1,12 +1,12 @@
 #pragma once
-// A transformer block (model/model_config.hpp has its formulas) as the list of its layers in
-// forward order, each declaring the parameter it trains (from which its name, shape, initial
-// values, weight decay and split follow) and whether its backward step reads what the forward
-// pass saved (the module that runs it declares what: model/modules/, its Saved set). The
-// distributed block (model/transformer.hpp) runs the list forward, and backward in reverse,
-// each layer starting its parameter's dp averaging as soon as the gradient is complete;
-// the order in which every rank must start those reductions (model/parameter_update.hpp checks
-// it) follows from the list, and so does how far a recomputation runs.
+// A transformer block as the list of its layers in forward order: its modules' (block/
+// block_module.hpp: each declares its layers, the parameter each trains and whether its
+// backward step reads what the forward pass saved) one after the other, the parameters numbered
+// as they come (ParamKind). The distributed block (model/transformer.hpp) runs the list forward,
+// each layer by its module (model/modules/), and backward in reverse, each layer starting its
+// parameter's dp averaging as soon as the gradient is complete; the order in which every rank
+// must start those reductions (model/parameter_update.hpp checks it) follows from the list, and
+// so does how far a recomputation runs.
 //
 //     for (const BlockLayerSpec& l : block_layers()) ...                        // forward
 //     for (auto l = block_layers().rbegin(); l != block_layers().rend(); ++l)  // backward
@@ -16,30 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "block/block_module.hpp"
 #include "model/model_config.hpp"
 
 namespace meshslice {
 
-enum class BlockLayer {
-  norm1,
-  qkv,
-  attention,
-  attn_out,
-  attn_residual,
-  norm2,
-  ff1,
-  activation,  // the MLP's (block/mlp_activations.hpp, model/modules/mlp.hpp)
-  ff2,
-  ff_residual
-};
-
-// The parameter a layer trains, as the layer declares it (what it is follows from the kind):
-//   a gain      a norm's 1 x H gain: starts at 1, no weight decay, whole on every mesh row of
-//               its columns (a copy per row); named blocks.<b>.<layer>.gain
-//   a weight    FC layer `fc`'s in x out matrix (block/block_fc_layers.hpp), split over the mesh
-//               as the block's plan stores it; drawn with std 1/sqrt(in), and 1/sqrt(2L) more
-//               when the layer adds into the residual stream (GPT-2), so the stream's variance
-//               does not grow with depth; weight decay; named blocks.<b>.<layer>.weight
+// The parameter a layer trains (what it is: block/block_module.hpp's ModuleLayer).
 struct BlockParam {
   ParamKind kind;  // the seeding's number for it (param_stream): fixed
   bool gain = false;
@@ -47,7 +29,8 @@ struct BlockParam {
 };
 
 struct BlockLayerSpec {
-  BlockLayer layer;
+  BlockModule module;  // the module that runs it
+  int layer;           // its place in the module's layers (the module's layer enum)
   const char* name;
   std::optional<BlockParam> param;  // the parameter it trains, if any
   bool reads_saved = false;         // whether its backward step reads a saved tensor

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "block/block_fc_layers.hpp"
-#include "block/block_saved.hpp"
+#include "block/block_module.hpp"
 #include "core/errors.hpp"
 #include "model/block_layers.hpp"
 
@@ -81,7 +81,7 @@ double minimum_memory_bytes(const ModelShape& shape, std::size_t chips, Optimize
   const double t = static_cast<double>(shape.tokens());
   const double weights = block_fc_weights(shape.dims()) * shape.blocks / chips;
   const double states = optimizer_states_per_weight(optimizer);
-  // Kept per block (block/block_saved.hpp), attn_out's input left out (it may be attention's
+  // Kept per block (block/block_module.hpp), attn_out's input left out (it may be attention's
   // output): 16 T H for GeLU, of which QKV's, FF1's and FF2's inputs and QKV's and FF1's outputs
   // in bf16 in a bf16 run.
   const BlockSavedWidths saved = block_saved_widths(shape.dims());

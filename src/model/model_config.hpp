@@ -60,8 +60,9 @@ constexpr double kRmsNormEpsilon = 1e-6;
 constexpr double kRopeBase = 10000.0;  // RoPE's wavelength base (LLaMA's, GPT-NeoX's)
 
 // The parameters of one block, in the order the backward pass produces their gradients last
-// to first (kind numbers are part of the seeding: do not reorder). The layer that trains each
-// declares what it is (model/block_layers.hpp: its name, shape and initial values).
+// to first (kind numbers are part of the seeding: do not reorder): the block's modules' in
+// forward order (model/block_layers.hpp numbers them so and checks the count). The layer that
+// trains each declares what it is (block/attention_layers.cpp, mlp_layers.cpp).
 enum class ParamKind { norm1_gain = 0, qkv = 1, attn_out = 2, norm2_gain = 3, ff1 = 4, ff2 = 5 };
 constexpr int kParamKinds = 6;
 

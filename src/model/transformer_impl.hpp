@@ -289,11 +289,11 @@ template <class Exec>
 void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat& out) {
   const std::size_t layers = elements(out) ? block_layers().size() : recomputed_layers();
   for (std::size_t i = 0; i < layers; ++i) {
-    const BlockLayer layer = block_layers()[i].layer;
-    if (AttentionModule<Exec>::owns(layer))
-      attention_->forward(layer, params_of(b), s.x_in, s.attention, s.x_mid);
+    const BlockLayerSpec& layer = block_layers()[i];
+    if (layer.module == BlockModule::attention)
+      attention_->forward(AttentionLayer(layer.layer), params_of(b), s.x_in, s.attention, s.x_mid);
     else
-      mlp_->forward(layer, params_of(b), s.x_mid, s.mlp, out);
+      mlp_->forward(MlpLayer(layer.layer), params_of(b), s.x_mid, s.mlp, out);
   }
 }
 
@@ -321,12 +321,13 @@ template <class Exec>
 void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat& dout,
                                        const Mat& din, bool accumulate, bool sync) {
   ParameterUpdate<Exec>* const started = sync ? update_.get() : nullptr;
-  for (auto spec = block_layers().rbegin(); spec != block_layers().rend(); ++spec) {
-    const BlockLayer layer = spec->layer;
-    if (AttentionModule<Exec>::owns(layer))
-      attention_->backward(layer, params_of(b), s.x_in, s.attention, din, accumulate, started);
+  for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer) {
+    if (layer->module == BlockModule::attention)
+      attention_->backward(AttentionLayer(layer->layer), params_of(b), s.x_in, s.attention, din,
+                           accumulate, started);
     else
-      mlp_->backward(layer, params_of(b), s.x_mid, s.mlp, dout, accumulate, started);
+      mlp_->backward(MlpLayer(layer->layer), params_of(b), s.x_mid, s.mlp, dout, accumulate,
+                     started);
   }
 }
 

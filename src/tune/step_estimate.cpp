@@ -5,7 +5,7 @@
 #include "core/errors.hpp"
 #include "core/precision.hpp"
 #include "block/block_fc_layers.hpp"
-#include "block/block_saved.hpp"
+#include "block/block_module.hpp"
 #include "gemm/vocab_padding.hpp"
 
 namespace meshslice::tune {
@@ -141,7 +141,7 @@ MemoryEstimate estimate_memory(const TrainingModel& m, const TrainingConfig& c,
   e.gradients = parameters * bytes.gradients;
   e.optimizer = parameters * m.optimizer_states * kOptimizerStateBytes / (c.zero ? c.dp : 1);
   // Activations: per token of a micro-batch, what a block keeps for its backward pass
-  // (block/block_saved.hpp: 17 H for GeLU at F = 4H, attn_out's input counted apart), and the
+  // (block/block_module.hpp: 17 H for GeLU at F = 4H, attn_out's input counted apart), and the
   // probabilities; QKV's, FF1's and FF2's inputs and QKV's and FF1's outputs at kept_in_bf16
   // bytes.
   const double h = static_cast<double>(m.llm.hidden);

@@ -1,11 +1,17 @@
-// The block's layer list (model/block_layers.hpp): its parameters are ParamKind's in forward
-// order (the seeding and the parameter set index them so), the gradients complete in the reverse
-// order, and a recomputation runs the layers up to FF2, whose input GeLU makes.
+// The block's layer list (model/block_layers.hpp), its modules' (block/block_module.hpp) in
+// order: its parameters are ParamKind's in forward order (the seeding and the parameter set
+// index them so), each layer is its module's layer of the same place, the FC layers are the
+// modules' in FcKind order, the gradients complete in the reverse order, and a recomputation
+// runs the layers up to FF2, whose input GeLU makes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <utility>
+#include <vector>
 
+#include "block/attention_layers.hpp"
+#include "block/mlp_layers.hpp"
+#include "core/errors.hpp"
 #include "model/block_layers.hpp"
 
 namespace meshslice {
@@ -56,10 +62,63 @@ TEST(BlockLayers, GradientsCompleteInReverse) {
     EXPECT_EQ(static_cast<int>(order[static_cast<std::size_t>(i)]), kParamKinds - 1 - i);
 }
 
+TEST(BlockLayers, AreTheModulesLayersInOrder) {
+  const std::vector<BlockLayerSpec>& layers = block_layers();
+  ASSERT_EQ(layers.size(), 10u);
+  const char* names[] = {"norm1", "qkv", "attention",  "attn_out", "attn_residual",
+                         "norm2", "ff1", "activation", "ff2",      "ff_residual"};
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    EXPECT_STREQ(layers[i].name, names[i]);
+    const BlockModule module = i < 5 ? BlockModule::attention : BlockModule::mlp;
+    EXPECT_EQ(layers[i].module, module) << names[i];
+    EXPECT_EQ(layers[i].layer, static_cast<int>(i % 5)) << names[i];
+    EXPECT_STREQ(module_spec(module).layers[i % 5].name, names[i]);
+  }
+  // The modules' layer enums name the places of their declarations.
+  EXPECT_STREQ(module_spec(BlockModule::attention).layers[int(AttentionLayer::out)].name,
+               "attn_out");
+  EXPECT_STREQ(module_spec(BlockModule::mlp).layers[int(MlpLayer::activation)].name, "activation");
+  EXPECT_STREQ(module_spec(BlockModule::attention).name, "attention");
+  EXPECT_STREQ(module_spec(BlockModule::mlp).name, "mlp");
+}
+
+// The block's FC layers are its modules' in FcKind order, with the sizes they declare.
+TEST(BlockLayers, FcLayersAreTheModulesInFcKindOrder) {
+  BlockDims d;
+  d.hidden = 64;
+  d.ffn = 96;
+  d.mlp = MlpKind::swiglu;
+  d.kv_hidden = 16;
+  const auto layers = block_fc_layers(d);
+  const char* names[] = {"qkv", "attn_out", "ff1", "ff2"};
+  for (int k = 0; k < kFcKinds; ++k) {
+    EXPECT_EQ(layers[k].kind, FcKind(k));
+    EXPECT_STREQ(layers[k].name, names[k]);
+  }
+  EXPECT_EQ(layers[0].out, 64u + 2 * 16);
+  EXPECT_EQ(layers[2].out, 2 * 96u);
+  EXPECT_EQ(layers[3].in, 96u);
+  EXPECT_TRUE(layers[1].adds_to_residual && layers[3].adds_to_residual);
+  FcLayerList list;
+  list.add(layers[0]);
+  EXPECT_THROW(list.add(layers[2]), InternalError);  // out of FcKind order
+}
+
+// What a block keeps: its input and residual stream (2H) and its modules' widths.
+TEST(BlockLayers, SavedWidthsSumTheModules) {
+  BlockDims d;
+  d.hidden = 64;
+  d.ffn = 256;
+  const BlockSavedWidths w = block_saved_widths(d);
+  EXPECT_EQ(w.kept, 2 * 64.0 + 64);                 // and attention's output
+  EXPECT_EQ(w.maybe_aliased, 64.0);                 // attn_out's input
+  EXPECT_EQ(w.in_bf16, 4 * 64.0 + 64 + 256 + 256);  // QKV's input and output; FF1's, FF2's input
+}
+
 TEST(BlockLayers, RecomputationStopsBeforeFf2) {
   ASSERT_LT(recomputed_layers(), block_layers().size());
-  EXPECT_EQ(block_layers()[recomputed_layers()].layer, BlockLayer::ff2);
-  EXPECT_EQ(block_layers()[recomputed_layers() - 1].layer, BlockLayer::activation);
+  EXPECT_STREQ(block_layers()[recomputed_layers()].name, "ff2");
+  EXPECT_STREQ(block_layers()[recomputed_layers() - 1].name, "activation");
 }
 
 }  // namespace

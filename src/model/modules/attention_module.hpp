@@ -2,7 +2,7 @@
 // The block's attention half: x_mid = x_in + attn_out(attention(qkv(norm1(x_in)))), causal
 // multi-head attention local to each chip (tokens over mesh rows keep whole sequences, mesh
 // columns whole heads; model/kernels/attention.hpp), its projections through the planned FC
-// layers. Its layers: norm1, qkv, attention, attn_out, attn_residual (model/block_layers.hpp).
+// layers. Its layers, parameters and GEMMs: block/attention_layers.hpp.
 // With grouped-query attention (model.kv_heads below model.heads) the projection's narrower
 // output has its keys and values repeated per query head before attention, and their gradients
 // summed over each group after it (model/kernels/grouped_query.hpp); the saved activation is the
@@ -12,17 +12,17 @@
 //
 //     AttentionModule<Exec> attention(context, attention_shape, trainable, memory);
 //     Saved saved = AttentionModule<Exec>::make_saved(make, attention_shape);   // per block, slot
-//     attention.forward(BlockLayer::qkv, params, x_in, saved, x_mid);
-//     attention.backward(BlockLayer::qkv, params, x_in, saved, din, accumulate, sync);
+//     attention.forward(AttentionLayer::qkv, params, x_in, saved, x_mid);
+//     attention.backward(AttentionLayer::qkv, params, x_in, saved, din, accumulate, sync);
 #include <array>
 #include <memory>
 #include <type_traits>
 
+#include "block/attention_layers.hpp"
 #include "core/bfloat16.hpp"
 #include "core/errors.hpp"
 #include "exec/caller_work.hpp"
 #include "model/activation_buffers.hpp"
-#include "model/block_layers.hpp"
 #include "model/kernels/attention.hpp"
 #include "model/kernels/grouped_query.hpp"
 #include "model/memory_use.hpp"
@@ -93,20 +93,14 @@ class AttentionModule {
                                      memory.work);
   }
 
-  static bool owns(BlockLayer layer) {
-    return layer == BlockLayer::norm1 || layer == BlockLayer::qkv ||
-           layer == BlockLayer::attention || layer == BlockLayer::attn_out ||
-           layer == BlockLayer::attn_residual;
-  }
-
   // One layer's forward step: from the block's input x_in to the residual stream x_mid.
-  void forward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
+  void forward(AttentionLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
                const Mat& x_mid) {
     switch (layer) {
-      case BlockLayer::norm1:
+      case AttentionLayer::norm:
         return c_.norm_into_input(FcKind::qkv, x_in, w[ParamKind::norm1_gain].value, s.rinv,
                                   s.qkv_in);
-      case BlockLayer::qkv: {
+      case AttentionLayer::qkv: {
         const bool staged = grouped() || s.qkv.in_bf16();  // attention's input made from qkv_
         c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv],
                                   staged ? qkv_ : s.qkv.value);
@@ -122,33 +116,33 @@ class AttentionModule {
           repeat_kv(c_.ex.compute_space(), group_, qkv_, s.qkv.value);
         });
       }
-      case BlockLayer::attention:
+      case AttentionLayer::attention:
         return c_.ex.compute("attention", work_[0], [&] {
           local_->forward(c_.ex.compute_space(), s.qkv, s.attention, s.a);
         });
-      case BlockLayer::attn_out:
+      case AttentionLayer::out:
         c_.relayouts.in_layout(s.a, c_.fc.plan(FcKind::attn_out).input(), c_.shape.hidden, s.ao_in);
         return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[ParamKind::attn_out],
                                          c_.output);
-      case BlockLayer::attn_residual: return c_.residual(x_mid, x_in, c_.output);
+      case AttentionLayer::residual: return c_.residual(x_mid, x_in, c_.output);
       default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");
     }
   }
 
   // One layer's backward step: from the gradient of x_mid (the context's mid_grad) to din, the
   // block's input gradient (x_in: the block's saved input).
-  void backward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
+  void backward(AttentionLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
                 const Mat& din, bool accumulate, ParameterUpdate<Exec>* sync) {
     switch (layer) {
-      case BlockLayer::attn_residual: return c_.residual(din, c_.mid_grad, Mat());
-      case BlockLayer::attn_out:
+      case AttentionLayer::residual: return c_.residual(din, c_.mid_grad, Mat());
+      case AttentionLayer::out:
         return c_.fc_backward_in_standard(FcKind::attn_out, w[ParamKind::attn_out], s.ao_in,
                                           c_.mid_grad, g_a_, accumulate, sync);
-      case BlockLayer::attention:
+      case AttentionLayer::attention:
         return c_.ex.compute("attention_backward", work_[1], [&] {
           local_->backward(c_.ex.compute_space(), s.qkv, s.a, g_a_, s.attention, g_qkv_);
         });
-      case BlockLayer::qkv:
+      case AttentionLayer::qkv:
         if (grouped())
           c_.ex.compute(
               "sum_kv", kernel_work::sum_kv(double(elements(g_qkv_)), double(elements(g_qkv_out_))),
@@ -156,7 +150,7 @@ class AttentionModule {
         return c_.fc_backward_in_standard(FcKind::qkv, w[ParamKind::qkv], s.qkv_in,
                                           grouped() ? g_qkv_out_ : g_qkv_, c_.normed_grad,
                                           accumulate, sync);
-      case BlockLayer::norm1: {
+      case AttentionLayer::norm: {
         const Parameter<T>& gain = w[ParamKind::norm1_gain];
         c_.norm.backward(c_.normed_grad, x_in, gain.value, s.rinv, din, gain.grad, accumulate);
         if (sync) sync->start(gain);

@@ -5,15 +5,15 @@
 // FF1's 2F outputs (SwiGLU, GeGLU: the gate and up projections in one weight, grouped per chip
 // block: parameters/parameter_layout.hpp), as Megatron's MLP with a gated linear unit. It runs
 // in FF1's output layout and its output lands in FF2's input layout, re-laid out when the two
-// differ. Its layers: norm2, ff1, activation, ff2, ff_residual (model/block_layers.hpp).
+// differ. Its layers, parameters and GEMMs: block/mlp_layers.hpp.
 //
 //     MlpModule<Exec> mlp(context, trainable, memory);
 //     Saved saved = MlpModule<Exec>::make_saved(make);   // per block and micro-batch in flight
-//     mlp.forward(BlockLayer::ff1, params, x_mid, saved, out);
-//     mlp.backward(BlockLayer::ff1, params, x_mid, saved, dout, accumulate, sync);
+//     mlp.forward(MlpLayer::ff1, params, x_mid, saved, out);
+//     mlp.backward(MlpLayer::ff1, params, x_mid, saved, dout, accumulate, sync);
+#include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "model/activation_buffers.hpp"
-#include "model/block_layers.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/memory_use.hpp"
 #include "model/modules/block_context.hpp"
@@ -77,40 +77,34 @@ class MlpModule {
     if (z != u) g_z_ = activation_matrix(c_.ex, tokens, z, F, "grad_ff2_in", memory.work);
   }
 
-  static bool owns(BlockLayer layer) {
-    return layer == BlockLayer::norm2 || layer == BlockLayer::ff1 ||
-           layer == BlockLayer::activation || layer == BlockLayer::ff2 ||
-           layer == BlockLayer::ff_residual;
-  }
-
   // One layer's forward step: from the residual stream x_mid to the block's output `out`.
-  void forward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
+  void forward(MlpLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
                const Mat& out) {
     switch (layer) {
-      case BlockLayer::norm2:
+      case MlpLayer::norm:
         return c_.norm_into_input(FcKind::ff1, x_mid, w[ParamKind::norm2_gain].value, s.rinv,
                                   s.ff1_in);
-      case BlockLayer::ff1:
+      case MlpLayer::ff1:
         return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1], ff1_written(s));
-      case BlockLayer::activation:                                     // in FF1's output layout
+      case MlpLayer::activation:                                       // in FF1's output layout
         if (s.ff2_in.in_bf16()) return activate(s, s.ff2_in.rounded);  // the layouts agree
         return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_,
                                          s.ff2_in.value, [&](const Mat& z) { activate(s, z); });
-      case BlockLayer::ff2:
+      case MlpLayer::ff2:
         return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2], c_.output);
-      case BlockLayer::ff_residual: return c_.residual(out, x_mid, c_.output);
+      case MlpLayer::residual: return c_.residual(out, x_mid, c_.output);
       default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
     }
   }
 
   // One layer's backward step: from dout, the block's output gradient, to the gradient of x_mid
   // (the context's mid_grad; x_mid: the saved residual stream).
-  void backward(BlockLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
+  void backward(MlpLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
                 const Mat& dout, bool accumulate, ParameterUpdate<Exec>* sync) {
     switch (layer) {
-      case BlockLayer::ff_residual:  // the residual path
+      case MlpLayer::residual:  // the residual path
         return c_.residual(c_.mid_grad, dout, Mat());
-      case BlockLayer::ff2: {
+      case MlpLayer::ff2: {
         const Parameter<T>& p = w[ParamKind::ff2];
         const auto dy = c_.fc.output_gradient(FcKind::ff2, dout);
         c_.fc.backward_weight(FcKind::ff2, s.ff2_in, dy, p.grad, accumulate);
@@ -120,17 +114,17 @@ class MlpModule {
                                            c_.fc.backward_data(FcKind::ff2, dy, p, dz);
                                          });
       }
-      case BlockLayer::activation:
+      case MlpLayer::activation:
         if (s.u.in_bf16()) return activate_backward(s.u.rounded);
         return activate_backward(s.u.value);
-      case BlockLayer::ff1: {
+      case MlpLayer::ff1: {
         const Parameter<T>& p = w[ParamKind::ff1];
         const auto dy = c_.fc.output_gradient_as_laid_out(FcKind::ff1, g_u_);
         c_.fc.backward_weight(FcKind::ff1, s.ff1_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
         return c_.fc.backward_data_to_standard(FcKind::ff1, dy, p, c_.normed_grad);
       }
-      case BlockLayer::norm2: {
+      case MlpLayer::norm: {
         const Parameter<T>& gain = w[ParamKind::norm2_gain];
         c_.norm.backward(c_.normed_grad, x_mid, gain.value, s.rinv, c_.mid_grad, gain.grad,
                          accumulate);

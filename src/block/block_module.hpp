@@ -1,0 +1,78 @@
+#pragma once
+// What a module of a transformer block declares (block/attention_layers.hpp, mlp_layers.hpp):
+// its layers in forward order, each with the parameter it trains and whether its backward step
+// reads what the forward pass saved; its FC layers (the GEMMs the plan, the emulator and the
+// tuner see); and the widths of what it keeps for the backward pass (the pre-flight memory
+// bound's and the tuner's count). The module's steps run on the ranks (model/modules/); the
+// block is the list of its modules (block_modules()), and everything the model, the simulator
+// and the tuner read of a block is their concatenation: its layers and parameters
+// (model/block_layers.hpp), its FC layers (block/block_fc_layers.hpp) and its saved widths.
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "block/block_fc_layers.hpp"
+
+namespace meshslice {
+
+// A layer of a module. The parameter it trains, if any:
+//   a gain      a norm's 1 x H gain: starts at 1, no weight decay, whole on every mesh row of
+//               its columns (a copy per row); named blocks.<b>.<layer>.gain
+//   a weight    FC layer `fc`'s in x out matrix, split over the mesh as the block's plan stores
+//               it; drawn with std 1/sqrt(in), and 1/sqrt(2L) more when the layer adds into the
+//               residual stream (GPT-2), so the stream's variance does not grow with depth;
+//               weight decay; named blocks.<b>.<layer>.weight
+struct ModuleLayer {
+  enum class Trains { nothing, gain, weight };
+  const char* name;
+  bool reads_saved = false;  // whether its backward step reads a saved tensor
+  Trains trains = Trains::nothing;
+  FcKind fc = FcKind::qkv;  // a weight's FC layer
+};
+
+// What a block keeps for its backward pass, in elements per token. Attention's own (a
+// log-sum-exp per query row and head, or the probabilities) depends on its kernel and is counted
+// beside; the norms' value per row is left out.
+struct BlockSavedWidths {
+  // In the run's element type.
+  double kept = 0;
+  // attn_out's input: attention's output itself where the plan keeps that layer's input in the
+  // standard layout, else a tensor of its own (a lower bound leaves it out).
+  double maybe_aliased = 0;
+  // In bf16 in a bf16 run (the run's element type otherwise): GEMM inputs where their plans take
+  // them so, and FC outputs that another kernel reads.
+  double in_bf16 = 0;
+
+  BlockSavedWidths& operator+=(const BlockSavedWidths& o) {
+    kept += o.kept;
+    maybe_aliased += o.maybe_aliased;
+    in_bf16 += o.in_bf16;
+    return *this;
+  }
+};
+
+// The block's FC layers as its modules add theirs, in FcKind order.
+struct FcLayerList {
+  std::array<BlockFcLayer, kFcKinds> layers{};
+  std::size_t count = 0;
+  void add(const BlockFcLayer& layer);  // InternalError unless it is FC layer `count`
+};
+
+struct BlockModuleSpec {
+  const char* name;                 // "attention", "mlp"
+  std::vector<ModuleLayer> layers;  // in forward order (the module's layer enum's)
+  // Adds its FC layers in forward order, of a block of `dims`.
+  void (*add_fc_layers)(const BlockDims& dims, FcLayerList& to);
+  // What its Saved set keeps (model/modules/: a tensor added there is added here).
+  BlockSavedWidths (*saved_widths)(const BlockDims& dims);
+};
+
+// The block's modules in forward order, as block_modules() lists them.
+enum class BlockModule { attention, mlp };
+const std::vector<BlockModuleSpec>& block_modules();
+const BlockModuleSpec& module_spec(BlockModule module);
+
+// What a block keeps: its input and the residual stream between its modules, and the modules'.
+BlockSavedWidths block_saved_widths(const BlockDims& dims);
+
+}  // namespace meshslice

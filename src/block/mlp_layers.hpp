@@ -1,0 +1,14 @@
+#pragma once
+// What the block's MLP module declares (block/block_module.hpp): out = x_mid +
+// ff2(act(ff1(norm2(x_mid)))), its layers, parameters, FC layers and saved widths. Its steps:
+// model/modules/mlp.hpp; its activations: block/mlp_activations.hpp.
+#include "block/block_module.hpp"
+
+namespace meshslice {
+
+// Its layers in forward order (their places in mlp_module_spec().layers).
+enum class MlpLayer { norm, ff1, activation, ff2, residual };
+
+const BlockModuleSpec& mlp_module_spec();
+
+}  // namespace meshslice
