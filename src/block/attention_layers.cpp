@@ -20,6 +20,18 @@ BlockSavedWidths attention_saved_widths(const BlockDims& dims) {
   return {h, h, h + 3 * h};
 }
 
+// norm1 and the residual add; grouped, K and V repeated per query head and their gradients
+// summed back (model/kernels/grouped_query.hpp); attention's passes.
+void add_attention_work(const BlockShard& s, BlockWork& to) {
+  using namespace kernel_work;
+  add_norm_and_residual(to, s.tokens * s.hidden);
+  if (s.kv_hidden < s.hidden) {
+    const double wide = s.tokens * 3 * s.hidden, narrow = s.tokens * (s.hidden + 2 * s.kv_hidden);
+    to.add(repeat_kv(wide), sum_kv(wide, narrow));
+  }
+  to.add(s.attention.forward_work(), s.attention.backward_work());
+}
+
 }  // namespace
 
 const BlockModuleSpec& attention_module_spec() {
@@ -33,7 +45,8 @@ const BlockModuleSpec& attention_module_spec() {
                                         {"attn_out", true, Trains::weight, FcKind::attn_out},
                                         {"attn_residual"}},
                                        add_attention_fc_layers,
-                                       attention_saved_widths};
+                                       attention_saved_widths,
+                                       add_attention_work};
   return spec;
 }
 

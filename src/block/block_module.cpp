@@ -18,8 +18,10 @@ const std::vector<BlockModuleSpec>& block_modules() {
   return modules;
 }
 
-const BlockModuleSpec& module_spec(BlockModule module) {
-  return block_modules()[static_cast<std::size_t>(module)];
+BlockWork block_non_fc_work(const BlockShard& shard) {
+  BlockWork work;
+  for (const BlockModuleSpec& module : block_modules()) module.add_non_fc_work(shard, work);
+  return work;
 }
 
 BlockSavedWidths block_saved_widths(const BlockDims& dims) {

@@ -2,8 +2,8 @@
 // What a module of a transformer block declares (block/attention_layers.hpp, mlp_layers.hpp):
 // its layers in forward order, each with the parameter it trains and whether its backward step
 // reads what the forward pass saved; its FC layers (the GEMMs the plan, the emulator and the
-// tuner see); and the widths of what it keeps for the backward pass (the pre-flight memory
-// bound's and the tuner's count). The module's steps run on the ranks (model/modules/); the
+// tuner see); the widths of what it keeps for the backward pass (the pre-flight memory bound's
+// and the tuner's count); and what its other kernels cost (the emulator's). The module's steps run on the ranks (model/modules/); the
 // block is the list of its modules (block_modules()), and everything the model, the simulator
 // and the tuner read of a block is their concatenation: its layers and parameters
 // (model/block_layers.hpp), its FC layers (block/block_fc_layers.hpp) and its saved widths.
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "block/block_fc_layers.hpp"
+#include "block/block_work.hpp"
 
 namespace meshslice {
 
@@ -65,14 +66,17 @@ struct BlockModuleSpec {
   void (*add_fc_layers)(const BlockDims& dims, FcLayerList& to);
   // What its Saved set keeps (model/modules/: a tensor added there is added here).
   BlockSavedWidths (*saved_widths)(const BlockDims& dims);
+  // Adds what its kernels outside the FC GEMMs cost on a chip's shard (block/block_work.hpp's
+  // kernel_work: the figures its steps report to their executor).
+  void (*add_non_fc_work)(const BlockShard& shard, BlockWork& to);
 };
 
-// The block's modules in forward order, as block_modules() lists them.
-enum class BlockModule { attention, mlp };
+// The block's modules in forward order (model/modules/block_modules.hpp runs them in this order).
 const std::vector<BlockModuleSpec>& block_modules();
-const BlockModuleSpec& module_spec(BlockModule module);
 
 // What a block keeps: its input and the residual stream between its modules, and the modules'.
 BlockSavedWidths block_saved_widths(const BlockDims& dims);
+// A block's step on a chip outside its FC GEMMs: its modules' (the emulator's, sim/non_fc_work).
+BlockWork block_non_fc_work(const BlockShard& shard);
 
 }  // namespace meshslice

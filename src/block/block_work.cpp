@@ -1,15 +1,23 @@
 #include "block/block_work.hpp"
 
+#include <utility>
+
 namespace meshslice {
 
-namespace {
-
-void add(LocalWork& to, const LocalWork& work) {
-  to.gemms.insert(to.gemms.end(), work.gemms.begin(), work.gemms.end());
-  to.elements += work.elements;
+void BlockWork::add(const LocalWork& forward_work, const LocalWork& backward_work) {
+  for (auto [to, work] :
+       {std::pair{&forward, &forward_work}, std::pair{&backward, &backward_work}}) {
+    to->gemms.insert(to->gemms.end(), work->gemms.begin(), work->gemms.end());
+    to->elements += work->elements;
+  }
 }
 
-}  // namespace
+void add_norm_and_residual(BlockWork& work, double n) {
+  using namespace kernel_work;
+  work.add(rmsnorm_sums(n), rmsnorm_backward_partials(n));
+  work.add(rmsnorm_apply(n), rmsnorm_backward_apply(n));
+  work.add(residual(n, true), residual(n, false));
+}
 
 const char* attention_kernel_name(AttentionKernel kernel) {
   return kernel == AttentionKernel::fused ? "fused" : "blas_blocks";
@@ -34,31 +42,6 @@ AttentionKernel default_attention_kernel() {
 #else
   return AttentionKernel::blas_blocks;
 #endif
-}
-
-BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
-                            double ffn, MlpKind mlp, double kv_hidden) {
-  using namespace kernel_work;
-  const double n = tokens * hidden;
-  BlockWork w;
-  for (int norm = 0; norm < 2; ++norm) {
-    add(w.forward, rmsnorm_sums(n));
-    add(w.forward, rmsnorm_apply(n));
-    add(w.forward, residual(n, true));
-    add(w.backward, rmsnorm_backward_partials(n));
-    add(w.backward, rmsnorm_backward_apply(n));
-    add(w.backward, residual(n, false));
-  }
-  if (kv_hidden < hidden) {  // model/kernels/grouped_query.hpp
-    const double wide = tokens * 3 * hidden, narrow = tokens * (hidden + 2 * kv_hidden);
-    add(w.forward, repeat_kv(wide));
-    add(w.backward, sum_kv(wide, narrow));
-  }
-  add(w.forward, attention.forward_work());
-  add(w.forward, mlp_activation(mlp, ffn));
-  add(w.backward, attention.backward_work());
-  add(w.backward, mlp_activation_backward(mlp, ffn));
-  return w;
 }
 
 }  // namespace meshslice

@@ -1,8 +1,9 @@
 #pragma once
 // What the non-GEMM-library work of a transformer block costs on one chip, as LocalWork
 // (exec/caller_work.hpp): the training driver's kernels report these figures to its executor
-// (model/transformer_impl.hpp), and the emulator's end-to-end time of a block adds them to the
-// FC GEMMs (sim/non_fc_work.hpp), so both count the same work.
+// (model/modules/), and the emulator's end-to-end time of a block adds them, as the modules
+// declare them (block/block_module.hpp), to the FC GEMMs (sim/non_fc_work.hpp), so both count
+// the same work.
 //
 // Attention (model/kernels/attention.hpp) runs on a chip's `seqs` whole sequences of `len`
 // tokens and `heads` whole heads of `dim`, with no communication. Causal rows: query row block
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "block/block_fc_layers.hpp"
+#include "block/mlp_activations.hpp"
 #include "exec/caller_work.hpp"
 
 namespace meshslice {
@@ -121,17 +123,27 @@ inline LocalWork repeat_kv(double wide) { return LocalWork::streaming(2 * wide);
 inline LocalWork sum_kv(double wide, double narrow) { return LocalWork::streaming(wide + narrow); }
 }  // namespace kernel_work
 
-// One block's step on a chip, outside its FC GEMMs: per pass, the kernels model/transformer
-// runs (forward: two RMSNorms, attention, the MLP's activation, two residual adds; backward: the
-// activation's and attention's gradients, the residual paths' copies, two RMSNorm gradients).
-// `tokens` and `hidden` are the chip's shard of the residual stream (tokens x hidden), `ffn` its
-// elements of the MLP's hidden activations (FF2's input), `kv_hidden` its keys' width (below
-// `hidden` with grouped-query attention: the keys and values repeated per query head, their
-// gradients summed over each group).
+// A chip's shard of a block, what the work outside its FC GEMMs depends on: attention on the
+// chip; `tokens` and `hidden`, the chip's shard of the residual stream (tokens x hidden); the
+// MLP's kind and `ffn`, the chip's elements of its hidden activations (FF2's input); `kv_hidden`
+// the keys' width (below `hidden` with grouped-query attention: the keys and values repeated per
+// query head, their gradients summed over each group).
+struct BlockShard {
+  AttentionShape attention;
+  double tokens = 0, hidden = 0, ffn = 0;
+  MlpKind mlp = MlpKind::gelu;
+  double kv_hidden = 0;
+};
+
+// One block's step on a chip, outside its FC GEMMs: per pass, the kernels its modules run (each
+// module declares its own: block/block_module.hpp's block_non_fc_work sums them).
 struct BlockWork {
   LocalWork forward, backward;
+  void add(const LocalWork& forward_work, const LocalWork& backward_work);
 };
-BlockWork block_non_fc_work(const AttentionShape& attention, double tokens, double hidden,
-                            double ffn, MlpKind mlp, double kv_hidden);
+
+// A pre-norm residual module's own kernels on the residual stream's n elements: its RMSNorm and
+// residual add forward; backward the norm's gradient and the residual path's copy.
+void add_norm_and_residual(BlockWork& work, double n);
 
 }  // namespace meshslice

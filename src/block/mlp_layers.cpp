@@ -20,6 +20,13 @@ BlockSavedWidths mlp_saved_widths(const BlockDims& dims) {
   return {0, 0, h + ffn + static_cast<double>(dims.ff1_outputs())};
 }
 
+// norm2 and the residual add; the activation and its gradient.
+void add_mlp_work(const BlockShard& s, BlockWork& to) {
+  using namespace kernel_work;
+  add_norm_and_residual(to, s.tokens * s.hidden);
+  to.add(mlp_activation(s.mlp, s.ffn), mlp_activation_backward(s.mlp, s.ffn));
+}
+
 }  // namespace
 
 const BlockModuleSpec& mlp_module_spec() {
@@ -33,7 +40,8 @@ const BlockModuleSpec& mlp_module_spec() {
                                         {"ff2", true, Trains::weight, FcKind::ff2},
                                         {"ff_residual"}},
                                        add_mlp_fc_layers,
-                                       mlp_saved_widths};
+                                       mlp_saved_widths,
+                                       add_mlp_work};
   return spec;
 }
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "block/block_work.hpp"
 #include "comm/comm_scratch.hpp"
 #include "core/bfloat16.hpp"
 #include "core/kokkos_types.hpp"
@@ -63,6 +64,15 @@ Matrix<typename Exec::Scalar> kept_output_staging(const Exec& ex,
   return activation_matrix(ex, tokens, layout, width, label, use);
 }
 
+// The forward pass's staging buffers that a recomputation's saved set may keep a module's
+// tensors in (model/activation_store.hpp's add_recomputation says which module may use which;
+// null: none): a norm's output and an FC layer's.
+template <class T>
+struct RecomputeStaging {
+  const Matrix<T>* normed = nullptr;
+  const Matrix<T>* output = nullptr;
+};
+
 // Makes the tensors the modules save for their backward passes, counting their bytes: each
 // module's make_saved() asks it for what its Saved set holds, in the layouts the plan gives.
 template <class Exec>
@@ -71,10 +81,17 @@ class SavedTensorMaker {
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
 
-  SavedTensorMaker(const Exec& ex, const ModelShape& shape, const ModelPlan& plan)
-      : ex_(ex), shape_(shape), plan_(plan), outputs_in_bf16_(outputs_kept_in_bf16(ex)) {}
+  SavedTensorMaker(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
+                   const AttentionShape& attention)
+      : ex_(ex),
+        shape_(shape),
+        plan_(plan),
+        attention_(attention),
+        outputs_in_bf16_(outputs_kept_in_bf16(ex)) {}
 
   const ModelShape& shape() const { return shape_; }
+  // Attention on this chip (what it keeps depends on its kernel).
+  const AttentionShape& attention() const { return attention_; }
   const FcPlan& plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
   // The bytes of everything made so far.
   std::size_t bytes() const { return bytes_; }
@@ -132,6 +149,7 @@ class SavedTensorMaker {
   const Exec& ex_;
   ModelShape shape_;
   ModelPlan plan_;
+  AttentionShape attention_;
   bool outputs_in_bf16_;                  // outputs_kept_in_bf16
   std::array<bool, kFcKinds> in_bf16_{};  // keep_input_in_bf16
   std::size_t bytes_ = 0;

@@ -1,12 +1,11 @@
 #pragma once
 // The activations the blocks of a rank keep from their forward passes for their backward passes:
-// per block and activation slot (a micro-batch in flight) the block's input, the residual stream
-// between its halves and each module's Saved set (each module declares and makes its own:
-// model/modules/attention_module.hpp, mlp.hpp; their declarations in block/ count them for the
-// memory bound and the tuner), or for a checkpointed block its input alone, with one set shared by the
-// checkpointed blocks that a recomputation fills again in the backward pass. The shared set
-// keeps some inputs in the forward pass's staging buffers where the layouts allow (see
-// add_recomputation()).
+// per block and activation slot (a micro-batch in flight) the block's input, the residual streams
+// between its modules and each module's Saved set (model/modules/block_modules.hpp makes them,
+// each module its own; their declarations in block/ count them for the memory bound and the
+// tuner), or for a checkpointed block its input alone, with one set shared by the checkpointed
+// blocks that a recomputation fills again in the backward pass. The shared set keeps some inputs
+// in the forward pass's staging buffers where the layouts allow (see add_recomputation()).
 //
 //     ActivationStore<Exec> store(ex, shape, plan, attention_shape);
 //     std::size_t id = store.add_block(/*checkpointed=*/false, slots);   // per block
@@ -20,19 +19,9 @@
 #include "model/kernels/attention.hpp"
 #include "model/layer_plan.hpp"
 #include "model/model_config.hpp"
-#include "model/modules/attention_module.hpp"
-#include "model/modules/mlp.hpp"
+#include "model/modules/block_modules.hpp"
 
 namespace meshslice {
-
-// What the backward pass needs of one block and micro-batch.
-template <class Exec>
-struct SavedActivations {
-  Matrix<typename Exec::Scalar> x_in;  // the block's input: the residual stream into attention
-  typename AttentionModule<Exec>::Saved attention;
-  Matrix<typename Exec::Scalar> x_mid;  // the residual stream between the halves: the MLP's input
-  typename MlpModule<Exec>::Saved mlp;
-};
 
 template <class Exec>
 class ActivationStore {
@@ -43,7 +32,7 @@ class ActivationStore {
 
   ActivationStore(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
                   const AttentionShape& attention)
-      : make_(ex, shape, plan), attention_(attention) {}
+      : make_(ex, shape, plan, attention) {}
 
   // From the next block on, layer k's saved input (QKV's, FF1's or FF2's) is kept in bf16
   // (SavedTensorMaker::keep_input_in_bf16).
@@ -55,11 +44,11 @@ class ActivationStore {
     b.checkpointed = checkpointed;
     for (std::size_t slot = 0; slot < slots; ++slot) {
       if (!checkpointed) {
-        b.saved.push_back(saved_set(true));
+        b.saved.push_back(BlockModules<Exec>::make_saved(make_, true));
         continue;
       }
       Saved input;
-      input.x_in = make_.activation(Layout::standard, make_.shape().hidden, "x_in");
+      input.inputs[0] = make_.activation(Layout::standard, make_.shape().hidden, "x_in");
       b.saved.push_back(input);
     }
     return blocks_.size() - 1;
@@ -71,11 +60,11 @@ class ActivationStore {
   // backward pass touches neither; within a forward pass `normed` is free once QKV's input is
   // written unless the MLP's norm stages there, and `output` once the attention residual has
   // read it (a recomputation stops before FF2 writes it; a model without gradients keeps
-  // nothing).
+  // nothing). BlockModules::make_saved states the rule for any list of modules.
   void add_recomputation(const Mat& normed, const Mat& output) {
     for (const Block& b : blocks_)
       if (b.checkpointed) {
-        recompute_ = saved_set(false, &normed, &output);
+        recompute_ = BlockModules<Exec>::make_saved(make_, false, {&normed, &output});
         return;
       }
   }
@@ -84,7 +73,7 @@ class ActivationStore {
   bool checkpointed(std::size_t id) const { return blocks_.at(id).checkpointed; }
   // Block id's input for `slot`: the residual stream the block starts from.
   const Mat& input(std::size_t id, std::size_t slot) const {
-    return blocks_[id].saved.at(slot).x_in;
+    return blocks_[id].saved.at(slot).block_input();
   }
   // The activations block `id` works in for `slot`: its own, or the recomputation's set around
   // its saved input.
@@ -94,7 +83,7 @@ class ActivationStore {
                      " of a block with ", b.saved.size());
     if (!b.checkpointed) return b.saved[slot];
     Saved s = recompute_;
-    s.x_in = b.saved[slot].x_in;
+    s.inputs[0] = b.saved[slot].inputs[0];
     return s;
   }
   // The bytes of every saved set.
@@ -106,22 +95,7 @@ class ActivationStore {
     std::vector<Saved> saved;  // per activation slot; checkpointed: x_in alone
   };
 
-  // A full set of saved activations (x_in too unless `with_input` is false); the staging
-  // buffers given: the recomputation's (see add_recomputation()).
-  Saved saved_set(bool with_input, const Mat* normed = nullptr, const Mat* output = nullptr) {
-    const std::size_t H = make_.shape().hidden;
-    const bool normed_free = normed && !MlpModule<Exec>::stages_in_normed(make_);
-    Saved s;
-    if (with_input) s.x_in = make_.activation(Layout::standard, H, "x_in");
-    s.attention =
-        AttentionModule<Exec>::make_saved(make_, attention_, normed_free ? normed : nullptr);
-    s.x_mid = make_.activation(Layout::standard, H, "x_mid");
-    s.mlp = MlpModule<Exec>::make_saved(make_, output);
-    return s;
-  }
-
   SavedTensorMaker<Exec> make_;
-  AttentionShape attention_;
   std::vector<Block> blocks_;
   Saved recompute_;
 };

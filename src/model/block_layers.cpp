@@ -14,7 +14,7 @@ const std::vector<BlockLayerSpec>& block_layers() {
       const std::vector<ModuleLayer>& declared = block_modules()[m].layers;
       for (std::size_t l = 0; l < declared.size(); ++l) {
         const ModuleLayer& layer = declared[l];
-        BlockLayerSpec spec{BlockModule(m), int(l), layer.name, {}, layer.reads_saved};
+        BlockLayerSpec spec{m, int(l), layer.name, {}, layer.reads_saved};
         if (layer.trains != ModuleLayer::Trains::nothing)
           spec.param =
               BlockParam{ParamKind(params++), layer.trains == ModuleLayer::Trains::gain, layer.fc};

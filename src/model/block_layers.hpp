@@ -29,7 +29,7 @@ struct BlockParam {
 };
 
 struct BlockLayerSpec {
-  BlockModule module;  // the module that runs it
+  std::size_t module;  // the module that runs it: its place in block_modules()
   int layer;           // its place in the module's layers (the module's layer enum)
   const char* name;
   std::optional<BlockParam> param;  // the parameter it trains, if any

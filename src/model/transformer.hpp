@@ -39,8 +39,8 @@
 // The tensors are the real executor's shards; the FC layers and the dp averaging take them
 // through Exec::wrap, the step's own kernels and collectives go through Exec::compute and
 // Exec::communicate with their costs (exec/caller_work.hpp). The Transformer orchestrates; its
-// parts live in their own files: a block's two halves (model/modules/attention_module.hpp,
-// mlp.hpp) over what they share (model/modules/block_context.hpp: the planned FC layers of
+// parts live in their own files: a block's modules (model/modules/block_modules.hpp runs them:
+// attention_module.hpp, mlp.hpp) over what they share (model/modules/block_context.hpp: the planned FC layers of
 // model/planned_fc_layers.hpp, the re-layouts of model/relayouts.hpp, the norm of
 // model/modules/rms_norm.hpp), the parameters' making (model/parameter_maker.hpp), the saved
 // activations (model/activation_store.hpp), a language model's ends (model/modules/lm_ends.hpp)
@@ -62,10 +62,9 @@
 #include "model/layer_plan.hpp"
 #include "model/memory_use.hpp"
 #include "model/model_config.hpp"
-#include "model/modules/attention_module.hpp"
 #include "model/modules/block_context.hpp"
+#include "model/modules/block_modules.hpp"
 #include "model/modules/lm_ends.hpp"
-#include "model/modules/mlp.hpp"
 #include "model/modules/rms_norm.hpp"
 #include "model/parameter_maker.hpp"
 #include "model/parameter_update.hpp"
@@ -241,11 +240,10 @@ class Transformer {
   PlannedFcLayers<Exec> fc_;  // the block's FC layers, for every block
   RmsNorm<Exec> norm_;        // every norm of the model: its work buffers and sums
   // Work buffers shared by the blocks (standard layout).
-  Mat h_, o_, g_mid_, g_h_;
-  std::array<Mat, 2> g_x_;      // the residual stream's gradient, block to block
-  BlockContext<Exec> context_;  // what the modules share (the buffers above)
-  std::unique_ptr<AttentionModule<Exec>> attention_;
-  std::unique_ptr<MlpModule<Exec>> mlp_;
+  Mat h_, o_, g_h_;
+  std::array<Mat, 2> g_x_;                       // the residual stream's gradient, block to block
+  BlockContext<Exec> context_;                   // what the modules share (the buffers above)
+  std::unique_ptr<BlockModules<Exec>> modules_;  // the block's, run on every block
   std::unique_ptr<LanguageModelEnds<Exec>> lm_;  // a language model's (shape.vocab > 0)
 };
 

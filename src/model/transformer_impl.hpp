@@ -89,7 +89,9 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       relayouts_(ex, shape.tokens()),
       fc_(ex, shape, plan, trainable, relayouts_, memory_),
       norm_(ex, shape.tokens(), shape.hidden, trainable),
-      context_{ex, shape, fc_, relayouts_, norm_, {}, {}, {}, {}} {
+      context_{ex,  shape,      transformer_detail::attention_shape(ex, shape, plan),
+               fc_, relayouts_, norm_,
+               {},  {},         {}} {
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
   // The norms write QKV's and FF1's inputs in the standard layout, the activation FF2's in FF1's
@@ -119,20 +121,14 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   }
   h_ = activation(Layout::standard, H, "normed", memory_.work);
   o_ = activation(Layout::standard, H, "fc_output", memory_.work);
-  if (trainable) {
-    g_h_ = activation(Layout::standard, H, "grad_normed", memory_.work);
-    g_mid_ = activation(Layout::standard, H, "grad_x_mid", memory_.work);
-  }
+  if (trainable) g_h_ = activation(Layout::standard, H, "grad_normed", memory_.work);
   activations_.add_recomputation(h_, o_);
   memory_.activations = activations_.bytes();
   memory_.work += norm_.work_bytes();
   context_.normed = h_;
   context_.output = o_;
   context_.normed_grad = g_h_;
-  context_.mid_grad = g_mid_;
-  attention_ = std::make_unique<AttentionModule<Exec>>(
-      context_, transformer_detail::attention_shape(ex, shape, plan), trainable, memory_);
-  mlp_ = std::make_unique<MlpModule<Exec>>(context_, trainable, memory_);
+  modules_ = std::make_unique<BlockModules<Exec>>(context_, trainable, memory_);
   if (shape.vocab > 0) add_lm_ends(make, seed);
   if (trainable) {
     g_x_[0] = activation(Layout::standard, H, "grad_x", memory_.work);
@@ -287,14 +283,8 @@ void Transformer<Exec>::forward(std::size_t chunk, std::size_t slot, const Mat& 
 
 template <class Exec>
 void Transformer<Exec>::block_forward(const Block& b, const Saved& s, const Mat& out) {
-  const std::size_t layers = elements(out) ? block_layers().size() : recomputed_layers();
-  for (std::size_t i = 0; i < layers; ++i) {
-    const BlockLayerSpec& layer = block_layers()[i];
-    if (layer.module == BlockModule::attention)
-      attention_->forward(AttentionLayer(layer.layer), params_of(b), s.x_in, s.attention, s.x_mid);
-    else
-      mlp_->forward(MlpLayer(layer.layer), params_of(b), s.x_mid, s.mlp, out);
-  }
+  modules_->forward(params_of(b), s, out,
+                    elements(out) ? block_layers().size() : recomputed_layers());
 }
 
 template <class Exec>
@@ -320,15 +310,7 @@ void Transformer<Exec>::backward(std::size_t chunk, std::size_t slot, const Mat&
 template <class Exec>
 void Transformer<Exec>::block_backward(const Block& b, const Saved& s, const Mat& dout,
                                        const Mat& din, bool accumulate, bool sync) {
-  ParameterUpdate<Exec>* const started = sync ? update_.get() : nullptr;
-  for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer) {
-    if (layer->module == BlockModule::attention)
-      attention_->backward(AttentionLayer(layer->layer), params_of(b), s.x_in, s.attention, din,
-                           accumulate, started);
-    else
-      mlp_->backward(MlpLayer(layer->layer), params_of(b), s.x_mid, s.mlp, dout, accumulate,
-                     started);
-  }
+  modules_->backward(params_of(b), s, dout, din, accumulate, sync ? update_.get() : nullptr);
 }
 
 template <class Exec>

@@ -4,7 +4,7 @@
 
 #include "core/errors.hpp"
 #include "exec/sim_executor.hpp"
-#include "block/block_work.hpp"
+#include "block/block_module.hpp"
 
 namespace meshslice::sim {
 
@@ -25,8 +25,8 @@ NonFcTime non_fc_time(const hw::MachineModel& machine, const LlmSpec& llm, std::
   const double chip_hidden = static_cast<double>(llm.hidden / cols);
   const double chip_ffn = static_cast<double>(llm.ffn_hidden() / cols);
   const double chip_kv_hidden = static_cast<double>(llm.dims().kv_hidden / cols);
-  const BlockWork work = block_non_fc_work(attention, chip_tokens, chip_hidden,
-                                           chip_ffn * chip_tokens, llm.mlp, chip_kv_hidden);
+  const BlockWork work = block_non_fc_work(
+      {attention, chip_tokens, chip_hidden, chip_ffn * chip_tokens, llm.mlp, chip_kv_hidden});
   SimExecutor chip(machine, rows, cols);
   chip.local_work("non_fc_forward", work.forward);
   chip.local_work("non_fc_backward", work.backward);

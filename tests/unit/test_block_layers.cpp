@@ -69,17 +69,17 @@ TEST(BlockLayers, AreTheModulesLayersInOrder) {
                          "norm2", "ff1", "activation", "ff2",      "ff_residual"};
   for (std::size_t i = 0; i < layers.size(); ++i) {
     EXPECT_STREQ(layers[i].name, names[i]);
-    const BlockModule module = i < 5 ? BlockModule::attention : BlockModule::mlp;
+    const std::size_t module = i < 5 ? 0 : 1;  // attention's, then the MLP's
     EXPECT_EQ(layers[i].module, module) << names[i];
     EXPECT_EQ(layers[i].layer, static_cast<int>(i % 5)) << names[i];
-    EXPECT_STREQ(module_spec(module).layers[i % 5].name, names[i]);
+    EXPECT_STREQ(block_modules()[module].layers[i % 5].name, names[i]);
   }
   // The modules' layer enums name the places of their declarations.
-  EXPECT_STREQ(module_spec(BlockModule::attention).layers[int(AttentionLayer::out)].name,
-               "attn_out");
-  EXPECT_STREQ(module_spec(BlockModule::mlp).layers[int(MlpLayer::activation)].name, "activation");
-  EXPECT_STREQ(module_spec(BlockModule::attention).name, "attention");
-  EXPECT_STREQ(module_spec(BlockModule::mlp).name, "mlp");
+  ASSERT_EQ(block_modules().size(), 2u);
+  EXPECT_STREQ(block_modules()[0].name, "attention");
+  EXPECT_STREQ(block_modules()[0].layers[int(AttentionLayer::out)].name, "attn_out");
+  EXPECT_STREQ(block_modules()[1].name, "mlp");
+  EXPECT_STREQ(block_modules()[1].layers[int(MlpLayer::activation)].name, "activation");
 }
 
 // The block's FC layers are its modules' in FcKind order, with the sizes they declare.
@@ -113,6 +113,34 @@ TEST(BlockLayers, SavedWidthsSumTheModules) {
   EXPECT_EQ(w.kept, 2 * 64.0 + 64);                 // and attention's output
   EXPECT_EQ(w.maybe_aliased, 64.0);                 // attn_out's input
   EXPECT_EQ(w.in_bf16, 4 * 64.0 + 64 + 256 + 256);  // QKV's input and output; FF1's, FF2's input
+}
+
+// A block's step outside its FC GEMMs on a chip: two norms and residual adds, K and V repeated
+// and their gradients summed (grouped), attention's passes and the MLP's activation, each
+// counted once whichever module declares it.
+TEST(BlockLayers, NonFcWorkIsTheModulesKernels) {
+  using namespace kernel_work;
+  BlockShard s;
+  s.attention = {2, 64, 4, 16, true, AttentionKernel::blas_blocks};
+  s.tokens = 128;
+  s.hidden = 64;
+  s.ffn = 128 * 96;
+  s.mlp = MlpKind::swiglu;
+  s.kv_hidden = 32;
+  const double n = s.tokens * s.hidden, wide = s.tokens * 3 * s.hidden;
+  const double narrow = s.tokens * (s.hidden + 2 * s.kv_hidden);
+  const BlockWork w = block_non_fc_work(s);
+  EXPECT_EQ(w.forward.elements, 2 * (rmsnorm_sums(n).elements + rmsnorm_apply(n).elements +
+                                     residual(n, true).elements) +
+                                    repeat_kv(wide).elements + s.attention.forward_work().elements +
+                                    mlp_activation(s.mlp, s.ffn).elements);
+  EXPECT_EQ(w.backward.elements,
+            2 * (rmsnorm_backward_partials(n).elements + rmsnorm_backward_apply(n).elements +
+                 residual(n, false).elements) +
+                sum_kv(wide, narrow).elements + s.attention.backward_work().elements +
+                mlp_activation_backward(s.mlp, s.ffn).elements);
+  EXPECT_EQ(w.forward.gemms.size(), s.attention.forward_work().gemms.size());
+  EXPECT_EQ(w.backward.gemms.size(), s.attention.backward_work().gemms.size());
 }
 
 TEST(BlockLayers, RecomputationStopsBeforeFf2) {

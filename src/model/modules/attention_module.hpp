@@ -10,10 +10,11 @@
 // autocast's linear layer outputs it): repeat_kv rounds it as it repeats, or without groups a
 // rounding kernel, from the projection's float output.
 //
-//     AttentionModule<Exec> attention(context, attention_shape, trainable, memory);
-//     Saved saved = AttentionModule<Exec>::make_saved(make, attention_shape);   // per block, slot
+//     AttentionModule<Exec> attention(context, trainable, memory);
+//     Saved saved = AttentionModule<Exec>::make_saved(make, staging);   // per block and slot
 //     attention.forward(AttentionLayer::qkv, params, x_in, saved, x_mid);
-//     attention.backward(AttentionLayer::qkv, params, x_in, saved, din, accumulate, sync);
+//     attention.backward(AttentionLayer::qkv, params, x_in, saved, d_x_mid, d_x_in, accumulate,
+//                        sync);
 #include <array>
 #include <memory>
 #include <type_traits>
@@ -35,6 +36,7 @@ class AttentionModule {
  public:
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
+  using Layer = AttentionLayer;
 
   // What the module keeps for its backward pass (per block and micro-batch in flight), each in
   // the layout its consumer reads.
@@ -50,30 +52,35 @@ class AttentionModule {
     Mat ao_in;            // attn_out's input: a, or a re-laid out in its plan's layout
   };
 
-  // A Saved set for attention of `shape`; QKV's input in `normed` (a forward pass's staging
-  // buffer that nothing writes between norm1 and the backward pass: a recomputation's) where
-  // given and QKV reads the standard layout.
-  static Saved make_saved(SavedTensorMaker<Exec>& make, const AttentionShape& shape,
-                          const Mat* normed = nullptr) {
+  // A Saved set; QKV's input in the staging's `normed` (a recomputation's, where nothing writes
+  // it between norm1 and the backward pass) where given and QKV reads the standard layout.
+  static Saved make_saved(SavedTensorMaker<Exec>& make, const RecomputeStaging<T>& staging) {
     const std::size_t H = make.shape().hidden;
+    const Mat* normed = staging.normed;
     const bool in_normed = normed && make.plan(FcKind::qkv).input() == Layout::standard;
     const Layout ao_in = make.plan(FcKind::attn_out).input();
     Saved s;
     s.rinv = make.per_row("rinv");
     s.qkv_in = make.input(FcKind::qkv, H, "qkv_in", in_normed ? normed : nullptr);
     s.qkv = make.output(Layout::standard, 3 * H, "qkv");
-    s.attention = make.vector("attention_saved", shape.saved_elements());
+    s.attention = make.vector("attention_saved", make.attention().saved_elements());
     s.a = make.activation(Layout::standard, H, "attention");
     s.ao_in = ao_in == Layout::standard ? s.a : make.activation(ao_in, H, "attn_out_in");
     return s;
   }
 
-  AttentionModule(BlockContext<Exec>& context, const AttentionShape& shape, bool trainable,
-                  MemoryUse& memory)
+  // Whether its forward pass writes the context's `normed` staging buffer (norm1's output staged
+  // there before its re-layout into a transposed QKV input).
+  static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
+    return make.plan(FcKind::qkv).input() != Layout::standard;
+  }
+
+  AttentionModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory)
       : c_(context),
-        work_{shape.forward_work(), shape.backward_work()},
-        group_{shape.heads, c_.shape.kv() / static_cast<std::size_t>(c_.ex.mesh_cols()),
-               shape.dim} {
+        work_{c_.attention.forward_work(), c_.attention.backward_work()},
+        group_{c_.attention.heads, c_.shape.kv() / static_cast<std::size_t>(c_.ex.mesh_cols()),
+               c_.attention.dim} {
+    const AttentionShape& shape = c_.attention;
     if constexpr (Exec::holds_data) local_ = std::make_unique<LocalAttention<T>>(shape, trainable);
     memory.work += LocalAttention<T>::bytes_for(shape, trainable);
     const std::size_t tokens = c_.shape.tokens(), H = c_.shape.hidden;
@@ -94,7 +101,7 @@ class AttentionModule {
   }
 
   // One layer's forward step: from the block's input x_in to the residual stream x_mid.
-  void forward(AttentionLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
+  void forward(Layer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
                const Mat& x_mid) {
     switch (layer) {
       case AttentionLayer::norm:
@@ -129,15 +136,16 @@ class AttentionModule {
     }
   }
 
-  // One layer's backward step: from the gradient of x_mid (the context's mid_grad) to din, the
-  // block's input gradient (x_in: the block's saved input).
-  void backward(AttentionLayer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
-                const Mat& din, bool accumulate, ParameterUpdate<Exec>* sync) {
+  // One layer's backward step: from the gradient of x_mid, d_x_mid, to the block's input
+  // gradient d_x_in (x_in: the block's saved input).
+  void backward(Layer layer, const BlockParams<T>& w, const Mat& x_in, const Saved& s,
+                const Mat& d_x_mid, const Mat& d_x_in, bool accumulate,
+                ParameterUpdate<Exec>* sync) {
     switch (layer) {
-      case AttentionLayer::residual: return c_.residual(din, c_.mid_grad, Mat());
+      case AttentionLayer::residual: return c_.residual(d_x_in, d_x_mid, Mat());
       case AttentionLayer::out:
         return c_.fc_backward_in_standard(FcKind::attn_out, w[ParamKind::attn_out], s.ao_in,
-                                          c_.mid_grad, g_a_, accumulate, sync);
+                                          d_x_mid, g_a_, accumulate, sync);
       case AttentionLayer::attention:
         return c_.ex.compute("attention_backward", work_[1], [&] {
           local_->backward(c_.ex.compute_space(), s.qkv, s.a, g_a_, s.attention, g_qkv_);
@@ -152,7 +160,7 @@ class AttentionModule {
                                           accumulate, sync);
       case AttentionLayer::norm: {
         const Parameter<T>& gain = w[ParamKind::norm1_gain];
-        c_.norm.backward(c_.normed_grad, x_in, gain.value, s.rinv, din, gain.grad, accumulate);
+        c_.norm.backward(c_.normed_grad, x_in, gain.value, s.rinv, d_x_in, gain.grad, accumulate);
         if (sync) sync->start(gain);
         return;
       }

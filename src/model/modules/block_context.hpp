@@ -4,10 +4,10 @@
 // buffers that pass activations and gradients between their steps; and the steps they have in
 // common: the residual stream's copy and add, a norm into an FC layer's input, and an FC layer's
 // backward step in the standard layout. A module runs its layers' steps (model/block_layers.hpp
-// lists them in order) on one block's parameters, its residual stream and the Saved set the
-// module declares (model/activation_store.hpp keeps one per block and micro-batch in flight);
-// `sync` (null: not the last micro-batch) starts a parameter's dp averaging as soon as its
-// gradient is complete.
+// lists them in order; model/modules/block_modules.hpp runs them) on one block's parameters,
+// its residual streams and the Saved set the module declares (model/activation_store.hpp keeps
+// one per block and micro-batch in flight); `sync` (null: not the last micro-batch) starts a
+// parameter's dp averaging as soon as its gradient is complete.
 #include <cstddef>
 
 #include "block/block_work.hpp"
@@ -40,13 +40,13 @@ struct BlockContext {
 
   Exec& ex;
   ModelShape shape;
+  AttentionShape attention;  // attention on this chip: its sequences, whole heads and kernel
   PlannedFcLayers<Exec>& fc;
   Relayouts<Exec>& relayouts;
   RmsNorm<Exec>& norm;
   // Standard-layout T x H work buffers: a norm's output and an FC layer's output (the forward
-  // pass's staging); the gradient of a norm's output, and of the residual stream between the
-  // block's two halves (trainable).
-  Mat normed, output, normed_grad, mid_grad;
+  // pass's staging); the gradient of a norm's output (trainable).
+  Mat normed, output, normed_grad;
 
   // out = x + delta (delta empty: out = x), the residual stream.
   void residual(const Mat& out, const Mat& x, const Mat& delta) {

@@ -8,9 +8,9 @@
 // differ. Its layers, parameters and GEMMs: block/mlp_layers.hpp.
 //
 //     MlpModule<Exec> mlp(context, trainable, memory);
-//     Saved saved = MlpModule<Exec>::make_saved(make);   // per block and micro-batch in flight
+//     Saved saved = MlpModule<Exec>::make_saved(make, staging);   // per block and slot
 //     mlp.forward(MlpLayer::ff1, params, x_mid, saved, out);
-//     mlp.backward(MlpLayer::ff1, params, x_mid, saved, dout, accumulate, sync);
+//     mlp.backward(MlpLayer::ff1, params, x_mid, saved, dout, d_x_mid, accumulate, sync);
 #include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "model/activation_buffers.hpp"
@@ -25,6 +25,7 @@ class MlpModule {
  public:
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
+  using Layer = MlpLayer;
 
   // What the module keeps for its backward pass (per block and micro-batch in flight), each in
   // the layout its consumer reads; the GEMMs' inputs in bf16 where their plans take them so.
@@ -37,11 +38,11 @@ class MlpModule {
     GemmOperand<T> ff2_in;  // FF2's input, the activation's output
   };
 
-  // A Saved set; FF1's input in `output` (a forward pass's staging buffer that nothing writes
-  // between norm2 and the backward pass: a recomputation's) where given and FF1 reads the
-  // standard layout.
-  static Saved make_saved(SavedTensorMaker<Exec>& make, const Mat* output = nullptr) {
+  // A Saved set; FF1's input in the staging's `output` (a recomputation's, where nothing writes it
+  // between norm2 and the backward pass) where given and FF1 reads the standard layout.
+  static Saved make_saved(SavedTensorMaker<Exec>& make, const RecomputeStaging<T>& staging) {
     const ModelShape& shape = make.shape();
+    const Mat* output = staging.output;
     const Layout ff1_in = make.plan(FcKind::ff1).input();
     const bool in_output = output && ff1_in == Layout::standard;
     Saved s;
@@ -52,8 +53,7 @@ class MlpModule {
     return s;
   }
   // Whether its forward pass writes the context's `normed` staging buffer (norm2's output staged
-  // there before its re-layout into a transposed FF1 input): then nothing the module before it
-  // saves can live there.
+  // there before its re-layout into a transposed FF1 input).
   static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
     return make.plan(FcKind::ff1).input() != Layout::standard;
   }
@@ -78,7 +78,7 @@ class MlpModule {
   }
 
   // One layer's forward step: from the residual stream x_mid to the block's output `out`.
-  void forward(MlpLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
+  void forward(Layer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
                const Mat& out) {
     switch (layer) {
       case MlpLayer::norm:
@@ -97,13 +97,13 @@ class MlpModule {
     }
   }
 
-  // One layer's backward step: from dout, the block's output gradient, to the gradient of x_mid
-  // (the context's mid_grad; x_mid: the saved residual stream).
-  void backward(MlpLayer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
-                const Mat& dout, bool accumulate, ParameterUpdate<Exec>* sync) {
+  // One layer's backward step: from dout, the block's output gradient, to the gradient of x_mid,
+  // d_x_mid (x_mid: the saved residual stream).
+  void backward(Layer layer, const BlockParams<T>& w, const Mat& x_mid, const Saved& s,
+                const Mat& dout, const Mat& d_x_mid, bool accumulate, ParameterUpdate<Exec>* sync) {
     switch (layer) {
       case MlpLayer::residual:  // the residual path
-        return c_.residual(c_.mid_grad, dout, Mat());
+        return c_.residual(d_x_mid, dout, Mat());
       case MlpLayer::ff2: {
         const Parameter<T>& p = w[ParamKind::ff2];
         const auto dy = c_.fc.output_gradient(FcKind::ff2, dout);
@@ -126,8 +126,7 @@ class MlpModule {
       }
       case MlpLayer::norm: {
         const Parameter<T>& gain = w[ParamKind::norm2_gain];
-        c_.norm.backward(c_.normed_grad, x_mid, gain.value, s.rinv, c_.mid_grad, gain.grad,
-                         accumulate);
+        c_.norm.backward(c_.normed_grad, x_mid, gain.value, s.rinv, d_x_mid, gain.grad, accumulate);
         if (sync) sync->start(gain);
         return;
       }
