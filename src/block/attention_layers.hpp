@@ -6,8 +6,10 @@
 
 namespace meshslice {
 
-// Its layers in forward order (their places in attention_module_spec().layers).
+// Its layers in forward order (their places in attention_module_spec().layers), and the
+// parameters they train in that order.
 enum class AttentionLayer { norm, qkv, attention, out, residual };
+enum class AttentionParam { norm_gain, qkv, out };
 
 const BlockModuleSpec& attention_module_spec();
 

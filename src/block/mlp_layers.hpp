@@ -6,8 +6,10 @@
 
 namespace meshslice {
 
-// Its layers in forward order (their places in mlp_module_spec().layers).
+// Its layers in forward order (their places in mlp_module_spec().layers), and the parameters
+// they train in that order.
 enum class MlpLayer { norm, ff1, activation, ff2, residual };
+enum class MlpParam { norm_gain, ff1, ff2 };
 
 const BlockModuleSpec& mlp_module_spec();
 

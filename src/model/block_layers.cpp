@@ -34,6 +34,13 @@ const BlockLayerSpec& layer_training(ParamKind kind) {
   throw InternalError(concat("block_layers: no layer trains parameter kind ", int(kind)));
 }
 
+std::size_t first_parameter(std::size_t module) {
+  std::size_t params = 0;
+  for (const BlockLayerSpec& layer : block_layers())
+    if (layer.module < module && layer.param) ++params;
+  return params;
+}
+
 std::string param_kind_name(ParamKind kind) {
   const BlockLayerSpec& layer = layer_training(kind);
   return concat(layer.name, layer.param->gain ? "_gain" : "");

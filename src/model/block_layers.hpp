@@ -41,6 +41,9 @@ struct BlockLayerSpec {
 const std::vector<BlockLayerSpec>& block_layers();
 // The layer that trains parameter `kind`.
 const BlockLayerSpec& layer_training(ParamKind kind);
+// The block's parameter number of module m's first parameter (the modules' runs index their
+// own from there: BlockParams::from).
+std::size_t first_parameter(std::size_t module);
 
 // What a block parameter is, from its layer's declaration: its name in reports ("norm1_gain",
 // "qkv"), in checkpoints ("blocks.3.ff1.weight", "blocks.3.norm1.gain": PyTorch's style), its

@@ -82,6 +82,24 @@ TEST(BlockLayers, AreTheModulesLayersInOrder) {
   EXPECT_STREQ(block_modules()[1].layers[int(MlpLayer::activation)].name, "activation");
 }
 
+// Each module's parameter enum numbers its own parameters from the module's first: the block's
+// numbers (ParamKind) are the modules' in turn.
+TEST(BlockLayers, ModulesNumberTheirOwnParameters) {
+  EXPECT_EQ(first_parameter(0), 0u);
+  EXPECT_EQ(first_parameter(1), 3u);
+  const auto kind = [](std::size_t module, auto param) {
+    return ParamKind(first_parameter(module) + static_cast<std::size_t>(param));
+  };
+  EXPECT_EQ(kind(0, AttentionParam::norm_gain), ParamKind::norm1_gain);
+  EXPECT_EQ(kind(0, AttentionParam::qkv), ParamKind::qkv);
+  EXPECT_EQ(kind(0, AttentionParam::out), ParamKind::attn_out);
+  EXPECT_EQ(kind(1, MlpParam::norm_gain), ParamKind::norm2_gain);
+  EXPECT_EQ(kind(1, MlpParam::ff1), ParamKind::ff1);
+  EXPECT_EQ(kind(1, MlpParam::ff2), ParamKind::ff2);
+  for (ParamKind k : {ParamKind::norm1_gain, ParamKind::attn_out, ParamKind::ff1})
+    EXPECT_EQ(first_parameter(layer_training(k).module), k < ParamKind::norm2_gain ? 0u : 3u);
+}
+
 // The block's FC layers are its modules' in FcKind order, with the sizes they declare.
 TEST(BlockLayers, FcLayersAreTheModulesInFcKindOrder) {
   BlockDims d;

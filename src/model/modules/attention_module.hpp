@@ -105,11 +105,11 @@ class AttentionModule {
                const Mat& x_mid) {
     switch (layer) {
       case AttentionLayer::norm:
-        return c_.norm_into_input(FcKind::qkv, x_in, w[ParamKind::norm1_gain].value, s.rinv,
+        return c_.norm_into_input(FcKind::qkv, x_in, w[AttentionParam::norm_gain].value, s.rinv,
                                   s.qkv_in);
       case AttentionLayer::qkv: {
         const bool staged = grouped() || s.qkv.in_bf16();  // attention's input made from qkv_
-        c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[ParamKind::qkv],
+        c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[AttentionParam::qkv],
                                   staged ? qkv_ : s.qkv.value);
         if (!staged) return;
         const double n = double(s.qkv.extent(0) * s.qkv.extent(1));
@@ -129,7 +129,7 @@ class AttentionModule {
         });
       case AttentionLayer::out:
         c_.relayouts.in_layout(s.a, c_.fc.plan(FcKind::attn_out).input(), c_.shape.hidden, s.ao_in);
-        return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[ParamKind::attn_out],
+        return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[AttentionParam::out],
                                          c_.output);
       case AttentionLayer::residual: return c_.residual(x_mid, x_in, c_.output);
       default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");
@@ -144,7 +144,7 @@ class AttentionModule {
     switch (layer) {
       case AttentionLayer::residual: return c_.residual(d_x_in, d_x_mid, Mat());
       case AttentionLayer::out:
-        return c_.fc_backward_in_standard(FcKind::attn_out, w[ParamKind::attn_out], s.ao_in,
+        return c_.fc_backward_in_standard(FcKind::attn_out, w[AttentionParam::out], s.ao_in,
                                           d_x_mid, g_a_, accumulate, sync);
       case AttentionLayer::attention:
         return c_.ex.compute("attention_backward", work_[1], [&] {
@@ -155,11 +155,11 @@ class AttentionModule {
           c_.ex.compute(
               "sum_kv", kernel_work::sum_kv(double(elements(g_qkv_)), double(elements(g_qkv_out_))),
               [&] { sum_kv_over_groups(c_.ex.compute_space(), group_, g_qkv_, g_qkv_out_); });
-        return c_.fc_backward_in_standard(FcKind::qkv, w[ParamKind::qkv], s.qkv_in,
+        return c_.fc_backward_in_standard(FcKind::qkv, w[AttentionParam::qkv], s.qkv_in,
                                           grouped() ? g_qkv_out_ : g_qkv_, c_.normed_grad,
                                           accumulate, sync);
       case AttentionLayer::norm: {
-        const Parameter<T>& gain = w[ParamKind::norm1_gain];
+        const Parameter<T>& gain = w[AttentionParam::norm_gain];
         c_.norm.backward(c_.normed_grad, x_in, gain.value, s.rinv, d_x_in, gain.grad, accumulate);
         if (sync) sync->start(gain);
         return;

@@ -23,14 +23,18 @@
 
 namespace meshslice {
 
-// One block's parameters, by kind (their places in the set follow ParamKind's order).
+// One block's parameters in the set (in ParamKind's order: its modules' in turn), or one
+// module's: w[AttentionParam::qkv] is its parameter of that place in its own list.
 template <class T>
 struct BlockParams {
   const ParameterSet<T>* set = nullptr;
-  std::size_t first = 0;  // the block's first parameter's place in the set
-  const Parameter<T>& operator[](ParamKind kind) const {
-    return (*set)[first + static_cast<std::size_t>(kind)];
+  std::size_t first = 0;  // the block's (module's) first parameter's place in the set
+  template <class Param>
+  const Parameter<T>& operator[](Param param) const {
+    return (*set)[first + static_cast<std::size_t>(param)];
   }
+  // The parameters from the block's `offset`-th on (a module's).
+  BlockParams from(std::size_t offset) const { return {set, first + offset}; }
 };
 
 template <class Exec>

@@ -82,16 +82,16 @@ class MlpModule {
                const Mat& out) {
     switch (layer) {
       case MlpLayer::norm:
-        return c_.norm_into_input(FcKind::ff1, x_mid, w[ParamKind::norm2_gain].value, s.rinv,
+        return c_.norm_into_input(FcKind::ff1, x_mid, w[MlpParam::norm_gain].value, s.rinv,
                                   s.ff1_in);
       case MlpLayer::ff1:
-        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[ParamKind::ff1], ff1_written(s));
+        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[MlpParam::ff1], ff1_written(s));
       case MlpLayer::activation:                                       // in FF1's output layout
         if (s.ff2_in.in_bf16()) return activate(s, s.ff2_in.rounded);  // the layouts agree
         return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_,
                                          s.ff2_in.value, [&](const Mat& z) { activate(s, z); });
       case MlpLayer::ff2:
-        return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[ParamKind::ff2], c_.output);
+        return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[MlpParam::ff2], c_.output);
       case MlpLayer::residual: return c_.residual(out, x_mid, c_.output);
       default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
     }
@@ -105,7 +105,7 @@ class MlpModule {
       case MlpLayer::residual:  // the residual path
         return c_.residual(d_x_mid, dout, Mat());
       case MlpLayer::ff2: {
-        const Parameter<T>& p = w[ParamKind::ff2];
+        const Parameter<T>& p = w[MlpParam::ff2];
         const auto dy = c_.fc.output_gradient(FcKind::ff2, dout);
         c_.fc.backward_weight(FcKind::ff2, s.ff2_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
@@ -118,14 +118,14 @@ class MlpModule {
         if (s.u.in_bf16()) return activate_backward(s.u.rounded);
         return activate_backward(s.u.value);
       case MlpLayer::ff1: {
-        const Parameter<T>& p = w[ParamKind::ff1];
+        const Parameter<T>& p = w[MlpParam::ff1];
         const auto dy = c_.fc.output_gradient_as_laid_out(FcKind::ff1, g_u_);
         c_.fc.backward_weight(FcKind::ff1, s.ff1_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
         return c_.fc.backward_data_to_standard(FcKind::ff1, dy, p, c_.normed_grad);
       }
       case MlpLayer::norm: {
-        const Parameter<T>& gain = w[ParamKind::norm2_gain];
+        const Parameter<T>& gain = w[MlpParam::norm_gain];
         c_.norm.backward(c_.normed_grad, x_mid, gain.value, s.rinv, d_x_mid, gain.grad, accumulate);
         if (sync) sync->start(gain);
         return;
