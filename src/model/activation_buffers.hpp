@@ -4,7 +4,7 @@
 // which SavedTensorMaker makes for each module's Saved set (model/activation_store.hpp holds the
 // sets; the modules' declarations in block/ count them for the memory bound and the tuner).
 //
-//     SavedTensorMaker<Exec> make(ex, shape, plan);
+//     SavedTensorMaker<Exec> make(ex, shape, plan, attention_shape);
 //     Mat x = make.activation(Layout::standard, shape.hidden, "x_mid");
 //     GemmOperand<T> in = make.input(FcKind::ff1, shape.hidden, "ff1_in");  // T or kept in bf16
 #include <array>
