@@ -4,14 +4,13 @@
 // which SavedTensorMaker makes for each module's Saved set (model/activation_store.hpp holds the
 // sets; the modules' declarations in block/ count them for the memory bound and the tuner).
 //
-//     SavedTensorMaker<Exec> make(ex, shape, plan, attention_shape);
+//     SavedTensorMaker<Exec> make(ex, shape, plan);
 //     Mat x = make.activation(Layout::standard, shape.hidden, "x_mid");
 //     GemmOperand<T> in = make.input(FcKind::ff1, shape.hidden, "ff1_in");  // T or kept in bf16
 #include <array>
 #include <cstddef>
 #include <utility>
 
-#include "block/block_work.hpp"
 #include "comm/comm_scratch.hpp"
 #include "core/bfloat16.hpp"
 #include "core/kokkos_types.hpp"
@@ -65,7 +64,7 @@ Matrix<typename Exec::Scalar> kept_output_staging(const Exec& ex,
 }
 
 // The forward pass's staging buffers that a recomputation's saved set may keep a module's
-// tensors in (model/activation_store.hpp's add_recomputation says which module may use which;
+// tensors in (model/modules/block_modules.hpp's make_saved says which module may use which;
 // null: none): a norm's output and an FC layer's.
 template <class T>
 struct RecomputeStaging {
@@ -81,12 +80,11 @@ class SavedTensorMaker {
   using T = typename Exec::Scalar;
   using Mat = Matrix<T>;
 
-  SavedTensorMaker(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
-                   const AttentionShape& attention)
+  SavedTensorMaker(const Exec& ex, const ModelShape& shape, const ModelPlan& plan)
       : ex_(ex),
         shape_(shape),
         plan_(plan),
-        attention_(attention),
+        attention_(chip_attention(ex, shape, plan)),
         outputs_in_bf16_(outputs_kept_in_bf16(ex)) {}
 
   const ModelShape& shape() const { return shape_; }

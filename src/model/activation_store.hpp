@@ -7,7 +7,7 @@
 // blocks that a recomputation fills again in the backward pass. The shared set keeps some inputs
 // in the forward pass's staging buffers where the layouts allow (see add_recomputation()).
 //
-//     ActivationStore<Exec> store(ex, shape, plan, attention_shape);
+//     ActivationStore<Exec> store(ex, shape, plan);
 //     std::size_t id = store.add_block(/*checkpointed=*/false, slots);   // per block
 //     store.add_recomputation(normed, output);              // when a block is checkpointed
 //     SavedActivations<Exec> s = store.working_set(id, slot);  // what block `id` works in
@@ -30,9 +30,8 @@ class ActivationStore {
   using Mat = Matrix<T>;
   using Saved = SavedActivations<Exec>;
 
-  ActivationStore(const Exec& ex, const ModelShape& shape, const ModelPlan& plan,
-                  const AttentionShape& attention)
-      : make_(ex, shape, plan, attention) {}
+  ActivationStore(const Exec& ex, const ModelShape& shape, const ModelPlan& plan)
+      : make_(ex, shape, plan) {}
 
   // From the next block on, layer k's saved input (QKV's, FF1's or FF2's) is kept in bf16
   // (SavedTensorMaker::keep_input_in_bf16).

@@ -60,6 +60,18 @@ struct ModelPlan {
   const FcPlan& operator[](int k) const { return blocks[static_cast<std::size_t>(k)]; }
 };
 
+// Attention on a chip of ex's mesh: its whole sequences (tokens over the mesh rows), whole heads
+// (over the columns) and the plan's kernel.
+template <class Exec>
+AttentionShape chip_attention(const Exec& ex, const ModelShape& s, const ModelPlan& plan) {
+  return {s.sequences / ex.mesh_rows(),
+          s.seq_len,
+          s.heads / ex.mesh_cols(),
+          s.head_dim(),
+          s.rope,
+          plan.attention};
+}
+
 // The paper's phase-1 rule for T tokens per replica: the largest of X, W and Y stays stationary,
 // and the transposed variant is used when that saves a re-layout of the layer's input (FF2's
 // input is FF1's output, in whatever layout FF1 gives it). A language model's head takes the

@@ -59,17 +59,6 @@ Exec& checked(Exec& ex, const ModelShape& shape, const ModelPlan& plan) {
   return ex;
 }
 
-// Attention's shape on this chip: its sequences, whole heads and kernels.
-template <class Exec>
-AttentionShape attention_shape(const Exec& ex, const ModelShape& s, const ModelPlan& plan) {
-  return {s.sequences / ex.mesh_rows(),
-          s.seq_len,
-          s.heads / ex.mesh_cols(),
-          s.head_dim(),
-          s.rope,
-          plan.attention};
-}
-
 }  // namespace transformer_detail
 
 template <class Exec>
@@ -84,14 +73,11 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       params_(model_tensors(shape)),
       optimizer_(part.optimizer),
       chunks_(part.chunks.empty() ? std::vector<ModelChunk>{{0, shape.blocks, 1}} : part.chunks),
-      activations_(transformer_detail::checked(ex, shape, plan), shape, plan,
-                   transformer_detail::attention_shape(ex, shape, plan)),
+      activations_(transformer_detail::checked(ex, shape, plan), shape, plan),
       relayouts_(ex, shape.tokens()),
       fc_(ex, shape, plan, trainable, relayouts_, memory_),
       norm_(ex, shape.tokens(), shape.hidden, trainable),
-      context_{ex,  shape,      transformer_detail::attention_shape(ex, shape, plan),
-               fc_, relayouts_, norm_,
-               {},  {},         {}} {
+      context_{ex, shape, chip_attention(ex, shape, plan), fc_, relayouts_, norm_, {}, {}, {}} {
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
   // The norms write QKV's and FF1's inputs in the standard layout, the activation FF2's in FF1's
