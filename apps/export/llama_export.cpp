@@ -1,5 +1,7 @@
 #include "llama_export.hpp"
 
+#include "block/attention_layers.hpp"
+#include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "model/block_layers.hpp"
 
@@ -24,19 +26,19 @@ std::vector<ExportedTensor> llama_tensors(const ModelShape& s) {
   out.push_back({"model.embed_tokens.weight", lm_parameter_name(LmParam::embedding), 0, H});
   for (std::size_t b = 0; b < s.blocks; ++b) {
     const std::string layer = concat("model.layers.", b, ".");
-    const auto weight = [&](ParamKind kind) { return parameter_name(b, kind); };
+    const auto weight = [&](auto param) { return parameter_name(b, block_param(param)); };
     out.push_back(
-        {layer + "input_layernorm.weight", weight(ParamKind::norm1_gain), 0, H, false, true});
-    const std::string qkv = weight(ParamKind::qkv);
+        {layer + "input_layernorm.weight", weight(AttentionParam::norm_gain), 0, H, false, true});
+    const std::string qkv = weight(AttentionParam::qkv);
     out.push_back({layer + "self_attn.q_proj.weight", qkv, 0, H, true});
     out.push_back({layer + "self_attn.k_proj.weight", qkv, H, KV, true});
     out.push_back({layer + "self_attn.v_proj.weight", qkv, H + KV, KV, true});
-    out.push_back({layer + "self_attn.o_proj.weight", weight(ParamKind::attn_out), 0, H, true});
-    out.push_back({layer + "post_attention_layernorm.weight", weight(ParamKind::norm2_gain), 0, H,
+    out.push_back({layer + "self_attn.o_proj.weight", weight(AttentionParam::out), 0, H, true});
+    out.push_back({layer + "post_attention_layernorm.weight", weight(MlpParam::norm_gain), 0, H,
                    false, true});
-    out.push_back({layer + "mlp.gate_proj.weight", weight(ParamKind::ff1), 0, F, true});
-    out.push_back({layer + "mlp.up_proj.weight", weight(ParamKind::ff1), F, F, true});
-    out.push_back({layer + "mlp.down_proj.weight", weight(ParamKind::ff2), 0, H, true});
+    out.push_back({layer + "mlp.gate_proj.weight", weight(MlpParam::ff1), 0, F, true});
+    out.push_back({layer + "mlp.up_proj.weight", weight(MlpParam::ff1), F, F, true});
+    out.push_back({layer + "mlp.down_proj.weight", weight(MlpParam::ff2), 0, H, true});
   }
   out.push_back(
       {"model.norm.weight", lm_parameter_name(LmParam::final_norm_gain), 0, H, false, true});

@@ -12,5 +12,7 @@ enum class AttentionLayer { norm, qkv, attention, out, residual };
 enum class AttentionParam { norm_gain, qkv, out };
 
 const BlockModuleSpec& attention_module_spec();
+// The module whose parameters AttentionParam names (model/block_layers.hpp's block_param).
+inline const BlockModuleSpec& module_declaring(AttentionParam) { return attention_module_spec(); }
 
 }  // namespace meshslice

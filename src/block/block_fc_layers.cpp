@@ -23,10 +23,12 @@ double block_fc_weights(const BlockDims& dims) {
 const char* fc_name(FcKind kind) { return block_fc_layers({})[static_cast<int>(kind)].name; }
 
 FcKind parse_fc_kind(const std::string& name) {
-  for (const BlockFcLayer& layer : block_fc_layers({}))
+  std::string names;
+  for (const BlockFcLayer& layer : block_fc_layers({})) {
     if (name == layer.name) return layer.kind;
-  throw UserError(concat("unknown FC layer '", name, "'; valid layers: qkv, attn_out, ff1, ff2, ",
-                         kLmHeadName));
+    names += concat(layer.name, ", ");
+  }
+  throw UserError(concat("unknown FC layer '", name, "'; valid layers: ", names, kLmHeadName));
 }
 
 std::vector<FcShape> block_chain(const std::array<BlockFcLayer, kFcKinds>& layers,

@@ -1,5 +1,7 @@
 #include "block/block_module.hpp"
 
+#include <cstring>
+
 #include "block/attention_layers.hpp"
 #include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
@@ -10,12 +12,21 @@ void FcLayerList::add(const BlockFcLayer& layer) {
   MESHSLICE_ASSERT(count < layers.size() && layer.kind == static_cast<FcKind>(count),
                    "FcLayerList: FC layer ", layer.name, " declared as number ", count, " of ",
                    kFcKinds);
+  // The block's input is the residual stream: its first layer reads a norm of it.
+  MESHSLICE_ASSERT(count > 0 || layer.input != BlockFcLayer::Input::previous,
+                   "FcLayerList: the first FC layer, ", layer.name, ", has no previous layer");
   layers[count++] = layer;
 }
 
 const std::vector<BlockModuleSpec>& block_modules() {
   static const std::vector<BlockModuleSpec> modules = {attention_module_spec(), mlp_module_spec()};
   return modules;
+}
+
+std::size_t module_place(const BlockModuleSpec& module) {
+  for (std::size_t m = 0; m < block_modules().size(); ++m)
+    if (std::strcmp(block_modules()[m].name, module.name) == 0) return m;
+  throw InternalError(concat("block_modules: module ", module.name, " is not in the list"));
 }
 
 BlockWork block_non_fc_work(const BlockShard& shard) {

@@ -73,6 +73,8 @@ struct BlockModuleSpec {
 
 // The block's modules in forward order (model/modules/block_modules.hpp runs them in this order).
 const std::vector<BlockModuleSpec>& block_modules();
+// A module's place in block_modules(), by its name (InternalError for a module not in the list).
+std::size_t module_place(const BlockModuleSpec& module);
 
 // What a block keeps: its input and the residual stream between its modules, and the modules'.
 BlockSavedWidths block_saved_widths(const BlockDims& dims);

@@ -12,5 +12,7 @@ enum class MlpLayer { norm, ff1, activation, ff2, residual };
 enum class MlpParam { norm_gain, ff1, ff2 };
 
 const BlockModuleSpec& mlp_module_spec();
+// The module whose parameters MlpParam names (model/block_layers.hpp's block_param).
+inline const BlockModuleSpec& module_declaring(MlpParam) { return mlp_module_spec(); }
 
 }  // namespace meshslice

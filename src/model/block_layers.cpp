@@ -21,12 +21,25 @@ const std::vector<BlockLayerSpec>& block_layers() {
         all.push_back(spec);
       }
     }
-    MESHSLICE_ASSERT(params == kParamKinds, "block_layers: the modules declare ", params, " of ",
-                     kParamKinds, " parameters");
+    // param_stream seeds eight parameters per block.
+    MESHSLICE_ASSERT(params <= 8, "block_layers: the modules declare ", params,
+                     " parameters, more than the seeding's eight per block");
     return all;
   }();
   return layers;
 }
+
+const std::vector<ParamKind>& block_param_kinds() {
+  static const std::vector<ParamKind> kinds = [] {
+    std::vector<ParamKind> all;
+    for (const BlockLayerSpec& layer : block_layers())
+      if (layer.param) all.push_back(layer.param->kind);
+    return all;
+  }();
+  return kinds;
+}
+
+std::size_t block_param_count() { return block_param_kinds().size(); }
 
 const BlockLayerSpec& layer_training(ParamKind kind) {
   for (const BlockLayerSpec& layer : block_layers())
@@ -76,12 +89,8 @@ std::size_t recomputed_layers() {
   return last_reading;
 }
 
-std::array<ParamKind, kParamKinds> gradient_order() {
-  std::array<ParamKind, kParamKinds> order{};
-  std::size_t n = 0;
-  for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
-    if (layer->param) order[n++] = layer->param->kind;
-  return order;
+std::vector<ParamKind> gradient_order() {
+  return {block_param_kinds().rbegin(), block_param_kinds().rend()};
 }
 
 }  // namespace meshslice

@@ -2,7 +2,7 @@
 // A transformer block as the list of its layers in forward order: its modules' (block/
 // block_module.hpp: each declares its layers, the parameter each trains and whether its
 // backward step reads what the forward pass saved) one after the other, the parameters numbered
-// as they come (ParamKind). The distributed block (model/transformer.hpp) runs the list forward,
+// as they come (ParamKind: no list of the block's parameters is kept anywhere else). The distributed block (model/transformer.hpp) runs the list forward,
 // each layer by its module (model/modules/), and backward in reverse, each layer starting its
 // parameter's dp averaging as soon as the gradient is complete; the order in which every rank
 // must start those reductions (model/parameter_update.hpp checks it) follows from the list, and
@@ -10,7 +10,6 @@
 //
 //     for (const BlockLayerSpec& l : block_layers()) ...                        // forward
 //     for (auto l = block_layers().rbegin(); l != block_layers().rend(); ++l)  // backward
-#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -39,11 +38,21 @@ struct BlockLayerSpec {
 // The block's layers in forward order. Their parameters appear in ParamKind order, which the
 // seeding fixes.
 const std::vector<BlockLayerSpec>& block_layers();
+// How many parameters a block has, and their numbers in order (0, 1, ...).
+std::size_t block_param_count();
+const std::vector<ParamKind>& block_param_kinds();
 // The layer that trains parameter `kind`.
 const BlockLayerSpec& layer_training(ParamKind kind);
 // The block's parameter number of module m's first parameter (the modules' runs index their
 // own from there: BlockParams::from).
 std::size_t first_parameter(std::size_t module);
+// The block's number of a module's parameter, named by the module's parameter enum (whose
+// declaration says which module it is: module_declaring): block_param(MlpParam::ff1).
+template <class ModuleParam>
+ParamKind block_param(ModuleParam param) {
+  return ParamKind(first_parameter(module_place(module_declaring(param))) +
+                   static_cast<std::size_t>(param));
+}
 
 // What a block parameter is, from its layer's declaration: its name in reports ("norm1_gain",
 // "qkv"), in checkpoints ("blocks.3.ff1.weight", "blocks.3.norm1.gain": PyTorch's style), its
@@ -61,6 +70,6 @@ double parameter_std(const ModelShape& shape, ParamKind kind);
 std::size_t recomputed_layers();
 
 // The block's parameters in the order the backward pass completes their gradients.
-std::array<ParamKind, kParamKinds> gradient_order();
+std::vector<ParamKind> gradient_order();
 
 }  // namespace meshslice

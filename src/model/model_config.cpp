@@ -41,7 +41,7 @@ double lm_param_std(const ModelShape& s, LmParam param) {
 }
 
 std::size_t model_parameter_order(std::size_t block, ParamKind kind) {
-  return 1 + block * kParamKinds + static_cast<std::size_t>(kind);
+  return 1 + block * block_param_count() + static_cast<std::size_t>(kind);
 }
 
 std::size_t model_parameter_order(const ModelShape& s, LmParam param) {
@@ -53,7 +53,8 @@ std::string model_parameter_name(const ModelShape& s, std::size_t order) {
   if (order == 0) return lm_parameter_name(LmParam::embedding);
   const std::size_t after_blocks = model_parameter_order(s.blocks, ParamKind(0));
   if (order < after_blocks)
-    return parameter_name((order - 1) / kParamKinds, ParamKind((order - 1) % kParamKinds));
+    return parameter_name((order - 1) / block_param_count(),
+                          ParamKind((order - 1) % block_param_count()));
   return lm_parameter_name(order == after_blocks ? LmParam::final_norm_gain : LmParam::lm_head);
 }
 
@@ -62,8 +63,8 @@ std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& 
   const auto add = [&](LmParam p) { out.emplace_back(lm_parameter_name(p), lm_param_shape(m, p)); };
   if (m.vocab > 0) add(LmParam::embedding);
   for (std::size_t b = 0; b < m.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      out.emplace_back(parameter_name(b, ParamKind(k)), param_shape(m, ParamKind(k)));
+    for (ParamKind kind : block_param_kinds())
+      out.emplace_back(parameter_name(b, kind), param_shape(m, kind));
   if (m.vocab > 0) add(LmParam::final_norm_gain);
   if (m.vocab > 0 && !m.tied_head) add(LmParam::lm_head);
   return out;

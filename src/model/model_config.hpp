@@ -59,12 +59,11 @@ struct ModelShape {
 constexpr double kRmsNormEpsilon = 1e-6;
 constexpr double kRopeBase = 10000.0;  // RoPE's wavelength base (LLaMA's, GPT-NeoX's)
 
-// The parameters of one block, in the order the backward pass produces their gradients last
-// to first (kind numbers are part of the seeding: do not reorder): the block's modules' in
-// forward order (model/block_layers.hpp numbers them so and checks the count). The layer that
-// trains each declares what it is (block/attention_layers.cpp, mlp_layers.cpp).
-enum class ParamKind { norm1_gain = 0, qkv = 1, attn_out = 2, norm2_gain = 3, ff1 = 4, ff2 = 5 };
-constexpr int kParamKinds = 6;
+// A parameter of one block by its number: the block's modules' parameters in forward order, as
+// their declarations list them (model/block_layers.hpp numbers them so; a module names its own
+// with its parameter enum, block_param(AttentionParam::qkv)). The numbers seed the parameters
+// (param_stream) and order the checkpoint's tensors, so a module's parameters keep their places.
+enum class ParamKind : int {};
 
 // A language model's parameters outside the blocks (model/reference_lm.hpp has the formulas):
 // the embedding table (V x H), the final norm's gain (1 x H) and the head (H x V; none tied).
@@ -80,7 +79,7 @@ constexpr std::uint64_t lm_param_stream(LmParam param) {
 double lm_param_std(const ModelShape& shape, LmParam param);
 
 // The model's parameters in one order, the same on every rank: a language model's embedding,
-// then the blocks' (block by block, ParamKind order), then its final gain and head.
+// then the blocks' (block by block, in ParamKind order), then its final gain and head.
 std::size_t model_parameter_order(std::size_t block, ParamKind kind);
 std::size_t model_parameter_order(const ModelShape& shape, LmParam param);
 // The name of the parameter at `order` (checkpoints', reports').
@@ -88,7 +87,8 @@ std::string model_parameter_name(const ModelShape& shape, std::size_t order);
 // Every parameter's name and logical shape in that order: what a checkpoint file holds.
 std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& shape);
 
-// The id that seeds parameter `kind` of block `block`.
+// The id that seeds parameter `kind` of block `block`: eight numbers per block
+// (block_param_count() checks that the modules declare at most eight).
 constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
   return 8 * static_cast<std::uint64_t>(block) + static_cast<std::uint64_t>(kind);
 }

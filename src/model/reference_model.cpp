@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "block/attention_layers.hpp"
+#include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "model/block_layers.hpp"
 #include "model/counter_random.hpp"
@@ -16,6 +18,13 @@ namespace meshslice {
 namespace {
 
 using namespace reference;
+
+// The block's parameters the reference's formulas name, by their modules' enums.
+struct BlockParamNames {
+  ParamKind norm1 = block_param(AttentionParam::norm_gain), qkv = block_param(AttentionParam::qkv),
+            attn_out = block_param(AttentionParam::out), norm2 = block_param(MlpParam::norm_gain),
+            ff1 = block_param(MlpParam::ff1), ff2 = block_param(MlpParam::ff2);
+};
 
 // Where q, k, v of (token, query head) start in a row of qkv ([q | k | v], H + 2 KV wide: query
 // head h reads key and value head h / group), and the row-major index of the attention
@@ -167,8 +176,7 @@ ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) :
           "size, not ",
           shape.head_dim());
   for (std::size_t b = 0; b < shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const auto kind = static_cast<ParamKind>(k);
+    for (ParamKind kind : block_param_kinds()) {
       const ParamShape ps = param_shape(shape, kind);
       const double std_dev = parameter_std(shape, kind);
       std::vector<T> p(ps.rows * ps.cols);
@@ -185,7 +193,7 @@ ReferenceModel<T>::ReferenceModel(const ModelShape& shape, std::uint64_t seed) :
 template <class T>
 std::size_t ReferenceModel<T>::index(std::size_t block, ParamKind kind) const {
   require(block < shape_.blocks, "reference model: block ", block, " of ", shape_.blocks);
-  return block * kParamKinds + static_cast<std::size_t>(kind);
+  return block * block_param_count() + static_cast<std::size_t>(kind);
 }
 
 template <class T>
@@ -216,25 +224,26 @@ std::vector<T> ReferenceModel<T>::run_forward(const std::vector<T>& x_in, std::s
   const std::size_t ff1_out = shape_.dims().ff1_outputs(), qkv_out = shape_.dims().qkv_outputs();
   if (saved) saved->resize(shape_.blocks);
   Activations scratch;
+  const BlockParamNames k;
   std::vector<T> x = x_in;
   for (std::size_t b = 0; b < shape_.blocks; ++b) {
     Activations& a = saved ? (*saved)[b] : scratch;
     a.x_in = x;
-    rms_norm(x, param(b, ParamKind::norm1_gain), n, hidden, a.h1, a.inv_rms1);
+    rms_norm(x, param(b, k.norm1), n, hidden, a.h1, a.inv_rms1);
     a.qkv.assign(n * qkv_out, T(0));
-    add_ab(a.h1, param(b, ParamKind::qkv), a.qkv, n, hidden, qkv_out, bf16_gemm_);
+    add_ab(a.h1, param(b, k.qkv), a.qkv, n, hidden, qkv_out, bf16_gemm_);
     if (bf16_gemm_) a.qkv = rounded_to_bf16(a.qkv);  // kept so, as a bf16 run's model keeps it
     if (shape_.rope) rotate_positions(a.qkv, shape_, n, /*inverse=*/false);  // kept turned
     attention(a.qkv, shape_, n, a.probs, a.attn);
-    add_ab(a.attn, param(b, ParamKind::attn_out), x, n, hidden, hidden, bf16_gemm_);
+    add_ab(a.attn, param(b, k.attn_out), x, n, hidden, hidden, bf16_gemm_);
 
     a.x_mid = x;
-    rms_norm(x, param(b, ParamKind::norm2_gain), n, hidden, a.h2, a.inv_rms2);
+    rms_norm(x, param(b, k.norm2), n, hidden, a.h2, a.inv_rms2);
     a.u.assign(n * ff1_out, T(0));
-    add_ab(a.h2, param(b, ParamKind::ff1), a.u, n, hidden, ff1_out, bf16_gemm_);
+    add_ab(a.h2, param(b, k.ff1), a.u, n, hidden, ff1_out, bf16_gemm_);
     if (bf16_gemm_) a.u = rounded_to_bf16(a.u);  // kept so, as a bf16 run's model keeps it
     mlp_activation(shape_.mlp, a.u, n, ffn, a.z);
-    add_ab(a.z, param(b, ParamKind::ff2), x, n, ffn, hidden, bf16_gemm_);
+    add_ab(a.z, param(b, k.ff2), x, n, ffn, hidden, bf16_gemm_);
   }
   return x;
 }
@@ -270,6 +279,7 @@ void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vec
   const std::size_t n = tokens, hidden = shape_.hidden, ffn = shape_.ffn();
   const std::size_t ff1_out = shape_.dims().ff1_outputs(), qkv_out = shape_.dims().qkv_outputs();
   for (auto& g : grads_) std::fill(g.begin(), g.end(), T(0));
+  const BlockParamNames k;
   auto grad = [&](std::size_t b, ParamKind kind) -> std::vector<T>& {
     return grads_[index(b, kind)];
   };
@@ -277,27 +287,25 @@ void ReferenceModel<T>::backward(const std::vector<Activations>& saved, std::vec
     const Activations& a = saved[b];
     // x = x_mid + act(h2 W1) W2
     std::vector<T> dz(n * ffn, T(0));
-    add_ab_t(dx, param(b, ParamKind::ff2), dz, n, ffn, hidden, bf16_gemm_);
-    add_a_t_b(a.z, dx, grad(b, ParamKind::ff2), n, ffn, hidden, bf16_gemm_);
+    add_ab_t(dx, param(b, k.ff2), dz, n, ffn, hidden, bf16_gemm_);
+    add_a_t_b(a.z, dx, grad(b, k.ff2), n, ffn, hidden, bf16_gemm_);
     const std::vector<T> du = mlp_activation_backward(shape_.mlp, a.u, dz, n, ffn);
     std::vector<T> dh(n * hidden, T(0));
-    add_ab_t(du, param(b, ParamKind::ff1), dh, n, hidden, ff1_out, bf16_gemm_);
-    add_a_t_b(a.h2, du, grad(b, ParamKind::ff1), n, hidden, ff1_out, bf16_gemm_);
-    rms_norm_backward(a.x_mid, param(b, ParamKind::norm2_gain), a.inv_rms2, dh, n, hidden, dx,
-                      grad(b, ParamKind::norm2_gain));
+    add_ab_t(du, param(b, k.ff1), dh, n, hidden, ff1_out, bf16_gemm_);
+    add_a_t_b(a.h2, du, grad(b, k.ff1), n, hidden, ff1_out, bf16_gemm_);
+    rms_norm_backward(a.x_mid, param(b, k.norm2), a.inv_rms2, dh, n, hidden, dx, grad(b, k.norm2));
 
     // x_mid = x_in + attention(h1 Wqkv) Wo
     std::vector<T> d_attn(n * hidden, T(0));
-    add_ab_t(dx, param(b, ParamKind::attn_out), d_attn, n, hidden, hidden, bf16_gemm_);
-    add_a_t_b(a.attn, dx, grad(b, ParamKind::attn_out), n, hidden, hidden, bf16_gemm_);
+    add_ab_t(dx, param(b, k.attn_out), d_attn, n, hidden, hidden, bf16_gemm_);
+    add_a_t_b(a.attn, dx, grad(b, k.attn_out), n, hidden, hidden, bf16_gemm_);
     std::vector<T> dqkv(n * qkv_out, T(0));
     attention_backward(a.qkv, a.probs, d_attn, shape_, n, dqkv);
     if (shape_.rope) rotate_positions(dqkv, shape_, n, /*inverse=*/true);
     std::fill(dh.begin(), dh.end(), T(0));
-    add_ab_t(dqkv, param(b, ParamKind::qkv), dh, n, hidden, qkv_out, bf16_gemm_);
-    add_a_t_b(a.h1, dqkv, grad(b, ParamKind::qkv), n, hidden, qkv_out, bf16_gemm_);
-    rms_norm_backward(a.x_in, param(b, ParamKind::norm1_gain), a.inv_rms1, dh, n, hidden, dx,
-                      grad(b, ParamKind::norm1_gain));
+    add_ab_t(dqkv, param(b, k.qkv), dh, n, hidden, qkv_out, bf16_gemm_);
+    add_a_t_b(a.h1, dqkv, grad(b, k.qkv), n, hidden, qkv_out, bf16_gemm_);
+    rms_norm_backward(a.x_in, param(b, k.norm1), a.inv_rms1, dh, n, hidden, dx, grad(b, k.norm1));
   }
   input_gradient_ = std::move(dx);
 }
@@ -317,8 +325,7 @@ double ReferenceModel<T>::gradient_sum_squares() const {
 template <class T>
 void ReferenceModel<T>::apply_update(const OptimizerSettings& o, std::size_t t, double clip) {
   for (std::size_t b = 0; b < shape_.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const auto kind = static_cast<ParamKind>(k);
+    for (ParamKind kind : block_param_kinds()) {
       const std::size_t i = index(b, kind);
       const ParamShape ps = param_shape(shape_, kind);
       update_tensor(o, t, clip, /*decayed=*/!is_gain(kind), ps.rows, ps.cols, params_[i], grads_[i],

@@ -185,8 +185,9 @@ class Transformer {
  private:
   using Saved = SavedActivations<Exec>;
   struct Block {
-    std::size_t index = 0;   // in the model (the seeding's block number)
-    std::size_t params = 0;  // its kParamKinds parameters' place in params_, in ParamKind order
+    std::size_t index = 0;  // in the model (the seeding's block number)
+    std::size_t params =
+        0;  // its block_param_count() parameters' place in params_, in ParamKind order
     std::size_t stored = 0;  // its id in activations_
   };
 

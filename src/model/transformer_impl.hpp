@@ -80,12 +80,17 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
       context_{ex, shape, chip_attention(ex, shape, plan), fc_, relayouts_, norm_, {}, {}, {}} {
   ParameterMaker<Exec> make(ex, params_, optimizer_, trainable, part.zero, memory_);
   const std::size_t H = shape.hidden;
-  // The norms write QKV's and FF1's inputs in the standard layout, the activation FF2's in FF1's
-  // output layout; attention's output, attn_out's input, stays in T.
+  // Where each FC layer's input comes from (block/block_fc_layers.hpp): a norm writes it in the
+  // standard layout, an element-wise kernel on the previous layer's output (the MLP's
+  // activation) in that layer's output layout; attention's output stays in T.
+  const auto layers = block_fc_layers(shape.dims());
   for (int i = 0; i < kFcKinds; ++i) {
     const FcKind k = FcKind(i);
-    const Layout written = k == FcKind::ff2 ? fc_.plan(FcKind::ff1).output() : Layout::standard;
-    const bool in_bf16 = k != FcKind::attn_out && fc_.input_written_in_bf16(k, written);
+    const BlockFcLayer::Input input = layers[static_cast<std::size_t>(i)].input;
+    const Layout written = input == BlockFcLayer::Input::previous ? fc_.plan(FcKind(i - 1)).output()
+                                                                  : Layout::standard;
+    const bool in_bf16 =
+        input != BlockFcLayer::Input::attention && fc_.input_written_in_bf16(k, written);
     activations_.keep_input_in_bf16(k, in_bf16);
     fc_.reserve_rounding(k, in_bf16);
   }

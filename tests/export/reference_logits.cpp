@@ -24,8 +24,8 @@ namespace {
 ReferenceLm<double> load(const SerialCheckpoint& c, const ModelShape& shape) {
   ReferenceLm<double> lm(shape, 1);
   for (std::size_t b = 0; b < shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      lm.blocks().param(b, ParamKind(k)) = c.tensor(parameter_name(b, ParamKind(k))).values;
+    for (ParamKind kind : block_param_kinds())
+      lm.blocks().param(b, kind) = c.tensor(parameter_name(b, kind)).values;
   for (const LmParam p : {LmParam::embedding, LmParam::final_norm_gain, LmParam::lm_head})
     if (p != LmParam::lm_head || !shape.tied_head)
       lm.param(p) = c.tensor(lm_parameter_name(p)).values;

@@ -319,10 +319,10 @@ void expect_bit_identical_resume(const RunLayout& layout, bool bf16 = false) {
   expect_identical_steps(straight.trainer, resumed.trainer, 10);
   EXPECT_EQ(straight.trainer.eval_loss(1), resumed.trainer.eval_loss(1)) << layout.name;
   for (std::size_t b = 0; b < straight.shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_EQ(straight.trainer.student().gather(b, ParamKind(k)),
-                resumed.trainer.student().gather(b, ParamKind(k)))
-          << layout.name << " " << parameter_name(b, ParamKind(k));
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_EQ(straight.trainer.student().gather(b, kind),
+                resumed.trainer.student().gather(b, kind))
+          << layout.name << " " << parameter_name(b, kind);
 }
 
 TEST(Checkpoint, ResumingOnTheSameLayoutIsBitIdentical) {
@@ -346,9 +346,9 @@ void expect_bf16_masters_resume(const RunLayout& bf16_layout) {
   EXPECT_EQ(file.precision, "bf16");
   std::size_t rounded_apart = 0;
   for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const std::vector<double> master = bf16_run.trainer.student().gather(b, ParamKind(k));
-      const std::vector<double>& saved = file.tensor(parameter_name(b, ParamKind(k))).values;
+    for (ParamKind kind : block_param_kinds()) {
+      const std::vector<double> master = bf16_run.trainer.student().gather(b, kind);
+      const std::vector<double>& saved = file.tensor(parameter_name(b, kind)).values;
       ASSERT_EQ(saved.size(), master.size());
       for (std::size_t i = 0; i < master.size(); ++i) {
         EXPECT_EQ(saved[i], element_cast<double>(to_bfloat16(static_cast<float>(master[i]))));
@@ -360,18 +360,18 @@ void expect_bf16_masters_resume(const RunLayout& bf16_layout) {
   LayoutRun<float> float_run(other_layouts()[0]);
   float_run.load(path);
   for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_EQ(float_run.trainer.student().gather(b, ParamKind(k)),
-                bf16_run.trainer.student().gather(b, ParamKind(k)))
-          << parameter_name(b, ParamKind(k)) << ": not the fp32 master weights";
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_EQ(float_run.trainer.student().gather(b, kind),
+                bf16_run.trainer.student().gather(b, kind))
+          << parameter_name(b, kind) << ": not the fp32 master weights";
   float_run.trainer.step();
   const std::string float_path = float_run.save(dir.path() + "/float");
   LayoutRun<float> back(bf16_layout, Gemms::bf16);
   back.load(float_path);
   for (std::size_t b = 0; b < bf16_run.shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_EQ(back.trainer.student().gather(b, ParamKind(k)),
-                float_run.trainer.student().gather(b, ParamKind(k)));
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_EQ(back.trainer.student().gather(b, kind),
+                float_run.trainer.student().gather(b, kind));
 }
 
 // A bf16 run's checkpoint: model.safetensors holds its weights rounded to bf16 (what a reader
@@ -397,9 +397,9 @@ TEST(Checkpoint, PrecisionChangesOnResume) {
   LayoutRun<double> resumed(kSquare);
   resumed.load(path);
   for (std::size_t b = 0; b < saving.shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_EQ(saving.trainer.student().gather(b, ParamKind(k)),
-                resumed.trainer.student().gather(b, ParamKind(k)));
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_EQ(saving.trainer.student().gather(b, kind),
+                resumed.trainer.student().gather(b, kind));
 }
 
 // Rank 0 writes or changes a file (the others wait).
@@ -424,10 +424,10 @@ TEST(CheckpointFile, ExportsWeightsForThePythonReader) {
   std::vector<SafetensorsTensor> tensors;
   std::vector<std::vector<double>> values;
   for (std::size_t b = 0; b < run.shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const ParamShape shape = param_shape(run.shape, ParamKind(k));
-      tensors.push_back({parameter_name(b, ParamKind(k)), "F64", {shape.rows, shape.cols}});
-      values.push_back(run.trainer.student().gather(b, ParamKind(k)));
+    for (ParamKind kind : block_param_kinds()) {
+      const ParamShape shape = param_shape(run.shape, kind);
+      tensors.push_back({parameter_name(b, kind), "F64", {shape.rows, shape.cols}});
+      values.push_back(run.trainer.student().gather(b, kind));
     }
   on_rank_zero([&] {
     const SafetensorsLayout layout = safetensors_layout(tensors, {});

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "exec/real_executor.hpp"
 #include "model/block_layers.hpp"
@@ -179,7 +180,8 @@ TEST(PipelineCheckpointing, BitIdenticalLossesAndLessMemory) {
   Trainer<RealExecutor<double>> b(ex, s, plan, adamw(), TaskSeeds{}, recomputed);
   expect_identical_steps(a, b, 3);
   for (std::size_t blk = 0; blk < s.blocks; ++blk)
-    EXPECT_EQ(a.student().gather(blk, ParamKind::ff1), b.student().gather(blk, ParamKind::ff1));
+    EXPECT_EQ(a.student().gather(blk, block_param(MlpParam::ff1)),
+              b.student().gather(blk, block_param(MlpParam::ff1)));
   // Kept: a full set per block and slot. Recomputed: each block's input per slot, and one set
   // without input for the recomputation, which keeps FF1's input (and then QKV's) in the
   // forward pass's staging buffers where they are in the standard layout.
@@ -212,9 +214,9 @@ TEST(PipelineZero, BitIdenticalLossesAndShardedOptimizerState) {
   Trainer<RealExecutor<double>> b(ex, s, plan, adamw(), TaskSeeds{}, zero);
   expect_identical_steps(a, b, 4);
   for (std::size_t blk = 0; blk < s.blocks; ++blk)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_EQ(a.student().gather(blk, ParamKind(k)), b.student().gather(blk, ParamKind(k)))
-          << "block " << blk << " " << param_kind_name(ParamKind(k));
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_EQ(a.student().gather(blk, kind), b.student().gather(blk, kind))
+          << "block " << blk << " " << param_kind_name(kind);
   EXPECT_EQ(b.student().memory().optimizer_state, a.student().memory().optimizer_state / dp);
 }
 

@@ -184,7 +184,7 @@ TEST(TransformerTrace, DataParallelReductionsOverlapTheRestOfTheBackwardPass) {
     if (e.lane == TraceLane::dp_links) reductions.push_back(e);
     if (e.lane == TraceLane::compute) compute.push_back(e);
   }
-  ASSERT_EQ(reductions.size(), shape.blocks * kParamKinds) << trace.text_timeline();
+  ASSERT_EQ(reductions.size(), shape.blocks * block_param_count()) << trace.text_timeline();
   std::size_t overlapped = 0;
   for (const TraceEvent& r : reductions)
     overlapped += std::any_of(compute.begin(), compute.end(), [&](const TraceEvent& c) {
@@ -236,7 +236,7 @@ TEST(Transformer, ParametersAreNamedAndOwnTheirStateAndDpHandle) {
   Transformer<RealExecutor<double>> adamw(ex, s, plan, 1, true, adamw_part);
   Transformer<RealExecutor<double>> lion(ex, s, plan, 1, true, lion_part);
   Transformer<RealExecutor<double>> adafactor(ex, s, plan, 1, true, adafactor_part);
-  ASSERT_EQ(sgd.parameters().size(), s.blocks * kParamKinds);
+  ASSERT_EQ(sgd.parameters().size(), s.blocks * block_param_count());
   const std::size_t ff1_at = sgd.parameters().index_of("blocks.1.ff1.weight");
   ASSERT_NE(ff1_at, ParameterSet<double>::npos);
   const Parameter<double>& ff1 = sgd.parameters()[ff1_at];

@@ -133,7 +133,7 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
     }
     EXPECT_EQ(relayouts, trainer.student().relayouts().count - relayouts_before);
     EXPECT_GT(relayouts, 0u);
-    EXPECT_EQ(dp_reductions, held.blocks * kParamKinds);
+    EXPECT_EQ(dp_reductions, held.blocks * block_param_count());
     EXPECT_EQ(norms, 2 * 2 * held.blocks);  // two norms per block, each two kernels
     // The cores' work fits in the step, and the memory-bound kernels took time.
     EXPECT_GE(after.seconds - start,
@@ -145,10 +145,9 @@ TEST(TransformerEmulated, TrainsAsTheRealExecutorAndTimesEveryOpOfTheStep) {
     EXPECT_NEAR(step_seconds[i], step_seconds[0], 1e-12 * step_seconds[0]);
 
   for (std::size_t b = 0; b < s.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_EQ(trainer.student().gather(b, ParamKind(k)),
-                real_trainer.student().gather(b, ParamKind(k)))
-          << "block " << b << " " << param_kind_name(ParamKind(k));
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_EQ(trainer.student().gather(b, kind), real_trainer.student().gather(b, kind))
+          << "block " << b << " " << param_kind_name(kind);
 }
 
 // The data-free emulation (sim::NullExecutor, one rank per pipeline stage standing for its chips)

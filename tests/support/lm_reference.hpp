@@ -110,11 +110,9 @@ void expect_lm_weights(const Transformer<Exec>& student, ReferenceLm<double>& re
     EXPECT_LE(relative_error(student.gather(p), reference.param(p)), 1e-9)
         << name << " " << lm_parameter_name(p);
   for (std::size_t b = 0; b < reference.shape().blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k)
-      EXPECT_LE(relative_error(student.gather(b, ParamKind(k)),
-                               reference.blocks().param(b, ParamKind(k))),
-                1e-9)
-          << name << " block " << b << " " << param_kind_name(ParamKind(k));
+    for (ParamKind kind : block_param_kinds())
+      EXPECT_LE(relative_error(student.gather(b, kind), reference.blocks().param(b, kind)), 1e-9)
+          << name << " block " << b << " " << param_kind_name(kind);
 }
 
 }  // namespace meshslice::testing

@@ -89,10 +89,10 @@ void expect_matches_reference(Trainer& trainer, ReferenceTrainer<double>& refere
   const double eval = trainer.eval_loss(2);
   EXPECT_NEAR(eval, reference.eval_loss(2, global_tokens), 1e-9 * eval) << name;
   for (std::size_t b = 0; b < shape.blocks; ++b)
-    for (int k = 0; k < kParamKinds; ++k) {
-      const std::vector<double> got = trainer.student().gather(b, ParamKind(k));
-      EXPECT_LE(relative_error(got, reference.student().param(b, ParamKind(k))), 1e-9)
-          << name << " block " << b << " " << param_kind_name(ParamKind(k));
+    for (ParamKind kind : block_param_kinds()) {
+      const std::vector<double> got = trainer.student().gather(b, kind);
+      EXPECT_LE(relative_error(got, reference.student().param(b, kind)), 1e-9)
+          << name << " block " << b << " " << param_kind_name(kind);
     }
 }
 

@@ -1,6 +1,6 @@
 // The block's layer list (model/block_layers.hpp), its modules' (block/block_module.hpp) in
-// order: its parameters are ParamKind's in forward order (the seeding and the parameter set
-// index them so), each layer is its module's layer of the same place, the FC layers are the
+// order: its parameters are numbered in forward order (the seeding and the parameter set index
+// them so: the numbers are fixed), each layer is its module's layer of the same place, the FC layers are the
 // modules' in FcKind order, the gradients complete in the reverse order, and a recomputation
 // runs the layers up to FF2, whose input GeLU makes.
 #include <gtest/gtest.h>
@@ -23,7 +23,9 @@ TEST(BlockLayers, ParametersInForwardOrderAreParamKinds) {
     if (layer.param) {
       EXPECT_EQ(static_cast<int>(layer.param->kind), next++) << layer.name;
     }
-  EXPECT_EQ(next, kParamKinds);
+  EXPECT_EQ(static_cast<std::size_t>(next), block_param_count());
+  for (std::size_t k = 0; k < block_param_count(); ++k)
+    EXPECT_EQ(block_param_kinds()[k], ParamKind(k));
 }
 
 // What each parameter is follows from its layer's declaration: the names checkpoints and
@@ -36,30 +38,35 @@ TEST(BlockLayers, ParametersFollowTheirLayers) {
   s.blocks = 3;
   s.mlp = MlpKind::swiglu;
   s.ffn_hidden = 48;
-  EXPECT_EQ(parameter_name(3, ParamKind::norm1_gain), "blocks.3.norm1.gain");
-  EXPECT_EQ(parameter_name(0, ParamKind::ff2), "blocks.0.ff2.weight");
-  EXPECT_EQ(param_kind_name(ParamKind::norm2_gain), "norm2_gain");
-  EXPECT_EQ(param_kind_name(ParamKind::attn_out), "attn_out");
+  const ParamKind norm1 = block_param(AttentionParam::norm_gain),
+                  qkv = block_param(AttentionParam::qkv), out = block_param(AttentionParam::out),
+                  norm2 = block_param(MlpParam::norm_gain), ff1 = block_param(MlpParam::ff1),
+                  ff2 = block_param(MlpParam::ff2);
+  EXPECT_EQ(parameter_name(3, norm1), "blocks.3.norm1.gain");
+  EXPECT_EQ(parameter_name(0, ff2), "blocks.0.ff2.weight");
+  EXPECT_EQ(param_kind_name(norm2), "norm2_gain");
+  EXPECT_EQ(param_kind_name(out), "attn_out");
   const auto shape = [&](ParamKind kind) {
     const ParamShape p = param_shape(s, kind);
     return std::make_pair(p.rows, p.cols);
   };
-  EXPECT_EQ(shape(ParamKind::norm2_gain), std::make_pair(std::size_t{1}, std::size_t{32}));
-  EXPECT_EQ(shape(ParamKind::qkv), std::make_pair(std::size_t{32}, std::size_t{32 + 2 * 16}));
-  EXPECT_EQ(shape(ParamKind::ff1), std::make_pair(std::size_t{32}, std::size_t{96}));
-  EXPECT_EQ(shape(ParamKind::ff2), std::make_pair(std::size_t{48}, std::size_t{32}));
-  EXPECT_TRUE(is_gain(ParamKind::norm1_gain));
-  EXPECT_FALSE(is_gain(ParamKind::qkv));
-  EXPECT_EQ(parameter_std(s, ParamKind::norm1_gain), 0.0);
-  EXPECT_DOUBLE_EQ(parameter_std(s, ParamKind::qkv), 1 / std::sqrt(32.0));
-  EXPECT_DOUBLE_EQ(parameter_std(s, ParamKind::ff2), 1 / std::sqrt(48.0) / std::sqrt(6.0));
-  EXPECT_DOUBLE_EQ(parameter_std(s, ParamKind::attn_out), 1 / std::sqrt(32.0) / std::sqrt(6.0));
+  EXPECT_EQ(shape(norm2), std::make_pair(std::size_t{1}, std::size_t{32}));
+  EXPECT_EQ(shape(qkv), std::make_pair(std::size_t{32}, std::size_t{32 + 2 * 16}));
+  EXPECT_EQ(shape(ff1), std::make_pair(std::size_t{32}, std::size_t{96}));
+  EXPECT_EQ(shape(ff2), std::make_pair(std::size_t{48}, std::size_t{32}));
+  EXPECT_TRUE(is_gain(norm1));
+  EXPECT_FALSE(is_gain(qkv));
+  EXPECT_EQ(parameter_std(s, norm1), 0.0);
+  EXPECT_DOUBLE_EQ(parameter_std(s, qkv), 1 / std::sqrt(32.0));
+  EXPECT_DOUBLE_EQ(parameter_std(s, ff2), 1 / std::sqrt(48.0) / std::sqrt(6.0));
+  EXPECT_DOUBLE_EQ(parameter_std(s, out), 1 / std::sqrt(32.0) / std::sqrt(6.0));
 }
 
 TEST(BlockLayers, GradientsCompleteInReverse) {
-  const auto order = gradient_order();
-  for (int i = 0; i < kParamKinds; ++i)
-    EXPECT_EQ(static_cast<int>(order[static_cast<std::size_t>(i)]), kParamKinds - 1 - i);
+  const std::vector<ParamKind> order = gradient_order();
+  ASSERT_EQ(order.size(), block_param_count());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    EXPECT_EQ(static_cast<std::size_t>(order[i]), order.size() - 1 - i);
 }
 
 TEST(BlockLayers, AreTheModulesLayersInOrder) {
@@ -83,21 +90,24 @@ TEST(BlockLayers, AreTheModulesLayersInOrder) {
 }
 
 // Each module's parameter enum numbers its own parameters from the module's first: the block's
-// numbers (ParamKind) are the modules' in turn.
+// numbers are the modules' in turn, and the ones the seeding has always used (norm1's gain 0 to
+// FF2's weight 5: a checkpoint's tensors and every initial value depend on them).
 TEST(BlockLayers, ModulesNumberTheirOwnParameters) {
   EXPECT_EQ(first_parameter(0), 0u);
   EXPECT_EQ(first_parameter(1), 3u);
-  const auto kind = [](std::size_t module, auto param) {
-    return ParamKind(first_parameter(module) + static_cast<std::size_t>(param));
-  };
-  EXPECT_EQ(kind(0, AttentionParam::norm_gain), ParamKind::norm1_gain);
-  EXPECT_EQ(kind(0, AttentionParam::qkv), ParamKind::qkv);
-  EXPECT_EQ(kind(0, AttentionParam::out), ParamKind::attn_out);
-  EXPECT_EQ(kind(1, MlpParam::norm_gain), ParamKind::norm2_gain);
-  EXPECT_EQ(kind(1, MlpParam::ff1), ParamKind::ff1);
-  EXPECT_EQ(kind(1, MlpParam::ff2), ParamKind::ff2);
-  for (ParamKind k : {ParamKind::norm1_gain, ParamKind::attn_out, ParamKind::ff1})
-    EXPECT_EQ(first_parameter(layer_training(k).module), k < ParamKind::norm2_gain ? 0u : 3u);
+  EXPECT_EQ(module_place(module_declaring(AttentionParam::qkv)), 0u);
+  EXPECT_EQ(module_place(module_declaring(MlpParam::ff1)), 1u);
+  const BlockModuleSpec unlisted{"unlisted", {}, nullptr, nullptr, nullptr};
+  EXPECT_THROW(module_place(unlisted), InternalError);
+  EXPECT_EQ(block_param(AttentionParam::norm_gain), ParamKind(0));
+  EXPECT_EQ(block_param(AttentionParam::qkv), ParamKind(1));
+  EXPECT_EQ(block_param(AttentionParam::out), ParamKind(2));
+  EXPECT_EQ(block_param(MlpParam::norm_gain), ParamKind(3));
+  EXPECT_EQ(block_param(MlpParam::ff1), ParamKind(4));
+  EXPECT_EQ(block_param(MlpParam::ff2), ParamKind(5));
+  EXPECT_EQ(block_param_count(), 6u);
+  EXPECT_EQ(layer_training(block_param(MlpParam::ff1)).module, 1u);
+  EXPECT_STREQ(layer_training(block_param(AttentionParam::out)).name, "attn_out");
 }
 
 // The block's FC layers are its modules' in FcKind order, with the sizes they declare.
@@ -120,6 +130,19 @@ TEST(BlockLayers, FcLayersAreTheModulesInFcKindOrder) {
   FcLayerList list;
   list.add(layers[0]);
   EXPECT_THROW(list.add(layers[2]), InternalError);  // out of FcKind order
+  FcLayerList reads_nothing;  // a first layer reading the previous layer's output
+  EXPECT_THROW(reads_nothing.add({FcKind(0), "ff2", 8, 8, BlockFcLayer::Input::previous}),
+               InternalError);
+  // A deck's per-layer keys name the layers; an unknown one lists every layer the modules
+  // declare and the language model's head.
+  EXPECT_EQ(parse_fc_kind("ff1"), FcKind::ff1);
+  try {
+    parse_fc_kind("ff3");
+    ADD_FAILURE() << "ff3 parsed";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown FC layer 'ff3'; valid layers: qkv, attn_out, ff1, ff2, lm_head");
+  }
 }
 
 // What a block keeps: its input and residual stream (2H) and its modules' widths.

@@ -29,9 +29,6 @@ ModelShape tiny_lm(bool tied) {
   return s;
 }
 
-const ParamKind kBlockKinds[] = {ParamKind::norm1_gain, ParamKind::qkv, ParamKind::attn_out,
-                                 ParamKind::norm2_gain, ParamKind::ff1, ParamKind::ff2};
-
 // Every parameter moved off its initial value (gains of 1 would hide a missing multiplication).
 void perturb(std::vector<double>& values, std::uint64_t stream, double scale) {
   for (std::size_t e = 0; e < values.size(); ++e)
@@ -52,7 +49,7 @@ TEST_P(ReferenceLmGradients, MatchFiniteDifferences) {
   perturb(lm.param(LmParam::embedding), 1, 0.5);
   perturb(lm.param(LmParam::final_norm_gain), 2, 0.3);
   if (!s.tied_head) perturb(lm.param(LmParam::lm_head), 3, 0.5);
-  for (ParamKind kind : kBlockKinds)
+  for (ParamKind kind : block_param_kinds())
     perturb(lm.blocks().param(0, kind), 10 + static_cast<std::uint64_t>(kind), 0.2);
   const std::vector<int> ids = ids_of(s.tokens(), s.vocab, 1);
   const std::vector<int> targets = ids_of(s.tokens(), s.vocab, 4);
@@ -63,7 +60,7 @@ TEST_P(ReferenceLmGradients, MatchFiniteDifferences) {
                   "final norm gain");
   if (!s.tied_head)
     expect_gradient(lm.gradient(LmParam::lm_head), lm.param(LmParam::lm_head), loss, "head");
-  for (ParamKind kind : kBlockKinds)
+  for (ParamKind kind : block_param_kinds())
     expect_gradient(lm.blocks().gradient(0, kind), lm.blocks().param(0, kind), loss,
                     param_kind_name(kind));
 }

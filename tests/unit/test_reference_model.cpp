@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "finite_differences.hpp"
 #include "model/block_layers.hpp"
@@ -35,15 +36,12 @@ ModelShape make_shape(std::size_t hidden, std::size_t heads, std::size_t blocks,
 
 ModelShape tiny_shape() { return make_shape(8, 2, 2, 4, 2); }
 
-const ParamKind kAllKinds[] = {ParamKind::norm1_gain, ParamKind::qkv, ParamKind::attn_out,
-                               ParamKind::norm2_gain, ParamKind::ff1, ParamKind::ff2};
-
 // Moves every parameter off its initial value: gains that are all 1 would hide a backward pass
 // that forgets to multiply by them.
 void perturb(ReferenceModel<double>& model) {
   const ModelShape& s = model.shape();
   for (std::size_t b = 0; b < s.blocks; ++b)
-    for (ParamKind kind : kAllKinds) {
+    for (ParamKind kind : block_param_kinds()) {
       const double scale = is_gain(kind) ? 0.3 : 0.5 * parameter_std(s, kind);
       auto& p = model.param(b, kind);
       for (std::size_t e = 0; e < p.size(); ++e)
@@ -75,7 +73,7 @@ TEST_P(ReferenceGradients, MatchFiniteDifferences) {
   const auto loss = [&] { return mean_squared_error(model.forward(x, tokens), target); };
 
   for (std::size_t b = 0; b < s.blocks; ++b)
-    for (ParamKind kind : kAllKinds)
+    for (ParamKind kind : block_param_kinds())
       expect_gradient(model.gradient(b, kind), model.param(b, kind), loss,
                       std::string(param_kind_name(kind)) + " of block " + std::to_string(b));
   expect_gradient(model.input_gradient(), x, loss, "input");
@@ -138,7 +136,7 @@ TEST(ReferenceModel, InitialisationIsDeterministicAndSeedDependent) {
   const ModelShape s = tiny_shape();
   const ReferenceModel<double> a(s, 1), again(s, 1), other(s, 2);
   for (std::size_t b = 0; b < s.blocks; ++b)
-    for (ParamKind kind : kAllKinds) {
+    for (ParamKind kind : block_param_kinds()) {
       const ParamShape ps = param_shape(s, kind);
       const auto& p = a.param(b, kind);
       ASSERT_EQ(p.size(), ps.rows * ps.cols);
@@ -153,7 +151,7 @@ TEST(ReferenceModel, InitialisationIsDeterministicAndSeedDependent) {
                 init_value(1, param_stream(b, kind), parameter_std(s, kind), r, c));
     }
   // The blocks are seeded apart.
-  EXPECT_NE(a.param(0, ParamKind::ff1), a.param(1, ParamKind::ff1));
+  EXPECT_NE(a.param(0, block_param(MlpParam::ff1)), a.param(1, block_param(MlpParam::ff1)));
 }
 
 TEST(ReferenceModel, FloatAgreesWithDouble) {
@@ -179,7 +177,7 @@ TEST(ReferenceModel, StepClipsToTheGlobalNormAndDecaysOnlyMatrices) {
 
   double sum_squares = 0;
   for (std::size_t b = 0; b < s.blocks; ++b)
-    for (ParamKind kind : kAllKinds)
+    for (ParamKind kind : block_param_kinds())
       for (double g : before.gradient(b, kind)) sum_squares += g * g;
   const double norm = std::sqrt(sum_squares);
 
@@ -200,7 +198,7 @@ TEST(ReferenceModel, StepClipsToTheGlobalNormAndDecaysOnlyMatrices) {
   const double lr = learning_rate(o, 1);
   const double clip = o.clip_norm / (norm + 1e-6);
   for (std::size_t b = 0; b < s.blocks; ++b)
-    for (ParamKind kind : kAllKinds) {
+    for (ParamKind kind : block_param_kinds()) {
       const auto& w0 = before.param(b, kind);
       const auto& g = before.gradient(b, kind);
       const double decay = is_gain(kind) ? 0.0 : lr * o.value("weight_decay");
