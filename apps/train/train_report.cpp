@@ -20,9 +20,8 @@ void print_plan(const Settings& s, const ModelPlan& plan) {
              ", output ", layout_name(p.output()), ", weight kept as ",
              p.weight_transposed() ? "W^T" : "W");
   };
-  for (int k = 0; k < kFcKinds; ++k)
-    print(fc_name(FcKind(k)), fc_inputs(s.model, FcKind(k)), fc_outputs(s.model, FcKind(k)),
-          plan[k]);
+  for (const BlockFcLayer& layer : block_fc_layers(s.model.dims()))
+    print(layer.name, layer.in, layer.out, plan[layer.kind]);
   if (plan.lm_head) print(kLmHeadName, s.model.hidden, s.model.vocab, *plan.lm_head);
   log_info("  attention: ", attention_kernel_name(plan.attention), " kernels");
 }

@@ -9,8 +9,9 @@ namespace {
 void add_attention_fc_layers(const BlockDims& d, FcLayerList& to) {
   using Input = BlockFcLayer::Input;
   const std::size_t kv = d.kv_hidden > 0 ? d.kv_hidden : d.hidden;
-  to.add({FcKind::qkv, "qkv", d.hidden, d.qkv_outputs(), Input::norm, false, {d.hidden, kv, kv}});
-  to.add({FcKind::attn_out, "attn_out", d.hidden, d.hidden, Input::attention, true, {}});
+  to.add(AttentionFc::qkv,
+         {"qkv", d.hidden, d.qkv_outputs(), Input::norm, false, {d.hidden, kv, kv}});
+  to.add(AttentionFc::out, {"attn_out", d.hidden, d.hidden, Input::attention, true, {}});
 }
 
 // Its output (kept), attn_out's input, QKV's input and output (attention's input, K and V
@@ -40,9 +41,9 @@ const BlockModuleSpec& attention_module_spec() {
   // log-sum-exps and output; attn_out its input.
   static const BlockModuleSpec spec = {"attention",
                                        {{"norm1", true, Trains::gain},
-                                        {"qkv", true, Trains::weight, FcKind::qkv},
+                                        {"qkv", true, Trains::weight, int(AttentionFc::qkv)},
                                         {"attention", true},
-                                        {"attn_out", true, Trains::weight, FcKind::attn_out},
+                                        {"attn_out", true, Trains::weight, int(AttentionFc::out)},
                                         {"attn_residual"}},
                                        add_attention_fc_layers,
                                        attention_saved_widths,

@@ -6,13 +6,15 @@
 
 namespace meshslice {
 
-// Its layers in forward order (their places in attention_module_spec().layers), and the
-// parameters they train in that order.
+// Its layers in forward order (their places in attention_module_spec().layers), its FC layers in the
+// order it adds them, and the parameters its layers train in their order.
 enum class AttentionLayer { norm, qkv, attention, out, residual };
+enum class AttentionFc { qkv, out };
 enum class AttentionParam { norm_gain, qkv, out };
 
 const BlockModuleSpec& attention_module_spec();
-// The module whose parameters AttentionParam names (model/block_layers.hpp's block_param).
+// The module whose FC layers and parameters these enums name (block_fc, block_param).
+inline const BlockModuleSpec& module_declaring(AttentionFc) { return attention_module_spec(); }
 inline const BlockModuleSpec& module_declaring(AttentionParam) { return attention_module_spec(); }
 
 }  // namespace meshslice

@@ -5,12 +5,36 @@
 
 namespace meshslice {
 
-std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& d) {
+void FcLayerList::add_numbered(std::size_t in_module, const BlockFcLayer& layer) {
+  MESHSLICE_ASSERT(count_ < kCapacity, "FcLayerList: FC layer ", layer.name, " is past the ",
+                   kCapacity, " a block may have (FcLayerList::kCapacity)");
+  MESHSLICE_ASSERT(count_ - module_first_ == in_module, "FcLayerList: FC layer ", layer.name,
+                   " declared as its module's number ", in_module, " but added as number ",
+                   count_ - module_first_);
+  // The block's input is the residual stream: its first layer reads a norm of it.
+  MESHSLICE_ASSERT(count_ > 0 || layer.input != BlockFcLayer::Input::previous,
+                   "FcLayerList: the first FC layer, ", layer.name, ", has no previous layer");
+  layers_[count_] = layer;
+  layers_[count_].kind = FcKind(count_);
+  ++count_;
+}
+
+FcLayerList block_fc_layers(const BlockDims& d) {
   FcLayerList list;
-  for (const BlockModuleSpec& module : block_modules()) module.add_fc_layers(d, list);
-  MESHSLICE_ASSERT(list.count == kFcKinds, "block_fc_layers: the modules declare ", list.count,
-                   " of ", kFcKinds, " FC layers");
-  return list.layers;
+  for (const BlockModuleSpec& module : block_modules()) {
+    list.begin_module();
+    module.add_fc_layers(d, list);
+  }
+  return list;
+}
+
+std::size_t block_fc_count() { return block_fc_layers({}).size(); }
+
+std::string fc_layer_names() {
+  std::string names;
+  for (const BlockFcLayer& layer : block_fc_layers({}))
+    names += concat(names.empty() ? "" : ", ", layer.name);
+  return names;
 }
 
 double block_fc_weights(const BlockDims& dims) {
@@ -23,16 +47,13 @@ double block_fc_weights(const BlockDims& dims) {
 const char* fc_name(FcKind kind) { return block_fc_layers({})[static_cast<int>(kind)].name; }
 
 FcKind parse_fc_kind(const std::string& name) {
-  std::string names;
-  for (const BlockFcLayer& layer : block_fc_layers({})) {
+  for (const BlockFcLayer& layer : block_fc_layers({}))
     if (name == layer.name) return layer.kind;
-    names += concat(layer.name, ", ");
-  }
-  throw UserError(concat("unknown FC layer '", name, "'; valid layers: ", names, kLmHeadName));
+  throw UserError(
+      concat("unknown FC layer '", name, "'; valid layers: ", fc_layer_names(), ", ", kLmHeadName));
 }
 
-std::vector<FcShape> block_chain(const std::array<BlockFcLayer, kFcKinds>& layers,
-                                 bool attention_keeps_qkv_layout) {
+std::vector<FcShape> block_chain(const FcLayerList& layers, bool attention_keeps_qkv_layout) {
   std::vector<FcShape> chain;
   for (const BlockFcLayer& layer : layers)
     chain.push_back(

@@ -21,10 +21,10 @@
 
 namespace meshslice {
 
-// The block's FC layers by number: the modules' in forward order (block_fc_layers checks that
-// they declare them so).
-enum class FcKind { qkv = 0, attn_out = 1, ff1 = 2, ff2 = 3 };
-constexpr int kFcKinds = 4;
+// A block's FC layer by its number: the modules' FC layers in forward order, as their
+// declarations add them (no list of the block's FC layers is kept anywhere else). A module
+// names its own with its FC enum: block_fc(AttentionFc::qkv) (block/block_module.hpp).
+enum class FcKind : int {};
 
 // F of a deck's model.ffn_hidden (0: the default) and its key and value heads of model.kv_heads
 // (0: one per head): the one rule the model, the emulator and the plan check read.
@@ -46,7 +46,6 @@ struct BlockDims {
 };
 
 struct BlockFcLayer {
-  FcKind kind;
   const char* name;  // "qkv", "attn_out", "ff1", "ff2"
   std::size_t in, out;
   // What the layer reads: a norm of the residual stream (standard layout), attention's output,
@@ -56,10 +55,40 @@ struct BlockFcLayer {
   // The output's parts, each its own logical block of columns: Q, K and V; SwiGLU's gate and
   // up. All 0: one part.
   std::array<std::size_t, 3> output_parts{};
+  FcKind kind{};  // its number in the block (FcLayerList::add sets it)
 };
 
-// The block's layers, its modules' in order.
-std::array<BlockFcLayer, kFcKinds> block_fc_layers(const BlockDims& dims);
+// The block's FC layers as its modules add theirs: a fixed array, so that reading the layers on
+// a step's path (a layer's width) allocates nothing.
+class FcLayerList {
+ public:
+  static constexpr std::size_t kCapacity = 8;
+  // Adds a module's FC layer, numbered `fc` in the module (its FC enum): InternalError unless the
+  // module adds its layers in that order, or past the capacity, or for a first layer that reads
+  // the previous layer's output.
+  template <class ModuleFc>
+  void add(ModuleFc fc, const BlockFcLayer& layer) {
+    add_numbered(static_cast<std::size_t>(fc), layer);
+  }
+  void begin_module() { module_first_ = count_; }  // the next layers are the next module's
+
+  std::size_t size() const { return count_; }
+  const BlockFcLayer& operator[](std::size_t k) const { return layers_[k]; }
+  const BlockFcLayer& operator[](FcKind k) const { return layers_[static_cast<std::size_t>(k)]; }
+  const BlockFcLayer* begin() const { return layers_.data(); }
+  const BlockFcLayer* end() const { return layers_.data() + count_; }
+
+ private:
+  void add_numbered(std::size_t in_module, const BlockFcLayer& layer);
+  std::array<BlockFcLayer, kCapacity> layers_{};
+  std::size_t count_ = 0, module_first_ = 0;
+};
+
+// The block's layers, its modules' in order, and how many there are.
+FcLayerList block_fc_layers(const BlockDims& dims);
+std::size_t block_fc_count();
+// Their names, "qkv, attn_out, ff1, ff2" (errors that list them).
+std::string fc_layer_names();
 
 // The elements of the layers' weights, sum of in x out (12 H^2 for GeLU at F = 4H): a block's
 // FC parameters, and a third of its training step's GEMM FLOPs per token and multiply-add.
@@ -72,7 +101,6 @@ FcKind parse_fc_kind(const std::string& name);
 // The layers as a chain for choose_dataflows: attention's output in QKV's layout when
 // `attention_keeps_qkv_layout` (the paper's heuristic), else in the standard one (meshslice-train,
 // whose attention keeps tokens over mesh rows and whole heads over mesh columns).
-std::vector<FcShape> block_chain(const std::array<BlockFcLayer, kFcKinds>& layers,
-                                 bool attention_keeps_qkv_layout);
+std::vector<FcShape> block_chain(const FcLayerList& layers, bool attention_keeps_qkv_layout);
 
 }  // namespace meshslice

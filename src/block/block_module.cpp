@@ -8,16 +8,6 @@
 
 namespace meshslice {
 
-void FcLayerList::add(const BlockFcLayer& layer) {
-  MESHSLICE_ASSERT(count < layers.size() && layer.kind == static_cast<FcKind>(count),
-                   "FcLayerList: FC layer ", layer.name, " declared as number ", count, " of ",
-                   kFcKinds);
-  // The block's input is the residual stream: its first layer reads a norm of it.
-  MESHSLICE_ASSERT(count > 0 || layer.input != BlockFcLayer::Input::previous,
-                   "FcLayerList: the first FC layer, ", layer.name, ", has no previous layer");
-  layers[count++] = layer;
-}
-
 const std::vector<BlockModuleSpec>& block_modules() {
   static const std::vector<BlockModuleSpec> modules = {attention_module_spec(), mlp_module_spec()};
   return modules;
@@ -27,6 +17,16 @@ std::size_t module_place(const BlockModuleSpec& module) {
   for (std::size_t m = 0; m < block_modules().size(); ++m)
     if (std::strcmp(block_modules()[m].name, module.name) == 0) return m;
   throw InternalError(concat("block_modules: module ", module.name, " is not in the list"));
+}
+
+std::size_t first_fc_layer(std::size_t module) {
+  MESHSLICE_ASSERT(module < block_modules().size(), "first_fc_layer: no module ", module);
+  FcLayerList earlier;  // the earlier modules' (their count does not depend on the sizes)
+  for (std::size_t m = 0; m < module; ++m) {
+    earlier.begin_module();
+    block_modules()[m].add_fc_layers(BlockDims{}, earlier);
+  }
+  return earlier.size();
 }
 
 BlockWork block_non_fc_work(const BlockShard& shard) {

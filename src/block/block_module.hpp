@@ -28,7 +28,7 @@ struct ModuleLayer {
   const char* name;
   bool reads_saved = false;  // whether its backward step reads a saved tensor
   Trains trains = Trains::nothing;
-  FcKind fc = FcKind::qkv;  // a weight's FC layer
+  int fc = 0;  // a weight's FC layer: its number in the module (the module's FC enum)
 };
 
 // What a block keeps for its backward pass, in elements per token. Attention's own (a
@@ -52,17 +52,11 @@ struct BlockSavedWidths {
   }
 };
 
-// The block's FC layers as its modules add theirs, in FcKind order.
-struct FcLayerList {
-  std::array<BlockFcLayer, kFcKinds> layers{};
-  std::size_t count = 0;
-  void add(const BlockFcLayer& layer);  // InternalError unless it is FC layer `count`
-};
-
 struct BlockModuleSpec {
   const char* name;                 // "attention", "mlp"
   std::vector<ModuleLayer> layers;  // in forward order (the module's layer enum's)
-  // Adds its FC layers in forward order, of a block of `dims`.
+  // Adds its FC layers in forward order, of a block of `dims` (to.add(AttentionFc::qkv, ...):
+  // the module's FC enum numbers them; how many must not depend on `dims`).
   void (*add_fc_layers)(const BlockDims& dims, FcLayerList& to);
   // What its Saved set keeps (model/modules/: a tensor added there is added here).
   BlockSavedWidths (*saved_widths)(const BlockDims& dims);
@@ -75,6 +69,14 @@ struct BlockModuleSpec {
 const std::vector<BlockModuleSpec>& block_modules();
 // A module's place in block_modules(), by its name (InternalError for a module not in the list).
 std::size_t module_place(const BlockModuleSpec& module);
+// The block's number of module m's first FC layer.
+std::size_t first_fc_layer(std::size_t module);
+// The block's number of a module's FC layer, named by the module's FC enum (whose declaration
+// says which module it is: module_declaring): block_fc(MlpFc::ff2).
+template <class ModuleFc>
+FcKind block_fc(ModuleFc fc) {
+  return FcKind(first_fc_layer(module_place(module_declaring(fc))) + static_cast<std::size_t>(fc));
+}
 
 // What a block keeps: its input and the residual stream between its modules, and the modules'.
 BlockSavedWidths block_saved_widths(const BlockDims& dims);

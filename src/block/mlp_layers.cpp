@@ -10,8 +10,8 @@ void add_mlp_fc_layers(const BlockDims& d, FcLayerList& to) {
   using Input = BlockFcLayer::Input;
   const std::array<std::size_t, 3> ff1_parts =
       mlp_gated(d.mlp) ? std::array<std::size_t, 3>{d.ffn, d.ffn, 0} : std::array<std::size_t, 3>{};
-  to.add({FcKind::ff1, "ff1", d.hidden, d.ff1_outputs(), Input::norm, false, ff1_parts});
-  to.add({FcKind::ff2, "ff2", d.ffn, d.hidden, Input::previous, true, {}});
+  to.add(MlpFc::ff1, {"ff1", d.hidden, d.ff1_outputs(), Input::norm, false, ff1_parts});
+  to.add(MlpFc::ff2, {"ff2", d.ffn, d.hidden, Input::previous, true, {}});
 }
 
 // FF1's input (H) and output, FF2's input (F).
@@ -35,9 +35,9 @@ const BlockModuleSpec& mlp_module_spec() {
   // activation FF1's output.
   static const BlockModuleSpec spec = {"mlp",
                                        {{"norm2", true, Trains::gain},
-                                        {"ff1", true, Trains::weight, FcKind::ff1},
+                                        {"ff1", true, Trains::weight, int(MlpFc::ff1)},
                                         {"activation", true},
-                                        {"ff2", true, Trains::weight, FcKind::ff2},
+                                        {"ff2", true, Trains::weight, int(MlpFc::ff2)},
                                         {"ff_residual"}},
                                        add_mlp_fc_layers,
                                        mlp_saved_widths,

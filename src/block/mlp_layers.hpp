@@ -6,13 +6,15 @@
 
 namespace meshslice {
 
-// Its layers in forward order (their places in mlp_module_spec().layers), and the parameters
-// they train in that order.
+// Its layers in forward order (their places in mlp_module_spec().layers), its FC layers in the
+// order it adds them, and the parameters its layers train in their order.
 enum class MlpLayer { norm, ff1, activation, ff2, residual };
+enum class MlpFc { ff1, ff2 };
 enum class MlpParam { norm_gain, ff1, ff2 };
 
 const BlockModuleSpec& mlp_module_spec();
-// The module whose parameters MlpParam names (model/block_layers.hpp's block_param).
+// The module whose FC layers and parameters these enums name (block_fc, block_param).
+inline const BlockModuleSpec& module_declaring(MlpFc) { return mlp_module_spec(); }
 inline const BlockModuleSpec& module_declaring(MlpParam) { return mlp_module_spec(); }
 
 }  // namespace meshslice

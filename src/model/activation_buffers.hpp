@@ -6,10 +6,10 @@
 //
 //     SavedTensorMaker<Exec> make(ex, shape, plan);
 //     Mat x = make.activation(Layout::standard, shape.hidden, "x_mid");
-//     GemmOperand<T> in = make.input(FcKind::ff1, shape.hidden, "ff1_in");  // T or kept in bf16
-#include <array>
+//     GemmOperand<T> in = make.input(block_fc(MlpFc::ff1), H, "ff1_in");  // T or kept in bf16
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "comm/comm_scratch.hpp"
 #include "core/bfloat16.hpp"
@@ -90,14 +90,14 @@ class SavedTensorMaker {
   const ModelShape& shape() const { return shape_; }
   // Attention on this chip (what it keeps depends on its kernel).
   const AttentionShape& attention() const { return attention_; }
-  const FcPlan& plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
+  const FcPlan& plan(FcKind k) const { return plan_[k]; }
   // The bytes of everything made so far.
   std::size_t bytes() const { return bytes_; }
 
   // From the next set on, layer k's saved input is kept in bf16 (half the bytes, the same
   // numbers: its GEMMs round it anyway) where `keep` says so: where the kernel that writes it can
   // write bf16 (PlannedFcLayers::input_written_in_bf16).
-  void keep_input_in_bf16(FcKind k, bool keep) { in_bf16_[static_cast<int>(k)] = keep; }
+  void keep_input_in_bf16(FcKind k, bool keep) { in_bf16_[static_cast<std::size_t>(k)] = keep; }
 
   // A T x width activation in `layout`, in T.
   Mat activation(Layout layout, std::size_t width, const char* label) {
@@ -118,7 +118,7 @@ class SavedTensorMaker {
   GemmOperand<T> input(FcKind k, std::size_t width, const char* label,
                        const Mat* staging = nullptr) {
     const Layout layout = plan(k).input();
-    if (!in_bf16_[static_cast<int>(k)])
+    if (!in_bf16_[static_cast<std::size_t>(k)])
       return staging ? *staging : activation(layout, width, label);
     return kept_in_bf16(layout, width, label, staging);
   }
@@ -148,8 +148,8 @@ class SavedTensorMaker {
   ModelShape shape_;
   ModelPlan plan_;
   AttentionShape attention_;
-  bool outputs_in_bf16_;                  // outputs_kept_in_bf16
-  std::array<bool, kFcKinds> in_bf16_{};  // keep_input_in_bf16
+  bool outputs_in_bf16_;                                             // outputs_kept_in_bf16
+  std::vector<bool> in_bf16_ = std::vector<bool>(block_fc_count());  // keep_input_in_bf16
   std::size_t bytes_ = 0;
 };
 

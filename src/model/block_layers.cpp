@@ -16,8 +16,8 @@ const std::vector<BlockLayerSpec>& block_layers() {
         const ModuleLayer& layer = declared[l];
         BlockLayerSpec spec{m, int(l), layer.name, {}, layer.reads_saved};
         if (layer.trains != ModuleLayer::Trains::nothing)
-          spec.param =
-              BlockParam{ParamKind(params++), layer.trains == ModuleLayer::Trains::gain, layer.fc};
+          spec.param = BlockParam{ParamKind(params++), layer.trains == ModuleLayer::Trains::gain,
+                                  FcKind(first_fc_layer(m) + static_cast<std::size_t>(layer.fc))};
         all.push_back(spec);
       }
     }
@@ -69,14 +69,14 @@ bool is_gain(ParamKind kind) { return layer_training(kind).param->gain; }
 ParamShape param_shape(const ModelShape& s, ParamKind kind) {
   const BlockParam& p = *layer_training(kind).param;
   if (p.gain) return {1, s.hidden};
-  const BlockFcLayer layer = block_fc_layers(s.dims())[static_cast<int>(p.fc)];
+  const BlockFcLayer layer = block_fc_layers(s.dims())[p.fc];
   return {layer.in, layer.out};
 }
 
 double parameter_std(const ModelShape& s, ParamKind kind) {
   const BlockParam& p = *layer_training(kind).param;
   if (p.gain) return 0.0;
-  const BlockFcLayer layer = block_fc_layers(s.dims())[static_cast<int>(p.fc)];
+  const BlockFcLayer layer = block_fc_layers(s.dims())[p.fc];
   double std_dev = 1.0 / std::sqrt(static_cast<double>(layer.in));
   if (layer.adds_to_residual) std_dev /= std::sqrt(2.0 * static_cast<double>(s.blocks));
   return std_dev;

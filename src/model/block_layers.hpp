@@ -24,7 +24,7 @@ namespace meshslice {
 struct BlockParam {
   ParamKind kind;  // the seeding's number for it (param_stream): fixed
   bool gain = false;
-  FcKind fc = FcKind::qkv;  // a weight's layer
+  FcKind fc{};  // a weight's FC layer
 };
 
 struct BlockLayerSpec {

@@ -12,10 +12,10 @@ const char* layout_name(Layout layout) {
 }
 
 std::size_t fc_inputs(const ModelShape& shape, FcKind kind) {
-  return block_fc_layers(shape.dims())[static_cast<int>(kind)].in;
+  return block_fc_layers(shape.dims())[kind].in;
 }
 std::size_t fc_outputs(const ModelShape& shape, FcKind kind) {
-  return block_fc_layers(shape.dims())[static_cast<int>(kind)].out;
+  return block_fc_layers(shape.dims())[kind].out;
 }
 
 Layout FcPlan::input() const {
@@ -40,7 +40,7 @@ ModelPlan default_model_plan(const ModelShape& shape, const GemmChoice& choice) 
   const auto flows =
       choose_dataflows(shape.tokens(), block_chain(block_fc_layers(shape.dims()), false));
   ModelPlan plan;
-  for (int k = 0; k < kFcKinds; ++k) {
+  for (std::size_t k = 0; k < plan.blocks.size(); ++k) {
     plan[k].stationary = flows[k].stationary;
     plan[k].transposed = flows[k].transposed;
     plan[k].gemms = {choice, choice, choice};
@@ -141,7 +141,7 @@ std::string plan_entry(const std::string& layer, const FcPlan& plan) {
 
 ModelPlan parse_model_plan(const std::vector<std::string>& entries, const ModelShape& shape) {
   ModelPlan plan;
-  std::array<bool, kFcKinds> seen{};
+  std::vector<bool> seen(plan.blocks.size());
   for (const std::string& entry : entries) {
     FcPlan p;
     const std::string layer = parse_fc_plan(entry, p);
@@ -150,16 +150,15 @@ ModelPlan parse_model_plan(const std::vector<std::string>& entries, const ModelS
       plan.lm_head = p;
       continue;
     }
-    const int k = static_cast<int>(parse_fc_kind(layer));
+    const auto k = static_cast<std::size_t>(parse_fc_kind(layer));
     require(!seen[k], "plan: layer ", layer, " appears twice");
     seen[k] = true;
     plan[k] = p;
   }
-  for (int k = 0; k < kFcKinds; ++k)
+  for (std::size_t k = 0; k < seen.size(); ++k)
     require(seen[k], "plan: layer ", fc_name(FcKind(k)),
-            " is missing; an explicit plan names "
-            "every layer (qkv, attn_out, ff1, ff2, and a language model's ",
-            kLmHeadName, ")");
+            " is missing; an explicit plan names every layer (", fc_layer_names(),
+            ", and a language model's ", kLmHeadName, ")");
   check_lm_head_plan(shape, plan);
   return plan;
 }

@@ -49,15 +49,17 @@ struct FcPlan {
   std::string str() const;  // "Y-stn fwd meshslice S=2 B=1, ..."
 };
 
-// How a model's FC layers run: each block's four (the same in every block), and a language
-// model's head.
+// How a model's FC layers run: each block's (the same in every block; block_fc_layers), and a
+// language model's head.
 struct ModelPlan {
-  std::array<FcPlan, kFcKinds> blocks{};
+  std::vector<FcPlan> blocks = std::vector<FcPlan>(block_fc_count());
   std::optional<FcPlan> lm_head;  // a language model's (model.vocab > 0), none otherwise
   AttentionKernel attention = default_attention_kernel();  // how each chip computes attention
 
-  FcPlan& operator[](int k) { return blocks[static_cast<std::size_t>(k)]; }
-  const FcPlan& operator[](int k) const { return blocks[static_cast<std::size_t>(k)]; }
+  FcPlan& operator[](std::size_t k) { return blocks[k]; }
+  const FcPlan& operator[](std::size_t k) const { return blocks[k]; }
+  FcPlan& operator[](FcKind k) { return blocks[static_cast<std::size_t>(k)]; }
+  const FcPlan& operator[](FcKind k) const { return blocks[static_cast<std::size_t>(k)]; }
 };
 
 // Attention on a chip of ex's mesh: its whole sequences (tokens over the mesh rows), whole heads

@@ -6,13 +6,14 @@
 // weights are the blocks' own.
 //
 //     PlannedFcLayers<Exec> fc(ex, shape, plan, trainable, relayouts, memory);
-//     fc.forward_to_standard(FcKind::qkv, input, w, qkv);        // y = x w, standard layout
-//     const auto g = fc.output_gradient(FcKind::qkv, dqkv);      // in the layer's output layout
-//     fc.backward_weight(FcKind::qkv, input, g, dw, accumulate);  // dw (+)= x^T g
-//     fc.backward_data_to_standard(FcKind::qkv, g, w, dx);        // dx = g w^T, standard layout
-#include <array>
+//     const FcKind qkv = block_fc(AttentionFc::qkv);
+//     fc.forward_to_standard(qkv, input, w, y);                // y = x w, standard layout
+//     const auto g = fc.output_gradient(qkv, dy);              // in the layer's output layout
+//     fc.backward_weight(qkv, input, g, dw, accumulate);       // dw (+)= x^T g
+//     fc.backward_data_to_standard(qkv, g, w, dx);             // dx = g w^T, standard layout
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "model/activation_buffers.hpp"
@@ -35,9 +36,15 @@ class PlannedFcLayers {
   // UserError naming the layer when its plan cannot run on the mesh.
   PlannedFcLayers(Exec& ex, const ModelShape& shape, const ModelPlan& plan, bool trainable,
                   Relayouts<Exec>& relayouts, MemoryUse& memory)
-      : ex_(ex), shape_(shape), plan_(plan), relayouts_(relayouts) {
+      : ex_(ex),
+        shape_(shape),
+        plan_(plan),
+        relayouts_(relayouts),
+        layers_(plan.blocks.size()),
+        out_t_(plan.blocks.size()),
+        in_t_(plan.blocks.size()) {
     const std::size_t tokens = shape.tokens();
-    for (int k = 0; k < kFcKinds; ++k) {
+    for (std::size_t k = 0; k < layers_.size(); ++k) {
       const FcKind kind = FcKind(k);
       const FcPlan& p = plan_[k];
       const std::size_t in = fc_inputs(shape, kind), out = fc_outputs(shape, kind);
@@ -56,11 +63,11 @@ class PlannedFcLayers {
     }
   }
 
-  const FcPlan& plan(FcKind k) const { return plan_[static_cast<int>(k)]; }
+  const FcPlan& plan(FcKind k) const { return plan_[k]; }
 
   // Plans the re-layouts the layers need, both ways (sizes checked now, not in the first step).
   void plan_relayouts() {
-    for (int k = 0; k < kFcKinds; ++k) {
+    for (std::size_t k = 0; k < layers_.size(); ++k) {
       if (plan_[k].input() == Layout::transposed) relayouts_.plan(fc_inputs(shape_, FcKind(k)));
       if (plan_[k].output() == Layout::transposed) relayouts_.plan(fc_outputs(shape_, FcKind(k)));
     }
@@ -69,7 +76,7 @@ class PlannedFcLayers {
   // Whether layer k's input may be kept in bf16: a bf16 run whose plans for the GEMMs that
   // read it take operands kept in bf16.
   bool input_kept_in_bf16(FcKind k) const {
-    return ex_.keeps_operands_in_bf16() && layers_[static_cast<int>(k)]->input_takes_bf16();
+    return ex_.keeps_operands_in_bf16() && layer(k).input_takes_bf16();
   }
   // Whether the kernel that writes layer k's input, in layout `written`, writes it kept in bf16
   // (rounded as it writes): where it may be and needs no re-layout after (the norms write QKV's
@@ -84,9 +91,7 @@ class PlannedFcLayers {
 
   // Whether layer k's weight may be kept in bf16 (Parameter::rounded): a bf16 run whose plans
   // for the GEMMs that read it take operands kept in bf16.
-  bool weight_kept_in_bf16(FcKind k) const {
-    return layers_[static_cast<int>(k)]->weight_kept_in_bf16();
-  }
+  bool weight_kept_in_bf16(FcKind k) const { return layer(k).weight_kept_in_bf16(); }
 
   // Layer k's GEMMs on this chip's shards, in the plan's layouts: y = x w, dx = dy w^T,
   // dw = x^T dy (or with `accumulate` dw += x^T dy). x may be kept in bf16 where
@@ -107,22 +112,20 @@ class PlannedFcLayers {
   void forward_to_standard(FcKind k, const GemmOperand<T>& input, const Parameter<T>& w,
                            const Mat& output) {
     relayouts_.produce_into(plan(k).output(), Layout::standard, fc_outputs(shape_, k),
-                            out_t_[static_cast<int>(k)], output,
+                            out_t_[index(k)], output,
                             [&](const Mat& y) { forward(k, input, w, y); });
   }
   // The input gradient in the standard layout, the same way.
   void backward_data_to_standard(FcKind k, const Operand& dy, const Parameter<T>& w,
                                  const Mat& dx) {
     relayouts_.produce_into(plan(k).input(), Layout::standard, fc_inputs(shape_, k),
-                            in_t_[static_cast<int>(k)], dx,
-                            [&](const Mat& d) { backward_data(k, dy, w, d); });
+                            in_t_[index(k)], dx, [&](const Mat& d) { backward_data(k, dy, w, d); });
   }
   // The gradient of layer k's output, dy (standard), as its backward GEMMs read it: in the
   // layout the layer gives its output, and in a bf16 run rounded once for both.
   Operand output_gradient(FcKind k, const Mat& dy) {
-    return output_gradient_as_laid_out(k, relayouts_.in_layout(dy, plan(k).output(),
-                                                               fc_outputs(shape_, k),
-                                                               out_t_[static_cast<int>(k)]));
+    return output_gradient_as_laid_out(
+        k, relayouts_.in_layout(dy, plan(k).output(), fc_outputs(shape_, k), out_t_[index(k)]));
   }
   // The same of a gradient already in the layer's output layout.
   Operand output_gradient_as_laid_out(FcKind k, const Mat& dy) {
@@ -137,15 +140,17 @@ class PlannedFcLayers {
   }
 
  private:
-  FcLayer<Exec>& layer(FcKind k) { return *layers_[static_cast<int>(k)]; }
+  static std::size_t index(FcKind k) { return static_cast<std::size_t>(k); }
+  FcLayer<Exec>& layer(FcKind k) { return *layers_[index(k)]; }
+  const FcLayer<Exec>& layer(FcKind k) const { return *layers_[index(k)]; }
 
   Exec& ex_;
   ModelShape shape_;
   ModelPlan plan_;
   Relayouts<Exec>& relayouts_;
-  std::array<std::unique_ptr<FcLayer<Exec>>, kFcKinds> layers_;
-  std::array<Mat, kFcKinds> out_t_;  // a layer's output (and its gradient) when transposed
-  std::array<Mat, kFcKinds> in_t_;   // a layer's input gradient when its input is transposed
+  std::vector<std::unique_ptr<FcLayer<Exec>>> layers_;  // the block's FC layers in order
+  std::vector<Mat> out_t_;  // a layer's output (and its gradient) when transposed
+  std::vector<Mat> in_t_;   // a layer's input gradient when its input is transposed
 };
 
 }  // namespace meshslice

@@ -83,10 +83,10 @@ Transformer<Exec>::Transformer(Exec& ex, const ModelShape& shape, const ModelPla
   // Where each FC layer's input comes from (block/block_fc_layers.hpp): a norm writes it in the
   // standard layout, an element-wise kernel on the previous layer's output (the MLP's
   // activation) in that layer's output layout; attention's output stays in T.
-  const auto layers = block_fc_layers(shape.dims());
-  for (int i = 0; i < kFcKinds; ++i) {
+  const FcLayerList layers = block_fc_layers(shape.dims());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
     const FcKind k = FcKind(i);
-    const BlockFcLayer::Input input = layers[static_cast<std::size_t>(i)].input;
+    const BlockFcLayer::Input input = layers[i].input;
     const Layout written = input == BlockFcLayer::Input::previous ? fc_.plan(FcKind(i - 1)).output()
                                                                   : Layout::standard;
     const bool in_bf16 =
@@ -211,19 +211,20 @@ StoredLayout Transformer<Exec>::stored_layout(ParamKind kind) const {
     layout.col0 = j * (logical.cols / pc);
     return layout;
   }
-  const int fc = static_cast<int>(declared.fc);
+  const auto fc = static_cast<std::size_t>(declared.fc);
   layout.transposed = plan_[fc].weight_transposed();
   const std::size_t rows = layout.transposed ? logical.cols : logical.rows;
   const std::size_t cols = layout.transposed ? logical.rows : logical.cols;
   layout.row0 = i * (rows / pr);
   layout.col0 = j * (cols / pc);
-  const auto layers = block_fc_layers(shape_.dims());
+  const FcLayerList layers = block_fc_layers(shape_.dims());
   const auto& parts = layers[fc].output_parts;
   if (parts[0] > 0) {
     // A chip holds whole parts of the outputs it holds where they are read: in the standard
     // layout (over mesh columns), or in the layer's own output layout when the next layer reads
     // it directly (FF1's, through the MLP's activation).
-    const bool kept = fc + 1 < kFcKinds && layers[fc + 1].input == BlockFcLayer::Input::previous;
+    const bool kept =
+        fc + 1 < layers.size() && layers[fc + 1].input == BlockFcLayer::Input::previous;
     const bool by_columns = !kept || plan_[fc].output() == Layout::standard;
     layout.outputs = {by_columns ? pc : pr, {parts[0], parts[1], parts[2]}};
   }

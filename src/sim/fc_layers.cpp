@@ -23,9 +23,7 @@ const LlmSpec& llm_by_name(const std::string& name) {
 namespace {
 
 // The layers of one of the model's blocks.
-std::array<BlockFcLayer, kFcKinds> layers_of(const LlmSpec& llm) {
-  return block_fc_layers(llm.dims());
-}
+FcLayerList layers_of(const LlmSpec& llm) { return block_fc_layers(llm.dims()); }
 
 // The 12 GEMMs of a block whose layers take `flows`.
 std::vector<FcGemm> gemms_of(const LlmSpec& llm, std::size_t tokens,
@@ -61,7 +59,7 @@ std::vector<FcGemm> lm_head_gemms(std::size_t hidden, std::size_t vocab, std::si
 }
 
 std::vector<FcGemm> y_stationary_block_gemms(const LlmSpec& llm, std::size_t tokens) {
-  return gemms_of(llm, tokens, std::vector<FcDataflow>(kFcKinds));
+  return gemms_of(llm, tokens, std::vector<FcDataflow>(block_fc_count()));
 }
 
 }  // namespace meshslice::sim

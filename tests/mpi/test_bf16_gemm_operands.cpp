@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "block/block_fc_layers.hpp"
+#include "block/attention_layers.hpp"
+#include "block/mlp_layers.hpp"
 #include "exec/real_executor.hpp"
 #include "lm_reference.hpp"
 #include "model/reference_model.hpp"
@@ -173,10 +174,11 @@ TEST(Bf16GemmOperands, FcTensorsKeptInBf16HalveTheirBytes) {
   const std::size_t rows = shape.tokens() / pr;  // a standard-layout shard's
   for (const Algorithm algorithm : {Algorithm::meshslice, Algorithm::summa}) {
     const ModelPlan plan = default_model_plan(shape, {algorithm, {2, 1}});
-    const auto input = [&](FcKind k) { return plan[static_cast<int>(k)].input(); };
-    ASSERT_EQ(input(FcKind::qkv), Layout::standard);  // else the norm could not write it
-    ASSERT_EQ(input(FcKind::ff1), Layout::standard);
-    ASSERT_EQ(plan[static_cast<int>(FcKind::ff1)].output(), input(FcKind::ff2));
+    const FcKind qkv = block_fc(AttentionFc::qkv), ff1 = block_fc(MlpFc::ff1),
+                 ff2 = block_fc(MlpFc::ff2);
+    ASSERT_EQ(plan[qkv].input(), Layout::standard);  // else the norm could not write it
+    ASSERT_EQ(plan[ff1].input(), Layout::standard);
+    ASSERT_EQ(plan[ff1].output(), plan[ff2].input());
     std::size_t activations[2] = {};  // float, bf16
     for (const bool bf16 : {false, true}) {
       activations[bf16] = SyntheticRun(shape, plan, opt, bf16).trainer.memory().activations;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "block/attention_layers.hpp"
 #include "block/mlp_layers.hpp"
 #include "core/errors.hpp"
 #include "exec/real_executor.hpp"
@@ -190,9 +191,9 @@ TEST(PipelineCheckpointing, BitIdenticalLossesAndLessMemory) {
   const std::size_t set = a.memory().activations / sets;
   const std::size_t input =
       a.student().local_tokens() * a.student().local_hidden() * sizeof(double);
-  const bool ff1_staged = plan[static_cast<int>(FcKind::ff1)].input() == Layout::standard;
+  const bool ff1_staged = plan[block_fc(MlpFc::ff1)].input() == Layout::standard;
   const bool qkv_staged =
-      ff1_staged && plan[static_cast<int>(FcKind::qkv)].input() == Layout::standard;
+      ff1_staged && plan[block_fc(AttentionFc::qkv)].input() == Layout::standard;
   const std::size_t staged = (ff1_staged + qkv_staged) * input;
   EXPECT_EQ(b.memory().activations, sets * input + set - input - staged);
 }

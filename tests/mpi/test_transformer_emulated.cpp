@@ -68,8 +68,8 @@ ModelPlan relayout_plan() {
 // products of the same sizes backward) for the chip's sequences and heads.
 double chip_step_flops(const ModelShape& s, int rows, int cols) {
   double fc_flops = 0;
-  for (int k = 0; k < kFcKinds; ++k)
-    fc_flops += 3 * 2.0 * s.tokens() * fc_inputs(s, FcKind(k)) * fc_outputs(s, FcKind(k));
+  for (const BlockFcLayer& layer : block_fc_layers(s.dims()))
+    fc_flops += 3 * 2.0 * s.tokens() * layer.in * layer.out;
   const AttentionShape a{s.sequences / rows, s.seq_len, s.heads / cols, s.head_dim()};
   double attention = 0;
   for (std::size_t i = 0; i < a.blocks(); ++i) {

@@ -1,7 +1,7 @@
 // The block's layer list (model/block_layers.hpp), its modules' (block/block_module.hpp) in
 // order: its parameters are numbered in forward order (the seeding and the parameter set index
 // them so: the numbers are fixed), each layer is its module's layer of the same place, the FC layers are the
-// modules' in FcKind order, the gradients complete in the reverse order, and a recomputation
+// modules' in order, the gradients complete in the reverse order, and a recomputation
 // runs the layers up to FF2, whose input GeLU makes.
 #include <gtest/gtest.h>
 
@@ -110,32 +110,53 @@ TEST(BlockLayers, ModulesNumberTheirOwnParameters) {
   EXPECT_STREQ(layer_training(block_param(AttentionParam::out)).name, "attn_out");
 }
 
-// The block's FC layers are its modules' in FcKind order, with the sizes they declare.
-TEST(BlockLayers, FcLayersAreTheModulesInFcKindOrder) {
+// The block's FC layers are its modules' in order, numbered as they come (FcKind), with the
+// sizes they declare; each module names its own by its FC enum.
+TEST(BlockLayers, FcLayersAreTheModulesInOrder) {
   BlockDims d;
   d.hidden = 64;
   d.ffn = 96;
   d.mlp = MlpKind::swiglu;
   d.kv_hidden = 16;
-  const auto layers = block_fc_layers(d);
+  const FcLayerList layers = block_fc_layers(d);
   const char* names[] = {"qkv", "attn_out", "ff1", "ff2"};
-  for (int k = 0; k < kFcKinds; ++k) {
+  ASSERT_EQ(layers.size(), 4u);
+  EXPECT_EQ(block_fc_count(), 4u);
+  for (std::size_t k = 0; k < layers.size(); ++k) {
     EXPECT_EQ(layers[k].kind, FcKind(k));
     EXPECT_STREQ(layers[k].name, names[k]);
   }
-  EXPECT_EQ(layers[0].out, 64u + 2 * 16);
-  EXPECT_EQ(layers[2].out, 2 * 96u);
-  EXPECT_EQ(layers[3].in, 96u);
+  EXPECT_EQ(first_fc_layer(0), 0u);
+  EXPECT_EQ(first_fc_layer(1), 2u);
+  EXPECT_EQ(block_fc(AttentionFc::qkv), FcKind(0));
+  EXPECT_EQ(block_fc(AttentionFc::out), FcKind(1));
+  EXPECT_EQ(block_fc(MlpFc::ff1), FcKind(2));
+  EXPECT_EQ(block_fc(MlpFc::ff2), FcKind(3));
+  EXPECT_EQ(layers[block_fc(AttentionFc::qkv)].out, 64u + 2 * 16);
+  EXPECT_EQ(layers[block_fc(MlpFc::ff1)].out, 2 * 96u);
+  EXPECT_EQ(layers[block_fc(MlpFc::ff2)].in, 96u);
   EXPECT_TRUE(layers[1].adds_to_residual && layers[3].adds_to_residual);
+  // A weight's FC layer is its module's layer of the number it declares.
+  EXPECT_EQ(layer_training(block_param(AttentionParam::out)).param->fc, block_fc(AttentionFc::out));
+  EXPECT_EQ(layer_training(block_param(MlpParam::ff1)).param->fc, block_fc(MlpFc::ff1));
+  // A module adds its layers in its enum's order, from its first.
   FcLayerList list;
-  list.add(layers[0]);
-  EXPECT_THROW(list.add(layers[2]), InternalError);  // out of FcKind order
+  list.add(AttentionFc::qkv, layers[0]);
+  EXPECT_THROW(list.add(AttentionFc::qkv, layers[0]), InternalError);  // its second is number 1
+  list.begin_module();
+  EXPECT_THROW(list.add(MlpFc::ff2, layers[3]), InternalError);  // the next module's first is 0
+  list.add(MlpFc::ff1, layers[2]);
+  EXPECT_EQ(list[1].kind, FcKind(1));
   FcLayerList reads_nothing;  // a first layer reading the previous layer's output
-  EXPECT_THROW(reads_nothing.add({FcKind(0), "ff2", 8, 8, BlockFcLayer::Input::previous}),
+  EXPECT_THROW(reads_nothing.add(MlpFc::ff1, {"ff2", 8, 8, BlockFcLayer::Input::previous}),
                InternalError);
+  FcLayerList full;
+  for (std::size_t k = 0; k < FcLayerList::kCapacity; ++k) full.add(k, layers[0]);
+  EXPECT_THROW(full.add(FcLayerList::kCapacity, layers[0]), InternalError);
   // A deck's per-layer keys name the layers; an unknown one lists every layer the modules
   // declare and the language model's head.
-  EXPECT_EQ(parse_fc_kind("ff1"), FcKind::ff1);
+  EXPECT_EQ(parse_fc_kind("ff1"), block_fc(MlpFc::ff1));
+  EXPECT_EQ(fc_layer_names(), "qkv, attn_out, ff1, ff2");
   try {
     parse_fc_kind("ff3");
     ADD_FAILURE() << "ff3 parsed";

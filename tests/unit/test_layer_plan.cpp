@@ -120,7 +120,7 @@ TEST(LayerPlan, TheDefaultIsPhase1WithAttentionInTheStandardLayout) {
   const ModelPlan plan = default_model_plan(shape, GemmChoice{});
   const auto gemms =
       sim::block_gemms(sim::megatron_nlg(), shape.tokens(), sim::AttentionLayout::standard);
-  for (int k = 0; k < kFcKinds; ++k) {
+  for (std::size_t k = 0; k < plan.blocks.size(); ++k) {
     EXPECT_EQ(plan[k].stationary, gemms[3 * k].stationary) << k;
     EXPECT_EQ(plan[k].transposed, gemms[3 * k].transposed) << k;
     // Every layer but FF2 reads the standard layout; FF2 reads FF1's output as FF1 gives it.

@@ -57,11 +57,12 @@ class AttentionModule {
   static Saved make_saved(SavedTensorMaker<Exec>& make, const RecomputeStaging<T>& staging) {
     const std::size_t H = make.shape().hidden;
     const Mat* normed = staging.normed;
-    const bool in_normed = normed && make.plan(FcKind::qkv).input() == Layout::standard;
-    const Layout ao_in = make.plan(FcKind::attn_out).input();
+    const bool in_normed =
+        normed && make.plan(block_fc(AttentionFc::qkv)).input() == Layout::standard;
+    const Layout ao_in = make.plan(block_fc(AttentionFc::out)).input();
     Saved s;
     s.rinv = make.per_row("rinv");
-    s.qkv_in = make.input(FcKind::qkv, H, "qkv_in", in_normed ? normed : nullptr);
+    s.qkv_in = make.input(block_fc(AttentionFc::qkv), H, "qkv_in", in_normed ? normed : nullptr);
     s.qkv = make.output(Layout::standard, 3 * H, "qkv");
     s.attention = make.vector("attention_saved", make.attention().saved_elements());
     s.a = make.activation(Layout::standard, H, "attention");
@@ -72,7 +73,7 @@ class AttentionModule {
   // Whether its forward pass writes the context's `normed` staging buffer (norm1's output staged
   // there before its re-layout into a transposed QKV input).
   static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
-    return make.plan(FcKind::qkv).input() != Layout::standard;
+    return make.plan(block_fc(AttentionFc::qkv)).input() != Layout::standard;
   }
 
   AttentionModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory)
@@ -84,7 +85,7 @@ class AttentionModule {
     if constexpr (Exec::holds_data) local_ = std::make_unique<LocalAttention<T>>(shape, trainable);
     memory.work += LocalAttention<T>::bytes_for(shape, trainable);
     const std::size_t tokens = c_.shape.tokens(), H = c_.shape.hidden;
-    const std::size_t narrow = fc_outputs(c_.shape, FcKind::qkv);
+    const std::size_t narrow = fc_outputs(c_.shape, block_fc(AttentionFc::qkv));
     if (trainable) {
       g_a_ = activation_matrix(c_.ex, tokens, Layout::standard, H, "grad_attention", memory.work);
       g_qkv_ = activation_matrix(c_.ex, tokens, Layout::standard, 3 * H, "grad_qkv", memory.work);
@@ -105,11 +106,11 @@ class AttentionModule {
                const Mat& x_mid) {
     switch (layer) {
       case AttentionLayer::norm:
-        return c_.norm_into_input(FcKind::qkv, x_in, w[AttentionParam::norm_gain].value, s.rinv,
-                                  s.qkv_in);
+        return c_.norm_into_input(block_fc(AttentionFc::qkv), x_in,
+                                  w[AttentionParam::norm_gain].value, s.rinv, s.qkv_in);
       case AttentionLayer::qkv: {
         const bool staged = grouped() || s.qkv.in_bf16();  // attention's input made from qkv_
-        c_.fc.forward_to_standard(FcKind::qkv, s.qkv_in, w[AttentionParam::qkv],
+        c_.fc.forward_to_standard(block_fc(AttentionFc::qkv), s.qkv_in, w[AttentionParam::qkv],
                                   staged ? qkv_ : s.qkv.value);
         if (!staged) return;
         const double n = double(s.qkv.extent(0) * s.qkv.extent(1));
@@ -128,9 +129,10 @@ class AttentionModule {
           local_->forward(c_.ex.compute_space(), s.qkv, s.attention, s.a);
         });
       case AttentionLayer::out:
-        c_.relayouts.in_layout(s.a, c_.fc.plan(FcKind::attn_out).input(), c_.shape.hidden, s.ao_in);
-        return c_.fc.forward_to_standard(FcKind::attn_out, s.ao_in, w[AttentionParam::out],
-                                         c_.output);
+        c_.relayouts.in_layout(s.a, c_.fc.plan(block_fc(AttentionFc::out)).input(), c_.shape.hidden,
+                               s.ao_in);
+        return c_.fc.forward_to_standard(block_fc(AttentionFc::out), s.ao_in,
+                                         w[AttentionParam::out], c_.output);
       case AttentionLayer::residual: return c_.residual(x_mid, x_in, c_.output);
       default: MESHSLICE_ASSERT(false, "AttentionModule: not its layer");
     }
@@ -144,8 +146,8 @@ class AttentionModule {
     switch (layer) {
       case AttentionLayer::residual: return c_.residual(d_x_in, d_x_mid, Mat());
       case AttentionLayer::out:
-        return c_.fc_backward_in_standard(FcKind::attn_out, w[AttentionParam::out], s.ao_in,
-                                          d_x_mid, g_a_, accumulate, sync);
+        return c_.fc_backward_in_standard(block_fc(AttentionFc::out), w[AttentionParam::out],
+                                          s.ao_in, d_x_mid, g_a_, accumulate, sync);
       case AttentionLayer::attention:
         return c_.ex.compute("attention_backward", work_[1], [&] {
           local_->backward(c_.ex.compute_space(), s.qkv, s.a, g_a_, s.attention, g_qkv_);
@@ -155,8 +157,8 @@ class AttentionModule {
           c_.ex.compute(
               "sum_kv", kernel_work::sum_kv(double(elements(g_qkv_)), double(elements(g_qkv_out_))),
               [&] { sum_kv_over_groups(c_.ex.compute_space(), group_, g_qkv_, g_qkv_out_); });
-        return c_.fc_backward_in_standard(FcKind::qkv, w[AttentionParam::qkv], s.qkv_in,
-                                          grouped() ? g_qkv_out_ : g_qkv_, c_.normed_grad,
+        return c_.fc_backward_in_standard(block_fc(AttentionFc::qkv), w[AttentionParam::qkv],
+                                          s.qkv_in, grouped() ? g_qkv_out_ : g_qkv_, c_.normed_grad,
                                           accumulate, sync);
       case AttentionLayer::norm: {
         const Parameter<T>& gain = w[AttentionParam::norm_gain];

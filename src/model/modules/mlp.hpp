@@ -43,19 +43,21 @@ class MlpModule {
   static Saved make_saved(SavedTensorMaker<Exec>& make, const RecomputeStaging<T>& staging) {
     const ModelShape& shape = make.shape();
     const Mat* output = staging.output;
-    const Layout ff1_in = make.plan(FcKind::ff1).input();
+    const Layout ff1_in = make.plan(block_fc(MlpFc::ff1)).input();
     const bool in_output = output && ff1_in == Layout::standard;
     Saved s;
     s.rinv = make.per_row("rinv");
-    s.ff1_in = make.input(FcKind::ff1, shape.hidden, "ff1_in", in_output ? output : nullptr);
-    s.u = make.output(make.plan(FcKind::ff1).output(), fc_outputs(shape, FcKind::ff1), "ff1_out");
-    s.ff2_in = make.input(FcKind::ff2, shape.ffn(), "ff2_in");
+    s.ff1_in =
+        make.input(block_fc(MlpFc::ff1), shape.hidden, "ff1_in", in_output ? output : nullptr);
+    s.u = make.output(make.plan(block_fc(MlpFc::ff1)).output(),
+                      fc_outputs(shape, block_fc(MlpFc::ff1)), "ff1_out");
+    s.ff2_in = make.input(block_fc(MlpFc::ff2), shape.ffn(), "ff2_in");
     return s;
   }
   // Whether its forward pass writes the context's `normed` staging buffer (norm2's output staged
   // there before its re-layout into a transposed FF1 input).
   static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
-    return make.plan(FcKind::ff1).input() != Layout::standard;
+    return make.plan(block_fc(MlpFc::ff1)).input() != Layout::standard;
   }
 
   MlpModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory) : c_(context) {
@@ -65,7 +67,7 @@ class MlpModule {
       z_ = activation_matrix(c_.ex, tokens, u, F, "activation_out", memory.work);
       c_.relayouts.plan(F);
     }
-    const std::size_t ff1_out = fc_outputs(c_.shape, FcKind::ff1);
+    const std::size_t ff1_out = fc_outputs(c_.shape, block_fc(MlpFc::ff1));
     if (trainable) g_u_ = activation_matrix(c_.ex, tokens, u, ff1_out, "grad_ff1_out", memory.work);
     // FF1's output in float before the activation rounds it (a bf16 run).
     u_float_ = kept_output_staging(c_.ex, g_u_, tokens, u, ff1_out, "ff1_out", memory.work);
@@ -82,16 +84,17 @@ class MlpModule {
                const Mat& out) {
     switch (layer) {
       case MlpLayer::norm:
-        return c_.norm_into_input(FcKind::ff1, x_mid, w[MlpParam::norm_gain].value, s.rinv,
+        return c_.norm_into_input(block_fc(MlpFc::ff1), x_mid, w[MlpParam::norm_gain].value, s.rinv,
                                   s.ff1_in);
       case MlpLayer::ff1:
-        return c_.fc.forward(FcKind::ff1, s.ff1_in, w[MlpParam::ff1], ff1_written(s));
+        return c_.fc.forward(block_fc(MlpFc::ff1), s.ff1_in, w[MlpParam::ff1], ff1_written(s));
       case MlpLayer::activation:                                       // in FF1's output layout
         if (s.ff2_in.in_bf16()) return activate(s, s.ff2_in.rounded);  // the layouts agree
         return c_.relayouts.produce_into(ff1_output(), ff2_input(), c_.shape.ffn(), z_,
                                          s.ff2_in.value, [&](const Mat& z) { activate(s, z); });
       case MlpLayer::ff2:
-        return c_.fc.forward_to_standard(FcKind::ff2, s.ff2_in, w[MlpParam::ff2], c_.output);
+        return c_.fc.forward_to_standard(block_fc(MlpFc::ff2), s.ff2_in, w[MlpParam::ff2],
+                                         c_.output);
       case MlpLayer::residual: return c_.residual(out, x_mid, c_.output);
       default: MESHSLICE_ASSERT(false, "MlpModule: not its layer");
     }
@@ -106,12 +109,12 @@ class MlpModule {
         return c_.residual(d_x_mid, dout, Mat());
       case MlpLayer::ff2: {
         const Parameter<T>& p = w[MlpParam::ff2];
-        const auto dy = c_.fc.output_gradient(FcKind::ff2, dout);
-        c_.fc.backward_weight(FcKind::ff2, s.ff2_in, dy, p.grad, accumulate);
+        const auto dy = c_.fc.output_gradient(block_fc(MlpFc::ff2), dout);
+        c_.fc.backward_weight(block_fc(MlpFc::ff2), s.ff2_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
         return c_.relayouts.produce_into(ff2_input(), ff1_output(), c_.shape.ffn(), g_z_, g_act_,
                                          [&](const Mat& dz) {
-                                           c_.fc.backward_data(FcKind::ff2, dy, p, dz);
+                                           c_.fc.backward_data(block_fc(MlpFc::ff2), dy, p, dz);
                                          });
       }
       case MlpLayer::activation:
@@ -119,10 +122,10 @@ class MlpModule {
         return activate_backward(s.u.value);
       case MlpLayer::ff1: {
         const Parameter<T>& p = w[MlpParam::ff1];
-        const auto dy = c_.fc.output_gradient_as_laid_out(FcKind::ff1, g_u_);
-        c_.fc.backward_weight(FcKind::ff1, s.ff1_in, dy, p.grad, accumulate);
+        const auto dy = c_.fc.output_gradient_as_laid_out(block_fc(MlpFc::ff1), g_u_);
+        c_.fc.backward_weight(block_fc(MlpFc::ff1), s.ff1_in, dy, p.grad, accumulate);
         if (sync) sync->start(p);
-        return c_.fc.backward_data_to_standard(FcKind::ff1, dy, p, c_.normed_grad);
+        return c_.fc.backward_data_to_standard(block_fc(MlpFc::ff1), dy, p, c_.normed_grad);
       }
       case MlpLayer::norm: {
         const Parameter<T>& gain = w[MlpParam::norm_gain];
@@ -136,8 +139,8 @@ class MlpModule {
 
  private:
   bool gated() const { return mlp_gated(c_.shape.mlp); }
-  Layout ff1_output() const { return c_.fc.plan(FcKind::ff1).output(); }
-  Layout ff2_input() const { return c_.fc.plan(FcKind::ff2).input(); }
+  Layout ff1_output() const { return c_.fc.plan(block_fc(MlpFc::ff1)).output(); }
+  Layout ff2_input() const { return c_.fc.plan(block_fc(MlpFc::ff2)).input(); }
 
   // Where FF1's forward GEMM writes its output: the saved u, or, kept in bf16, the float buffer
   // the activation reads and rounds into it.
