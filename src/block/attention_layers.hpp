@@ -6,8 +6,8 @@
 
 namespace meshslice {
 
-// Its layers in forward order (their places in attention_module_spec().layers), its FC layers in the
-// order it adds them, and the parameters its layers train in their order.
+// Its layers in forward order (their places in attention_module_spec().layers), its FC layers
+// in the order it adds them, and the parameters its layers train in their order.
 enum class AttentionLayer { norm, qkv, attention, out, residual };
 enum class AttentionFc { qkv, out };
 enum class AttentionParam { norm_gain, qkv, out };

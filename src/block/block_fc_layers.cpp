@@ -44,7 +44,7 @@ double block_fc_weights(const BlockDims& dims) {
   return weights;
 }
 
-const char* fc_name(FcKind kind) { return block_fc_layers({})[static_cast<int>(kind)].name; }
+const char* fc_name(FcKind kind) { return block_fc_layers({})[kind].name; }
 
 FcKind parse_fc_kind(const std::string& name) {
   for (const BlockFcLayer& layer : block_fc_layers({}))

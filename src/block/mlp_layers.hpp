@@ -6,8 +6,8 @@
 
 namespace meshslice {
 
-// Its layers in forward order (their places in mlp_module_spec().layers), its FC layers in the
-// order it adds them, and the parameters its layers train in their order.
+// Its layers in forward order (their places in mlp_module_spec().layers), its FC layers
+// in the order it adds them, and the parameters its layers train in their order.
 enum class MlpLayer { norm, ff1, activation, ff2, residual };
 enum class MlpFc { ff1, ff2 };
 enum class MlpParam { norm_gain, ff1, ff2 };

@@ -148,8 +148,9 @@ class SavedTensorMaker {
   ModelShape shape_;
   ModelPlan plan_;
   AttentionShape attention_;
-  bool outputs_in_bf16_;                                             // outputs_kept_in_bf16
-  std::vector<bool> in_bf16_ = std::vector<bool>(block_fc_count());  // keep_input_in_bf16
+  bool outputs_in_bf16_;  // outputs_kept_in_bf16
+  // keep_input_in_bf16's, by FC layer
+  std::vector<bool> in_bf16_ = std::vector<bool>(block_fc_count());
   std::size_t bytes_ = 0;
 };
 

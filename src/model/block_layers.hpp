@@ -2,11 +2,12 @@
 // A transformer block as the list of its layers in forward order: its modules' (block/
 // block_module.hpp: each declares its layers, the parameter each trains and whether its
 // backward step reads what the forward pass saved) one after the other, the parameters numbered
-// as they come (ParamKind: no list of the block's parameters is kept anywhere else). The distributed block (model/transformer.hpp) runs the list forward,
-// each layer by its module (model/modules/), and backward in reverse, each layer starting its
-// parameter's dp averaging as soon as the gradient is complete; the order in which every rank
-// must start those reductions (model/parameter_update.hpp checks it) follows from the list, and
-// so does how far a recomputation runs.
+// as they come (ParamKind: no list of the block's parameters is kept anywhere else). The
+// distributed block (model/transformer.hpp) runs the list forward, each layer by its module
+// (model/modules/), and backward in reverse, each layer starting its parameter's dp averaging
+// as soon as the gradient is complete; the order in which every rank must start those
+// reductions (model/parameter_update.hpp checks it) follows from the list, and so does how far
+// a recomputation runs.
 //
 //     for (const BlockLayerSpec& l : block_layers()) ...                        // forward
 //     for (auto l = block_layers().rbegin(); l != block_layers().rend(); ++l)  // backward

@@ -87,8 +87,8 @@ std::string model_parameter_name(const ModelShape& shape, std::size_t order);
 // Every parameter's name and logical shape in that order: what a checkpoint file holds.
 std::vector<std::pair<std::string, ParamShape>> model_tensors(const ModelShape& shape);
 
-// The id that seeds parameter `kind` of block `block`: eight numbers per block
-// (block_param_count() checks that the modules declare at most eight).
+// The id that seeds parameter `kind` of block `block`: eight numbers per block (block_layers()
+// checks that the modules declare at most eight).
 constexpr std::uint64_t param_stream(std::size_t block, ParamKind kind) {
   return 8 * static_cast<std::uint64_t>(block) + static_cast<std::uint64_t>(kind);
 }

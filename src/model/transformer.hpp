@@ -185,9 +185,8 @@ class Transformer {
  private:
   using Saved = SavedActivations<Exec>;
   struct Block {
-    std::size_t index = 0;  // in the model (the seeding's block number)
-    std::size_t params =
-        0;  // its block_param_count() parameters' place in params_, in ParamKind order
+    std::size_t index = 0;   // in the model (the seeding's block number)
+    std::size_t params = 0;  // its first parameter's place in params_ (the rest follow in order)
     std::size_t stored = 0;  // its id in activations_
   };
 

@@ -25,7 +25,7 @@ namespace {
 // The layers of one of the model's blocks.
 FcLayerList layers_of(const LlmSpec& llm) { return block_fc_layers(llm.dims()); }
 
-// The 12 GEMMs of a block whose layers take `flows`.
+// The GEMMs of a block whose layers take `flows`, three per layer.
 std::vector<FcGemm> gemms_of(const LlmSpec& llm, std::size_t tokens,
                              const std::vector<FcDataflow>& flows) {
   const auto layers = layers_of(llm);

@@ -3,10 +3,10 @@
 // §3.2.1, §4.4, Table 1): which matrix stays in place, whether the layer runs transposed, and
 // the forward, backward-data and backward-weight GEMMs that follow.
 //
-// A block has its modules' FC layers Y = X W on T = batch * sequence tokens, as block/block_fc_layers.hpp
-// describes them for meshslice-train's model too: the attention's input projection (h -> 3h, Q,
-// K and V together) and output projection (h -> h), and the MLP's two layers (h -> 4h -> h for
-// the published models' GeLU; h -> 2F -> F -> h for SwiGLU).
+// A block has its modules' FC layers Y = X W on T = batch * sequence tokens, as
+// block/block_fc_layers.hpp describes them for meshslice-train's model too: the attention's
+// input projection (h -> 3h, Q, K and V together) and output projection (h -> h), and the MLP's
+// two layers (h -> 4h -> h for the published models' GeLU; h -> 2F -> F -> h for SwiGLU).
 //
 // Dataflow (the paper's autotuner, phase 1): the largest of X (T x I), W (I x O) and
 // Y (T x O) stays stationary, and the backward GEMMs take the same row of Table 1

@@ -1,8 +1,8 @@
 // The block's layer list (model/block_layers.hpp), its modules' (block/block_module.hpp) in
 // order: its parameters are numbered in forward order (the seeding and the parameter set index
-// them so: the numbers are fixed), each layer is its module's layer of the same place, the FC layers are the
-// modules' in order, the gradients complete in the reverse order, and a recomputation
-// runs the layers up to FF2, whose input GeLU makes.
+// them so: the numbers are fixed), each layer is its module's layer of the same place, the FC
+// layers are the modules' in order, the gradients complete in the reverse order, and a
+// recomputation runs the layers up to FF2, whose input GeLU makes.
 #include <gtest/gtest.h>
 
 #include <cmath>
