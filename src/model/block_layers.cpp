@@ -93,4 +93,15 @@ std::vector<ParamKind> gradient_order() {
   return {block_param_kinds().rbegin(), block_param_kinds().rend()};
 }
 
+std::vector<bool> normed_offers(const std::vector<NormedUse>& uses) {
+  std::vector<bool> offered(uses.size());
+  bool later_writes = false;
+  for (std::size_t m = uses.size(); m-- > 0;) {
+    offered[m] = !later_writes;
+    later_writes = later_writes || uses[m] == NormedUse::stages ||
+                   (offered[m] && uses[m] == NormedUse::keeps_if_offered);
+  }
+  return offered;
+}
+
 }  // namespace meshslice

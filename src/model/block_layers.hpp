@@ -73,4 +73,14 @@ std::size_t recomputed_layers();
 // The block's parameters in the order the backward pass completes their gradients.
 std::vector<ParamKind> gradient_order();
 
+// How a module's forward pass uses the norm's staging buffer (BlockContext::normed): not at all;
+// to stage a norm's output before its re-layout (it writes the buffer whatever it is offered);
+// or to keep a tensor of its Saved set there when its saved set is offered the buffer (it
+// writes it then only).
+enum class NormedUse { none, stages, keeps_if_offered };
+// Which modules, given how each uses it in forward order, a recomputation's saved set may offer
+// the buffer: a module whose kept tensor no later module overwrites, by staging there or by
+// keeping its own tensor there.
+std::vector<bool> normed_offers(const std::vector<NormedUse>& uses);
+
 }  // namespace meshslice

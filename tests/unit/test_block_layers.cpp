@@ -205,6 +205,24 @@ TEST(BlockLayers, NonFcWorkIsTheModulesKernels) {
   EXPECT_EQ(w.backward.gemms.size(), s.attention.backward_work().gemms.size());
 }
 
+// A recomputation's saved set may keep a module's tensor in the norm's staging buffer only where
+// no later module writes that buffer again before the backward pass: one that stages a norm's
+// output there, or one that keeps its own tensor there (then the earlier ones may not).
+TEST(BlockLayers, NormedBufferIsOfferedWhereNoLaterModuleWritesIt) {
+  using U = NormedUse;
+  using Offers = std::vector<bool>;
+  // Attention keeps QKV's input there; the MLP keeps nothing there, or stages a transposed input.
+  EXPECT_EQ(normed_offers({U::keeps_if_offered, U::none}), (Offers{true, true}));
+  EXPECT_EQ(normed_offers({U::keeps_if_offered, U::stages}), (Offers{false, true}));
+  EXPECT_EQ(normed_offers({U::stages, U::none}), (Offers{true, true}));
+  // Two modules that keep a tensor there: only the later one may.
+  EXPECT_EQ(normed_offers({U::keeps_if_offered, U::none, U::keeps_if_offered}),
+            (Offers{false, false, true}));
+  EXPECT_EQ(normed_offers({U::keeps_if_offered, U::keeps_if_offered, U::stages}),
+            (Offers{false, false, true}));
+  EXPECT_EQ(normed_offers({}), Offers{});
+}
+
 TEST(BlockLayers, RecomputationStopsBeforeFf2) {
   ASSERT_LT(recomputed_layers(), block_layers().size());
   EXPECT_STREQ(block_layers()[recomputed_layers()].name, "ff2");

@@ -70,10 +70,12 @@ class AttentionModule {
     return s;
   }
 
-  // Whether its forward pass writes the context's `normed` staging buffer (norm1's output staged
-  // there before its re-layout into a transposed QKV input).
-  static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
-    return make.plan(block_fc(AttentionFc::qkv)).input() != Layout::standard;
+  // How its forward pass uses the context's `normed` staging buffer: norm1's output staged there
+  // before its re-layout into a transposed QKV input, or else QKV's input kept there if offered.
+  static NormedUse normed_use(const SavedTensorMaker<Exec>& make) {
+    return make.plan(block_fc(AttentionFc::qkv)).input() == Layout::standard
+               ? NormedUse::keeps_if_offered
+               : NormedUse::stages;
   }
 
   AttentionModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory)

@@ -7,7 +7,7 @@
 //     using Layer = ...;                        // its layers, as its declaration lists them
 //     struct Saved {...};                       // what it keeps for its backward pass
 //     static Saved make_saved(SavedTensorMaker<Exec>&, const RecomputeStaging<T>&);
-//     static bool stages_in_normed(const SavedTensorMaker<Exec>&);
+//     static NormedUse normed_use(const SavedTensorMaker<Exec>&);   // block_layers.hpp
 //     Module(BlockContext<Exec>&, bool trainable, MemoryUse&);
 //     void forward(Layer, const BlockParams<T>&, const Mat& in, const Saved&, const Mat& out);
 //     void backward(Layer, const BlockParams<T>&, const Mat& in, const Saved&, const Mat& d_out,
@@ -24,6 +24,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "model/activation_buffers.hpp"
@@ -92,26 +93,23 @@ class BlockModules {
 
   // A block's saved set: its input's stream (unless `with_input` is false), then each module's
   // set and the stream it hands on. A recomputation's set (`staging` not null) keeps some
-  // tensors in the forward pass's staging buffers: `normed` for a module after which no module
-  // stages there, `output` for the last module (every earlier one writes it, and the
-  // recomputation stops before the last one's writes: block_layers.hpp's recomputed_layers()).
+  // tensors in the forward pass's staging buffers: `normed` for a module whose tensor there no
+  // later module overwrites (block_layers.hpp's normed_offers), `output` for the last module
+  // (every earlier one writes it, and the recomputation stops before the last one's writes:
+  // block_layers.hpp's recomputed_layers()).
   static Saved make_saved(SavedTensorMaker<Exec>& make, bool with_input,
                           const RecomputeStaging<T>& staging = {}) {
     const std::size_t H = make.shape().hidden;
     Saved s;
-    std::array<bool, kModules> stages_in_normed{};
-    block_modules_detail::for_each_index(
-        [&](auto m) { stages_in_normed[m] = Module<m>::stages_in_normed(make); }, Indices());
-    const auto normed_usable = [&](std::size_t m) {  // no later module stages in `normed`
-      for (std::size_t later = m + 1; later < kModules; ++later)
-        if (stages_in_normed[later]) return false;
-      return true;
-    };
+    std::vector<NormedUse> uses(kModules);
+    block_modules_detail::for_each_index([&](auto m) { uses[m] = Module<m>::normed_use(make); },
+                                         Indices());
+    const std::vector<bool> normed_offered = normed_offers(uses);
     block_modules_detail::for_each_index(
         [&](auto m) {
           if (m > 0 || with_input)
             s.inputs[m] = make.activation(Layout::standard, H, m == 0 ? "x_in" : "x_mid");
-          const RecomputeStaging<T> own{normed_usable(m) ? staging.normed : nullptr,
+          const RecomputeStaging<T> own{normed_offered[m] ? staging.normed : nullptr,
                                         m + 1 == kModules ? staging.output : nullptr};
           std::get<m>(s.modules) = Module<m>::make_saved(make, own);
         },

@@ -54,10 +54,11 @@ class MlpModule {
     s.ff2_in = make.input(block_fc(MlpFc::ff2), shape.ffn(), "ff2_in");
     return s;
   }
-  // Whether its forward pass writes the context's `normed` staging buffer (norm2's output staged
-  // there before its re-layout into a transposed FF1 input).
-  static bool stages_in_normed(const SavedTensorMaker<Exec>& make) {
-    return make.plan(block_fc(MlpFc::ff1)).input() != Layout::standard;
+  // How its forward pass uses the context's `normed` staging buffer: norm2's output staged there
+  // before its re-layout into a transposed FF1 input (it keeps nothing there).
+  static NormedUse normed_use(const SavedTensorMaker<Exec>& make) {
+    return make.plan(block_fc(MlpFc::ff1)).input() == Layout::standard ? NormedUse::none
+                                                                       : NormedUse::stages;
   }
 
   MlpModule(BlockContext<Exec>& context, bool trainable, MemoryUse& memory) : c_(context) {
