@@ -54,6 +54,10 @@ inline void check_shape(const ModelShape& s, int pr, int pc) {
 // The executor, once the shape and the plan are checked against its mesh.
 template <class Exec>
 Exec& checked(Exec& ex, const ModelShape& shape, const ModelPlan& plan) {
+  // Every plan a deck or the tuner gives names each layer (parse_model_plan); one made in code
+  // for another block would index past its layers.
+  MESHSLICE_ASSERT(plan.blocks.size() == block_fc_count(), "Transformer: a plan for ",
+                   plan.blocks.size(), " FC layers, the block has ", block_fc_count());
   check_shape(shape, ex.mesh_rows(), ex.mesh_cols());
   check_lm_head_plan(shape, plan);
   return ex;

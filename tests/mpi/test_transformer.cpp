@@ -307,6 +307,11 @@ TEST(TransformerErrors, ShapesTheMeshCannotSplitAreClearErrors) {
     s.ffn_hidden = 12 * static_cast<std::size_t>(pr * pc) + 1;
     expect_error(s, "model.ffn_hidden");
   }
+  // A plan made in code for a block of other layers (every rank throws before any collective).
+  ModelPlan short_plan = plan;
+  short_plan.blocks.pop_back();
+  EXPECT_THROW(Transformer<RealExecutor<double>>(ex, test_block_shape(4), short_plan, 1, true),
+               InternalError);
 }
 
 // Grouped-query attention: 6 query heads sharing each key and value head in groups of 2 or 3
