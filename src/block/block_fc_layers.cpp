@@ -16,6 +16,7 @@ void FcLayerList::add_numbered(std::size_t in_module, const BlockFcLayer& layer)
                    "FcLayerList: the first FC layer, ", layer.name, ", has no previous layer");
   layers_[count_] = layer;
   layers_[count_].kind = FcKind(count_);
+  layers_[count_].module = modules_ > 0 ? modules_ - 1 : 0;
   ++count_;
 }
 

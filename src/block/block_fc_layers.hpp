@@ -55,7 +55,8 @@ struct BlockFcLayer {
   // The output's parts, each its own logical block of columns: Q, K and V; SwiGLU's gate and
   // up. All 0: one part.
   std::array<std::size_t, 3> output_parts{};
-  FcKind kind{};  // its number in the block (FcLayerList::add sets it)
+  FcKind kind{};           // its number in the block (FcLayerList::add sets it)
+  std::size_t module = 0;  // the place of the module that adds it (FcLayerList::add sets it)
 };
 
 // The block's FC layers as its modules add theirs: a fixed array, so that reading the layers on
@@ -70,7 +71,11 @@ class FcLayerList {
   void add(ModuleFc fc, const BlockFcLayer& layer) {
     add_numbered(static_cast<std::size_t>(fc), layer);
   }
-  void begin_module() { module_first_ = count_; }  // the next layers are the next module's
+  // The next layers are the next module's.
+  void begin_module() {
+    module_first_ = count_;
+    ++modules_;
+  }
 
   std::size_t size() const { return count_; }
   const BlockFcLayer& operator[](std::size_t k) const { return layers_[k]; }
@@ -82,6 +87,7 @@ class FcLayerList {
   void add_numbered(std::size_t in_module, const BlockFcLayer& layer);
   std::array<BlockFcLayer, kCapacity> layers_{};
   std::size_t count_ = 0, module_first_ = 0;
+  std::size_t modules_ = 0;  // begun so far (a list built without begin_module: one module)
 };
 
 // The block's layers, its modules' in order, and how many there are.

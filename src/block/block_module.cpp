@@ -21,12 +21,11 @@ std::size_t module_place(const BlockModuleSpec& module) {
 
 std::size_t first_fc_layer(std::size_t module) {
   MESHSLICE_ASSERT(module < block_modules().size(), "first_fc_layer: no module ", module);
-  FcLayerList earlier;  // the earlier modules' (their count does not depend on the sizes)
-  for (std::size_t m = 0; m < module; ++m) {
-    earlier.begin_module();
-    block_modules()[m].add_fc_layers(BlockDims{}, earlier);
-  }
-  return earlier.size();
+  // Listed once: which module adds each layer does not depend on the sizes.
+  static const FcLayerList layers = block_fc_layers({});
+  std::size_t earlier = 0;
+  for (const BlockFcLayer& layer : layers) earlier += layer.module < module;
+  return earlier;
 }
 
 BlockWork block_non_fc_work(const BlockShard& shard) {

@@ -83,7 +83,6 @@ class BlockModules {
       : modules_{make_modules(context, trainable, memory, Indices())} {
     MESHSLICE_ASSERT(block_modules().size() == kModules, "BlockModules: ", kModules,
                      " module types for ", block_modules().size(), " declarations");
-    for (std::size_t m = 0; m < kModules; ++m) first_param_[m] = first_parameter(m);
     // The gradient of each stream between two modules (trainable).
     if (trainable)
       for (Mat& g : stream_grads_)
@@ -124,7 +123,7 @@ class BlockModules {
       const BlockLayerSpec& layer = block_layers()[i];
       run(layer, [&](auto& module, auto m) {
         using Layer = typename std::decay_t<decltype(module)>::Layer;
-        module.forward(Layer(layer.layer), w.from(first_param_[m]), s.inputs[m],
+        module.forward(Layer(layer.layer), w.from(first_parameter(m)), s.inputs[m],
                        std::get<m>(s.modules), m + 1 < kModules ? s.inputs[m + 1] : out);
       });
     }
@@ -138,7 +137,7 @@ class BlockModules {
     for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
       run(*layer, [&](auto& module, auto m) {
         using Layer = typename std::decay_t<decltype(module)>::Layer;
-        module.backward(Layer(layer->layer), w.from(first_param_[m]), s.inputs[m],
+        module.backward(Layer(layer->layer), w.from(first_parameter(m)), s.inputs[m],
                         std::get<m>(s.modules), m + 1 < kModules ? stream_grads_[m] : dout,
                         m > 0 ? stream_grads_[m - 1] : din, accumulate, sync);
       });
@@ -163,8 +162,7 @@ class BlockModules {
   }
 
   BlockModuleTypes<Exec> modules_;
-  std::array<std::size_t, kModules> first_param_{};  // each module's first parameter's number
-  std::array<Mat, kModules - 1> stream_grads_;       // d(module m's output), m < the last
+  std::array<Mat, kModules - 1> stream_grads_;  // d(module m's output), m < the last
 };
 
 }  // namespace meshslice
