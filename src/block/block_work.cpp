@@ -32,16 +32,12 @@ bool parse_attention_kernel(const std::string& name, AttentionKernel& kernel) {
   return false;
 }
 
-// What scripts/bench-train.sh measured faster on each kind of backend. On a CPU the BLAS blocks:
-// their thousands of BLAS calls cost a CPU little, and OpenBLAS multiplies faster than the fused
-// kernels' tile products (bench-h1024 on 2 ranks, 2026-11-27: 2,632 ms a step against 2,851).
-// On a GPU, where every call is a launch, the fused kernels.
-AttentionKernel default_attention_kernel() {
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
-  return AttentionKernel::fused;
-#else
-  return AttentionKernel::blas_blocks;
-#endif
-}
+// What scripts/bench-train.sh measured faster, the fused kernels on every backend: on a GPU,
+// where every BLAS call is a launch, by far; on a CPU since their backward team keeps a pair's
+// queries in scratch and their micro-tiles fill AVX-512's registers (one rank's attention of a
+// bench-h1024 block on the development VM's Sapphire Rapids, 2026-12-01: 54 ms against the BLAS
+// blocks' 70, 104 before; with AVX2's kernels 81 against 82). plan.attention: blas_blocks keeps
+// the BLAS blocks.
+AttentionKernel default_attention_kernel() { return AttentionKernel::fused; }
 
 }  // namespace meshslice

@@ -303,6 +303,16 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
   check_slice(cols ? shard.extent(1) : shard.extent(0), dim, slice, "shard");
   const std::size_t rows = cols ? shard.extent(0) : shard.extent(0) / slice.count;
   const std::size_t width = cols ? shard.extent(1) / slice.count : shard.extent(1);
+  if (ring.size() == 1) {
+    // The sum over one rank is the contribution: unsliced into the shard as it is, not copied
+    // into a sub-shard first (a 1 x N mesh's weight gradients, whose row ring has one rank).
+    check_stacked("reduce_scatter", ring, Matrix<T, Space>(nullptr, rows, width), contribution,
+                  dim, "output shard", "input");
+    unslice_into(contribution, shard, dim, slice, static_cast<T>(beta), scratch.space);
+    fence_kernels<Space>(scratch.space);
+    return make_request(ring_op(CommKind::reduce_scatter, ring, rows * width, sizeof(T)), {},
+                        [] {});
+  }
   ScratchCarver<T, Space> carve(scratch);
   // `memory` owns the sub-shard when the carver allocated it: the request keeps it alive.
   const Buffer<T, Space> memory = carve.device(rows * width, "partial_reduce_scatter_sub");
@@ -319,6 +329,7 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
 ScratchNeed partial_reduce_scatter_scratch(int parts, std::size_t n, MatrixDim dim,
                                            const CommOptions& options, bool staged,
                                            std::size_t element_bytes) {
+  if (parts == 1) return {};  // unsliced from the contribution itself
   ScratchNeed need{n, 0};
   need += reduce_scatter_scratch(parts, n, dim, options, staged, element_bytes);
   return need;

@@ -1,6 +1,7 @@
 // The attention kernels against each other on one chip's shard, in double: the fused kernels
-// (model/kernels/fused_attention.hpp) in both backward shapes (a team per pair, a team per
-// tile) against the BLAS-block kernels (model/kernels/attention.hpp), with and without RoPE,
+// (model/kernels/fused_attention.hpp) in both shapes (a team per pair, which keeps the pair's
+// keys and values in the forward pass and its queries in the backward; a team per tile) against
+// the BLAS-block kernels (model/kernels/attention.hpp), with and without RoPE,
 // for sequences of one partial tile, of several tiles with a partial last one, and head
 // dimensions narrower than a micro-tile; and each, in float, reading a bf16 run's input. The
 // transformer tests check both against the serial reference model end to end.

@@ -6,7 +6,8 @@
 //
 // A team takes a tile of query rows of one (sequence, head) pair, keeps it in scratch memory and
 // streams the key tiles at or below the diagonal through (the tiles above it are skipped:
-// causal); the softmax is the online one (a running maximum m and sum l per row), so the
+// causal; on a CPU, with at least as many pairs as threads, a team takes a whole pair and keeps
+// its keys and values in scratch, loaded once, for each of its query tiles in turn); the softmax is the online one (a running maximum m and sum l per row), so the
 // probabilities are never stored: the forward pass keeps each row's log-sum-exp lse = m + log l,
 // and the backward pass recomputes p = exp(s - lse) tile by tile.
 //   forward:   o = softmax(q k^T / sqrt(dim)) v, lse
@@ -15,8 +16,9 @@
 // The forward pass sums o, rescaled as the maximum grows, in scratch on a CPU and in its rows of
 // the output on a GPU (each row has one team). The backward pass comes in two shapes. Where
 // there are at least as many (sequence, head) pairs as the backend runs teams at once (a CPU), a
-// team takes a whole pair (one launch): it walks the key tiles, and for each the query tiles at
-// or below the diagonal, adding into dq in dqkv as it goes; five tile products per pair of tiles.
+// team takes a whole pair (one launch) and keeps its q, do and dq in scratch: it walks the key
+// tiles, and for each the query tiles at or below the diagonal, adding into dq as it goes; five
+// tile products per pair of tiles.
 // Elsewhere (a GPU, which needs many more teams) a team per key tile sums dk and dv in their rows
 // of dqkv and another launch's team per query tile dq, each recomputing s and dp: seven
 // products. Either way each gradient element has one writer, so there are no atomics and the
@@ -90,17 +92,28 @@ struct FusedAttentionGeometry {
   }
 
   // Scratch elements of a forward team: q, k^T then v in one share, the scores, each row's m,
-  // l and rescale, and on a CPU o (fused_attention_kernels::forward).
+  // l and rescale, and on a CPU o (fused_attention_kernels::tile_forward); a team per pair on a
+  // CPU keeps the pair's k^T and v whole (pair_forward).
   std::size_t forward_scratch(std::size_t t) const {
+    if (fused_attention_kernels::kHostBackend && pair_teams) {
+      const std::size_t keys = pair_rows(t);
+      return padded * square_ld(keys) + keys * row_ld() + 2 * t * row_ld() + t * square_ld(t) +
+             3 * t;
+    }
     return (fused_attention_kernels::kHostBackend ? 2 : 1) * t * row_ld() +
            std::max(t * row_ld(), padded * square_ld(t)) + t * square_ld(t) + 3 * t;
   }
-  // Of a backward team: q, do, k^T, v^T, p, ds, the rows' lse, D and D's partial sums; a team
-  // per pair keeps four row-major tiles more (dq, k, dk, dv).
+  // Of a backward team: q, do, k^T, v^T, p, ds, the rows' lse, D and D's partial sums, for a
+  // tile of queries; a team per pair keeps q, do, their rows' statistics and dq for all of the
+  // pair's rows (pair_rows) and three row-major tiles more (k, dk, dv).
   std::size_t backward_scratch(std::size_t t) const {
-    return (pair_teams ? 6 : 2) * t * row_ld() + 2 * padded * square_ld(t) + 2 * t * square_ld(t) +
-           (2 + fused_attention_kernels::kDotChunks) * t;
+    const std::size_t queries = pair_teams ? pair_rows(t) : t;
+    return (pair_teams ? 3 : 2) * queries * row_ld() + (pair_teams ? 3 * t * row_ld() : 0) +
+           2 * padded * square_ld(t) + 2 * t * square_ld(t) +
+           (2 + fused_attention_kernels::kDotChunks) * queries;
   }
+  // A sequence's rows rounded up to whole tiles.
+  std::size_t pair_rows(std::size_t t) const { return tiles(t) * t; }
 };
 
 // The tiles for a shard: 64 rows (fewer for shorter sequences), each pass's halved (to a
@@ -308,17 +321,20 @@ KOKKOS_INLINE_FUNCTION PairTile pair_tile(const Member& team, const FusedAttenti
   return {rank / tiles, first, tile_rows(first, tile, g.len)};
 }
 
-// A backward team's scratch, as FusedAttentionGeometry::backward_scratch counts it: the query
-// tile's q and do (row-major), the key tile's k^T and v^T, p and ds, the query rows'
-// log-sum-exps, D and D's partial sums, then a team per pair's own tiles.
+// A backward team's scratch, as FusedAttentionGeometry::backward_scratch counts it: q and do
+// (row-major) of a query tile, or of all of a pair's rows for a team per pair; the key tile's k^T
+// and v^T, p and ds; the query rows' log-sum-exps, D and D's partial sums; then a team per pair's
+// own: dq of all its rows and the k, dk and dv tiles.
 template <class T>
 struct BackwardTiles {
   std::size_t tile, row_ld, square_ld;
   T *q, *dout, *kt, *vt, *p, *ds, *lse, *row_dots, *partial_dots;
-  T* own[4];
-  KOKKOS_INLINE_FUNCTION BackwardTiles(T* base, const FusedAttentionGeometry<T>& g)
+  T* own[4];  // a team per pair's: dq for all of the pair's rows, then the k, dk and dv tiles
+  // `queries`: the rows q, do and their statistics hold (a tile's, or a pair's).
+  KOKKOS_INLINE_FUNCTION BackwardTiles(T* base, const FusedAttentionGeometry<T>& g,
+                                       std::size_t queries)
       : tile(g.tile), row_ld(g.row_ld()), square_ld(g.square_ld(g.tile)) {
-    const std::size_t rows = tile * row_ld, transposed = g.padded * square_ld;
+    const std::size_t rows = queries * row_ld, transposed = g.padded * square_ld;
     q = base;
     dout = q + rows;
     kt = dout + rows;
@@ -326,9 +342,22 @@ struct BackwardTiles {
     p = vt + transposed;
     ds = p + tile * square_ld;
     lse = ds + tile * square_ld;
-    row_dots = lse + tile;
-    partial_dots = row_dots + tile;
-    for (int i = 0; i < 4; ++i) own[i] = partial_dots + kDotChunks * tile + i * rows;
+    row_dots = lse + queries;
+    partial_dots = row_dots + queries;
+    own[0] = partial_dots + kDotChunks * queries;
+    own[1] = own[0] + rows;
+    for (int i = 2; i < 4; ++i) own[i] = own[i - 1] + tile * row_ld;
+  }
+
+  // The same tiles with q, do and their statistics those of the query tile at row `first` of
+  // the pair's (a team per pair's).
+  KOKKOS_INLINE_FUNCTION BackwardTiles query_tile(std::size_t first) const {
+    BackwardTiles t = *this;
+    t.q += first * row_ld;
+    t.dout += first * row_ld;
+    t.lse += first;
+    t.row_dots += first;
+    return t;
   }
 };
 
@@ -357,21 +386,21 @@ KOKKOS_INLINE_FUNCTION void score_gradient(const Member& team, const BackwardTil
   });
 }
 
-// What a backward team needs of a query tile: q (turned and scaled), do, and its rows'
-// log-sum-exps and D = rowsum(do * o), kDotChunks threads to a row, their partial sums added in
-// a fixed order.
+// What a backward team needs of `rows` query rows from `first` (a tile's, or a whole pair's):
+// q (turned and scaled), do, and their log-sum-exps and D = rowsum(do * o), kDotChunks threads
+// to a row, their partial sums added in a fixed order.
 template <class T, class S>
 KOKKOS_INLINE_FUNCTION void load_query_tile(const Member& team, const FusedAttentionGeometry<T>& g,
                                             const Packed<T>& table, const Matrix<S>& qkv,
                                             const Matrix<T>& a, const Matrix<T>& da,
                                             const Buffer<T>& lse, std::size_t sh, std::size_t first,
-                                            std::size_t count, const BackwardTiles<T>& w) {
-  load_tile(team, g, table, qkv, 0, g.rope, sh, first, count, g.scale, false, w.tile, w.row_ld,
-            w.q);
-  load_tile(team, g, table, da, 0, false, sh, first, count, T(1), false, w.tile, w.row_ld, w.dout);
+                                            std::size_t count, std::size_t rows,
+                                            const BackwardTiles<T>& w) {
+  load_tile(team, g, table, qkv, 0, g.rope, sh, first, count, g.scale, false, rows, w.row_ld, w.q);
+  load_tile(team, g, table, da, 0, false, sh, first, count, T(1), false, rows, w.row_ld, w.dout);
   team.team_barrier();
   const std::size_t token0 = first_token(g, sh, first), col = head_column(g, sh);
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w.tile * kDotChunks), [&](std::size_t e) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * kDotChunks), [&](std::size_t e) {
     const std::size_t i = e / kDotChunks, chunk = e % kDotChunks;
     T dot = 0;
     if (i < count)
@@ -381,7 +410,7 @@ KOKKOS_INLINE_FUNCTION void load_query_tile(const Member& team, const FusedAtten
     if (chunk == 0) w.lse[i] = i < count ? lse(sh * g.len + first + i) : T(0);
   });
   team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w.tile), [&](std::size_t i) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](std::size_t i) {
     T dot = 0;
     for (std::size_t chunk = 0; chunk < kDotChunks; ++chunk)
       dot += w.partial_dots[i * kDotChunks + chunk];
@@ -431,11 +460,60 @@ KOKKOS_INLINE_FUNCTION TileOut<T> rows_out(const FusedAttentionGeometry<T>& g, c
           int(count), int(g.dim), row_scale};
 }
 
+// The online softmax over the scores s of a query tile against a key tile: each row's new
+// maximum rescales its sum l and (through shrink) its output so far, and s becomes the tile's
+// probabilities, 0 past each row's causal keys.
+template <class T>
+KOKKOS_INLINE_FUNCTION void online_softmax(const Member& team, std::size_t tile,
+                                           std::size_t square_ld, T* s, T* m, T* l, T* shrink,
+                                           std::size_t q_first, std::size_t q_count,
+                                           std::size_t k_first, std::size_t k_count) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
+    T* row = s + i * square_ld;
+    const std::size_t keys = causal_keys(i, q_first, q_count, k_first, k_count);
+    T factor = 1;
+    if (keys > 0) {
+      const T top = fold_in_lanes(keys, row[0], RowValues<T>{row}, FoldMax());
+      const T new_max = top > m[i] ? top : m[i];
+      const T sum = fold_in_lanes(keys, T(0), ExpInPlace<T>{row, new_max}, FoldSum());
+      factor = kmath::fast_exp(m[i] - new_max);
+      l[i] = l[i] * factor + sum;
+      m[i] = new_max;
+    }
+    shrink[i] = factor;
+    for (std::size_t j = keys; j < tile; ++j) row[j] = 0;
+  });
+}
+
+// A query tile's end: its rows' lse = m + log l, and o divided by l (in o's memory; on a CPU
+// then stored into a's rows).
+template <class T>
+KOKKOS_INLINE_FUNCTION void finish_query_tile(const Member& team,
+                                              const FusedAttentionGeometry<T>& g,
+                                              const Packed<T>& table, const Buffer<T>& lse,
+                                              const Matrix<T>& a, std::size_t sh,
+                                              std::size_t q_first, std::size_t q_count, T* m, T* l,
+                                              T* shrink, const TileOut<T>& o) {
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q_count), [&](std::size_t i) {
+    lse(sh * g.len + q_first + i) = m[i] + kmath::log(l[i]);
+    shrink[i] = T(1) / l[i];
+  });
+  team.team_barrier();
+  for_each_tile_element(team, q_count, g.dim, [&](std::size_t i, std::size_t d) {
+    o.data[i * o.ld + d] *= shrink[i];
+  });
+  if constexpr (kHostBackend) {
+    team.team_barrier();
+    store_tile(team, g, table, o.data, std::size_t(o.ld), false, T(1), sh, q_first, q_count, a, 0);
+  }
+}
+
 // a and lse from qkv (its elements T or bf16): a team per (pair, query tile).
 template <class T, class S>
-void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
-             const Packed<T>& table, const Matrix<S>& qkv, const Buffer<T>& lse,
-             const Matrix<T>& a) {
+void tile_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
+                  const Packed<T>& table, const Matrix<S>& qkv, const Buffer<T>& lse,
+                  const Matrix<T>& a) {
   const std::size_t tile = g.forward_tile, padded = g.padded, row_ld = g.row_ld(),
                     square_ld = g.square_ld(tile);
   const std::size_t scratch = g.forward_scratch(tile),
@@ -477,22 +555,8 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
               TileIn<T>{kv, int(square_ld), 1}, TileOut<T>{s, int(square_ld), int(tile), int(tile)},
               false);
           team.team_barrier();
-          // The online softmax: each row's new maximum rescales its sum and output so far.
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
-            T* row = s + i * square_ld;
-            const std::size_t keys = causal_keys(i, q_first, q_count, k_first, k_count);
-            T factor = 1;
-            if (keys > 0) {
-              const T top = fold_in_lanes(keys, row[0], RowValues<T>{row}, FoldMax());
-              const T new_max = top > m[i] ? top : m[i];
-              const T sum = fold_in_lanes(keys, T(0), ExpInPlace<T>{row, new_max}, FoldSum());
-              factor = kmath::fast_exp(m[i] - new_max);
-              l[i] = l[i] * factor + sum;
-              m[i] = new_max;
-            }
-            shrink[i] = factor;
-            for (std::size_t j = keys; j < tile; ++j) row[j] = 0;
-          });
+          online_softmax(team, tile, square_ld, s, m, l, shrink, q_first, q_count, k_first,
+                         k_count);
           load_tile(team, g, table, qkv, 2 * g.width, false, sh, k_first, k_count, T(1), false,
                     tile, row_ld, kv);
           team.team_barrier();
@@ -501,20 +565,79 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
                                              TileIn<T>{s, int(square_ld), 1},
                                              TileIn<T>{kv, int(row_ld), 1}, o, k_first > 0);
         }
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q_count), [&](std::size_t i) {
-          lse(sh * g.len + q_first + i) = m[i] + kmath::log(l[i]);
-          shrink[i] = T(1) / l[i];
-        });
-        team.team_barrier();
-        for_each_tile_element(team, q_count, g.dim, [&](std::size_t i, std::size_t d) {
-          o.data[i * o.ld + d] *= shrink[i];
-        });
-        if constexpr (kHostBackend) {
-          team.team_barrier();
-          store_tile(team, g, table, o_tile, row_ld, false, T(1), sh, q_first, q_count, a, 0);
+        finish_query_tile(team, g, table, lse, a, sh, q_first, q_count, m, l, shrink, o);
+      });
+}
+
+// The same with a team per pair on a CPU (pair_teams): the pair's k^T and v are loaded once
+// into scratch, not once for every query tile that reads them (the loads of k^T, a transpose,
+// took a third of the forward pass's time).
+template <class T, class S>
+void pair_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
+                  const Packed<T>& table, const Matrix<S>& qkv, const Buffer<T>& lse,
+                  const Matrix<T>& a) {
+  const std::size_t tile = g.forward_tile, padded = g.padded, row_ld = g.row_ld(),
+                    square_ld = g.square_ld(tile), keys = g.pair_rows(tile),
+                    keys_ld = g.square_ld(keys);
+  const std::size_t scratch = g.forward_scratch(tile);
+  const int level = scratch_level<T>(scratch);
+  Kokkos::parallel_for(
+      "attention_fused_forward", team_policy<T>(space, pairs, scratch),
+      KOKKOS_LAMBDA(const Member& team) {
+        const std::size_t sh = team.league_rank();
+        ScratchBuffer<T> buffer(team.team_scratch(level), scratch);
+        T* const kt = buffer.data();            // padded x keys: the pair's k^T
+        T* const v = kt + padded * keys_ld;     // keys x row_ld
+        T* const q = v + keys * row_ld;         // a query tile
+        T* const s = q + tile * row_ld;
+        T* const m = s + tile * square_ld;
+        T* const l = m + tile;
+        T* const shrink = l + tile;
+        T* const o_tile = shrink + tile;
+        const TileOut<T> o{o_tile, int(row_ld), int(tile), int(padded), shrink};
+        load_tile(team, g, table, qkv, g.width, g.rope, sh, 0, g.len, T(1), true, keys, keys_ld,
+                  kt);
+        load_tile(team, g, table, qkv, 2 * g.width, false, sh, 0, g.len, T(1), false, keys,
+                  row_ld, v);
+        for (std::size_t q_first = 0; q_first < g.len; q_first += tile) {
+          const std::size_t q_count = tile_rows(q_first, tile, g.len);
+          team.team_barrier();  // the previous query tile's output is stored
+          load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, tile,
+                    row_ld, q);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
+            m[i] = g.lowest;
+            l[i] = 0;
+          });
+          for (std::size_t k_first = 0; k_first <= q_first; k_first += tile) {
+            const std::size_t k_count = tile_rows(k_first, tile, g.len);
+            team.team_barrier();  // q is loaded; the previous tile's o += p v has read s
+            attention_tiles::team_tile_product(
+                team, int(tile), int(tile), int(g.dim), TileIn<T>{q, int(row_ld), 1},
+                TileIn<T>{kt + k_first, int(keys_ld), 1},
+                TileOut<T>{s, int(square_ld), int(tile), int(tile)}, false);
+            team.team_barrier();
+            online_softmax(team, tile, square_ld, s, m, l, shrink, q_first, q_count, k_first,
+                           k_count);
+            team.team_barrier();
+            attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile),
+                                               TileIn<T>{s, int(square_ld), 1},
+                                               TileIn<T>{v + k_first * row_ld, int(row_ld), 1}, o,
+                                               k_first > 0);
+          }
+          finish_query_tile(team, g, table, lse, a, sh, q_first, q_count, m, l, shrink, o);
         }
       });
+}
+
+// a and lse from qkv: in the shape g names.
+template <class T, class S>
+void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
+             const Packed<T>& table, const Matrix<S>& qkv, const Buffer<T>& lse,
+             const Matrix<T>& a) {
+  if constexpr (kHostBackend) {
+    if (g.pair_teams) return pair_forward(space, g, pairs, table, qkv, lse, a);
+  }
+  tile_forward(space, g, pairs, table, qkv, lse, a);
 }
 
 // dk and dv summed in their rows of dqkv: a team per (pair, key tile), over the query tiles at
@@ -530,7 +653,8 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
       KOKKOS_LAMBDA(const Member& team) {
         const PairTile t = pair_tile(team, g, g.tile);
         const std::size_t sh = t.pair, k_first = t.first, k_count = t.count;
-        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), g);
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), g,
+                                 g.tile);
         load_tile(team, g, table, qkv, g.width, g.rope, sh, k_first, k_count, T(1), true, w.tile,
                   w.square_ld, w.kt);
         load_tile(team, g, table, qkv, 2 * g.width, false, sh, k_first, k_count, T(1), true, w.tile,
@@ -540,7 +664,7 @@ void key_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, s
         for (std::size_t q_first = k_first; q_first < g.len; q_first += w.tile) {
           const std::size_t q_count = tile_rows(q_first, w.tile, g.len);
           team.team_barrier();  // the previous tile's products have read q and do
-          load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, w);
+          load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, w.tile, w);
           team.team_barrier();
           probabilities_and_score_gradient(team, g, w, q_first, q_count, k_first, k_count);
           // The first query tile starts dk and dv: dqkv's rows hold anything before.
@@ -564,9 +688,10 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
       KOKKOS_LAMBDA(const Member& team) {
         const PairTile t = pair_tile(team, g, g.tile);
         const std::size_t sh = t.pair, q_first = t.first, q_count = t.count;
-        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), g);
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), g,
+                                 g.tile);
         const int tile = int(w.tile), square_ld = int(w.square_ld);
-        load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, w);
+        load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, w.tile, w);
         const TileOut<T> dq = rows_out(g, dqkv, 0, sh, q_first, q_count);
         for (std::size_t k_first = 0; k_first <= q_first; k_first += w.tile) {
           const std::size_t k_count = tile_rows(k_first, w.tile, g.len);
@@ -587,24 +712,27 @@ void query_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g,
       });
 }
 
-// dq, dk and dv into dqkv with a team per pair: for each key tile, the query tiles at and below
-// it, dq's running sums kept in dqkv's q columns (turned and scaled once they are whole).
+// dq, dk and dv into dqkv with a team per pair: the pair's q, do, their rows' statistics and dq's
+// running sums stay in the team's scratch (loaded once, dq stored once it is whole, turned and
+// scaled), and for each key tile the query tiles at and below it add into dq, dk and dv. (Loading
+// q and do and storing dq for every pair of tiles took half of this kernel's time on a CPU.)
 template <class T, class S>
 void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::size_t pairs,
                     const Packed<T>& table, const Matrix<S>& qkv, const Matrix<T>& a,
                     const Matrix<T>& da, const Buffer<T>& lse, const Matrix<T>& dqkv) {
-  const std::size_t scratch = g.backward_scratch(g.tile);
+  const std::size_t scratch = g.backward_scratch(g.tile), rows = g.pair_rows(g.tile);
   const int level = scratch_level<T>(scratch);
   Kokkos::parallel_for(
       "attention_fused_backward", team_policy<T>(space, pairs, scratch),
       KOKKOS_LAMBDA(const Member& team) {
         const std::size_t sh = team.league_rank();
-        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), g);
+        const BackwardTiles<T> w(ScratchBuffer<T>(team.team_scratch(level), scratch).data(), g,
+                                 rows);
         const std::size_t tile = w.tile, row_ld = w.row_ld;
         T *const dq = w.own[0], *const k = w.own[1], *const dk = w.own[2], *const dv = w.own[3];
-        const TileOut<T> dq_out{dq, int(row_ld), int(tile), int(g.padded)},
-            dk_out{dk, int(row_ld), int(tile), int(g.padded)},
+        const TileOut<T> dk_out{dk, int(row_ld), int(tile), int(g.padded)},
             dv_out{dv, int(row_ld), int(tile), int(g.padded)};
+        load_query_tile(team, g, table, qkv, a, da, lse, sh, 0, g.len, rows, w);
         for (std::size_t k_first = 0; k_first < g.len; k_first += tile) {
           const std::size_t k_count = tile_rows(k_first, tile, g.len);
           team.team_barrier();  // the previous key tile's dk and dv are stored
@@ -616,19 +744,16 @@ void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, 
                     w.square_ld, w.vt);
           for (std::size_t q_first = k_first; q_first < g.len; q_first += tile) {
             const std::size_t q_count = tile_rows(q_first, tile, g.len);
-            team.team_barrier();  // the previous query tile's products are done, its dq stored
-            load_query_tile(team, g, table, qkv, a, da, lse, sh, q_first, q_count, w);
-            // dq's sum so far (the first key tile starts it).
-            load_tile(team, g, table, dqkv, 0, false, sh, q_first, k_first == 0 ? 0 : q_count, T(1),
-                      false, tile, row_ld, dq);
-            team.team_barrier();
-            probabilities_and_score_gradient(team, g, w, q_first, q_count, k_first, k_count);
-            add_key_gradients(team, g, w, dv_out, dk_out, q_first > k_first);
-            attention_tiles::team_tile_product(team, int(tile), int(g.padded), int(tile),
-                                               TileIn<T>{w.ds, int(w.square_ld), 1},
-                                               TileIn<T>{k, int(row_ld), 1}, dq_out, true);
-            team.team_barrier();
-            store_tile(team, g, table, dq, row_ld, false, T(1), sh, q_first, q_count, dqkv, 0);
+            const BackwardTiles<T> wq = w.query_tile(q_first);
+            team.team_barrier();  // the previous query tile's products are done
+            probabilities_and_score_gradient(team, g, wq, q_first, q_count, k_first, k_count);
+            add_key_gradients(team, g, wq, dv_out, dk_out, q_first > k_first);
+            // dq += ds k; the first key tile, which every query tile sees, starts it.
+            attention_tiles::team_tile_product(
+                team, int(tile), int(g.padded), int(tile), TileIn<T>{w.ds, int(w.square_ld), 1},
+                TileIn<T>{k, int(row_ld), 1},
+                TileOut<T>{dq + q_first * row_ld, int(row_ld), int(tile), int(g.padded)},
+                k_first > 0);
           }
           team.team_barrier();
           store_tile(team, g, table, dk, row_ld, g.rope, T(1), sh, k_first, k_count, dqkv, g.width);
@@ -636,8 +761,7 @@ void pair_gradients(const ExecSpace& space, const FusedAttentionGeometry<T>& g, 
                      2 * g.width);
         }
         team.team_barrier();
-        // dq is whole: turned back and scaled in place.
-        finish_in_place(team, g, table, g.rope, g.scale, sh, 0, g.len, dqkv, 0);
+        store_tile(team, g, table, dq, row_ld, g.rope, g.scale, sh, 0, g.len, dqkv, 0);
       });
 }
 
