@@ -2,9 +2,9 @@
 # The training performance benchmark: meshslice-train against the same model in PyTorch, every
 # figure from one run on the same cores (or the same GPU). Decks:
 #   teacher  inputs/train/bench-h1024.yaml (H = 1024, 2 blocks, 4 x 512 tokens, AdamW, float;
-#            CPU targets on 2 ranks: step time <= 1.2x the ideal, tokens/s >= 1.35x PyTorch);
+#            CPU targets on 2 ranks: step time <= 1.15x the ideal, tokens/s >= 1.35x PyTorch);
 #   lm       inputs/train/bench-lm.yaml, the same blocks with RoPE as a language model (V =
-#            32768, untied head) on the byte-level licence texts (CPU targets: <= 1.25x the ideal,
+#            32768, untied head) on the byte-level licence texts (CPU targets: <= 1.05x the ideal,
 #            >= 1.5x PyTorch); the dataset is made in OUT/data with meshslice-data if missing;
 #   h4096    inputs/train/bench-h4096.yaml, a GPU-sized teacher (H = 4096, 32 heads, 2 blocks,
 #            8 x 2048 tokens; GPU target on one rank: tokens/s >= 0.9x PyTorch).
@@ -120,7 +120,8 @@ import glob, json, os, sys
 out, decks, rank_counts, device = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4]
 precisions = sys.argv[5].split()
 # (step time / ideal, tokens/s / PyTorch's) targets, and the rank count they are set for.
-targets = {"cpu": {"teacher": (1.2, 1.35, 2), "lm": (1.25, 1.5, 2)},
+# The step-time targets are issue 42's: the CPU's step must not fall behind its ideal.
+targets = {"cpu": {"teacher": (1.15, 1.35, 2), "lm": (1.05, 1.5, 2)},
            "cuda": {"teacher": (None, 0.9, 1), "h4096": (None, 0.9, 1)}}[device]
 def target(ranks, name, index, sign, precision):
     t = targets.get(name)  # set for float

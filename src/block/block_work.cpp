@@ -32,12 +32,13 @@ bool parse_attention_kernel(const std::string& name, AttentionKernel& kernel) {
   return false;
 }
 
-// What scripts/bench-train.sh measured faster, the fused kernels on every backend: on a GPU,
-// where every BLAS call is a launch, by far; on a CPU since their backward team keeps a pair's
-// queries in scratch and their micro-tiles fill AVX-512's registers (one rank's attention of a
-// bench-h1024 block on the development VM's Sapphire Rapids, 2026-12-01: 54 ms against the BLAS
-// blocks' 70, 104 before; with AVX2's kernels 81 against 82). plan.attention: blas_blocks keeps
-// the BLAS blocks.
+// What scripts/bench-train.sh measured faster: the fused kernels, on every backend. On a GPU,
+// where every BLAS call is a launch, by far; on a CPU since their teams keep a pair's keys and
+// values (forward) or queries (backward) in scratch and their micro-tiles fill AVX-512's
+// registers: one rank's attention of a bench-h1024 block on the development VM's Sapphire
+// Rapids took 54 ms against the BLAS blocks' 70 (104 before), and 128-154 ms a step on 2 ranks
+// against 171-181, with 70 BLAS calls a step against 1,604 (2026-12-01); with AVX2's kernels 81
+// against 82 ms. plan.attention: blas_blocks keeps the BLAS blocks.
 AttentionKernel default_attention_kernel() { return AttentionKernel::fused; }
 
 }  // namespace meshslice

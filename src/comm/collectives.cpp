@@ -306,8 +306,8 @@ Request ipartial_reduce_scatter(const AxisComm& ring, const Matrix<T, Space>& co
   if (ring.size() == 1) {
     // The sum over one rank is the contribution: unsliced into the shard as it is, not copied
     // into a sub-shard first (a 1 x N mesh's weight gradients, whose row ring has one rank).
-    check_stacked("reduce_scatter", ring, Matrix<T, Space>(nullptr, rows, width), contribution,
-                  dim, "output shard", "input");
+    check_stacked("reduce_scatter", ring, Matrix<T, Space>(nullptr, rows, width), contribution, dim,
+                  "output shard", "input");
     unslice_into(contribution, shard, dim, slice, static_cast<T>(beta), scratch.space);
     fence_kernels<Space>(scratch.space);
     return make_request(ring_op(CommKind::reduce_scatter, ring, rows * width, sizeof(T)), {},

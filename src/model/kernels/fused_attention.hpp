@@ -7,9 +7,10 @@
 // A team takes a tile of query rows of one (sequence, head) pair, keeps it in scratch memory and
 // streams the key tiles at or below the diagonal through (the tiles above it are skipped:
 // causal; on a CPU, with at least as many pairs as threads, a team takes a whole pair and keeps
-// its keys and values in scratch, loaded once, for each of its query tiles in turn); the softmax is the online one (a running maximum m and sum l per row), so the
-// probabilities are never stored: the forward pass keeps each row's log-sum-exp lse = m + log l,
-// and the backward pass recomputes p = exp(s - lse) tile by tile.
+// its keys and values in scratch, loaded once, for each of its query tiles in turn); the softmax
+// is the online one (a running maximum m and sum l per row), so the probabilities are never
+// stored: the forward pass keeps each row's log-sum-exp lse = m + log l, and the backward pass
+// recomputes p = exp(s - lse) tile by tile.
 //   forward:   o = softmax(q k^T / sqrt(dim)) v, lse
 //   backward:  D = rowsum(do * o); per pair of tiles p, dp = do v^T, ds = p * (dp - D),
 //              dv += p^T do, dk += ds^T q, dq += ds k.
@@ -500,9 +501,8 @@ KOKKOS_INLINE_FUNCTION void finish_query_tile(const Member& team,
     shrink[i] = T(1) / l[i];
   });
   team.team_barrier();
-  for_each_tile_element(team, q_count, g.dim, [&](std::size_t i, std::size_t d) {
-    o.data[i * o.ld + d] *= shrink[i];
-  });
+  for_each_tile_element(team, q_count, g.dim,
+                        [&](std::size_t i, std::size_t d) { o.data[i * o.ld + d] *= shrink[i]; });
   if constexpr (kHostBackend) {
     team.team_barrier();
     store_tile(team, g, table, o.data, std::size_t(o.ld), false, T(1), sh, q_first, q_count, a, 0);
@@ -586,9 +586,9 @@ void pair_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, st
       KOKKOS_LAMBDA(const Member& team) {
         const std::size_t sh = team.league_rank();
         ScratchBuffer<T> buffer(team.team_scratch(level), scratch);
-        T* const kt = buffer.data();            // padded x keys: the pair's k^T
-        T* const v = kt + padded * keys_ld;     // keys x row_ld
-        T* const q = v + keys * row_ld;         // a query tile
+        T* const kt = buffer.data();         // padded x keys: the pair's k^T
+        T* const v = kt + padded * keys_ld;  // keys x row_ld
+        T* const q = v + keys * row_ld;      // a query tile
         T* const s = q + tile * row_ld;
         T* const m = s + tile * square_ld;
         T* const l = m + tile;
@@ -597,8 +597,8 @@ void pair_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, st
         const TileOut<T> o{o_tile, int(row_ld), int(tile), int(padded), shrink};
         load_tile(team, g, table, qkv, g.width, g.rope, sh, 0, g.len, T(1), true, keys, keys_ld,
                   kt);
-        load_tile(team, g, table, qkv, 2 * g.width, false, sh, 0, g.len, T(1), false, keys,
-                  row_ld, v);
+        load_tile(team, g, table, qkv, 2 * g.width, false, sh, 0, g.len, T(1), false, keys, row_ld,
+                  v);
         for (std::size_t q_first = 0; q_first < g.len; q_first += tile) {
           const std::size_t q_count = tile_rows(q_first, tile, g.len);
           team.team_barrier();  // the previous query tile's output is stored
@@ -619,10 +619,9 @@ void pair_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, st
             online_softmax(team, tile, square_ld, s, m, l, shrink, q_first, q_count, k_first,
                            k_count);
             team.team_barrier();
-            attention_tiles::team_tile_product(team, int(tile), int(padded), int(tile),
-                                               TileIn<T>{s, int(square_ld), 1},
-                                               TileIn<T>{v + k_first * row_ld, int(row_ld), 1}, o,
-                                               k_first > 0);
+            attention_tiles::team_tile_product(
+                team, int(tile), int(padded), int(tile), TileIn<T>{s, int(square_ld), 1},
+                TileIn<T>{v + k_first * row_ld, int(row_ld), 1}, o, k_first > 0);
           }
           finish_query_tile(team, g, table, lse, a, sh, q_first, q_count, m, l, shrink, o);
         }
