@@ -34,12 +34,14 @@ constexpr bool kHostBackend = false;
 constexpr bool kHostBackend = kRunsOnHost;
 #endif
 
-// The bytes of one of a CPU's vector registers that the micro-tile fills.
+// The bytes of one of a CPU's vector registers that the micro-tile fills (a macro: the vector
+// extension's attribute below takes it too).
 #if defined(__AVX512F__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-constexpr int kHostVectorBytes = 64;
+#define MESHSLICE_HOST_VECTOR_BYTES 64
 #else
-constexpr int kHostVectorBytes = 32;
+#define MESHSLICE_HOST_VECTOR_BYTES 32
 #endif
+constexpr int kHostVectorBytes = MESHSLICE_HOST_VECTOR_BYTES;
 
 constexpr int kMicroRows = kHostBackend ? (kHostVectorBytes == 64 ? 8 : 4) : 2;
 template <class T>
@@ -76,11 +78,11 @@ struct Lanes;
 // `type` is read and written at any element's alignment (a tile's rows are not aligned).
 template <>
 struct Lanes<float> {
-  typedef float type __attribute__((vector_size(kHostVectorBytes), aligned(4)));
+  typedef float type __attribute__((vector_size(MESHSLICE_HOST_VECTOR_BYTES), aligned(4)));
 };
 template <>
 struct Lanes<double> {
-  typedef double type __attribute__((vector_size(kHostVectorBytes), aligned(8)));
+  typedef double type __attribute__((vector_size(MESHSLICE_HOST_VECTOR_BYTES), aligned(8)));
 };
 #endif
 
