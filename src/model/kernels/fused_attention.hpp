@@ -486,6 +486,21 @@ KOKKOS_INLINE_FUNCTION void online_softmax(const Member& team, std::size_t tile,
   });
 }
 
+// A query tile's start: q loaded (turned and scaled), each row's running maximum and sum reset.
+template <class T, class S>
+KOKKOS_INLINE_FUNCTION void start_query_tile(const Member& team, const FusedAttentionGeometry<T>& g,
+                                             const Packed<T>& table, const Matrix<S>& qkv,
+                                             std::size_t sh, std::size_t q_first,
+                                             std::size_t q_count, std::size_t tile, T* q, T* m,
+                                             T* l) {
+  load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, tile, g.row_ld(),
+            q);
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
+    m[i] = g.lowest;
+    l[i] = 0;
+  });
+}
+
 // A query tile's end: its rows' lse = m + log l, and o divided by l (in o's memory; on a CPU
 // then stored into a's rows).
 template <class T>
@@ -538,12 +553,7 @@ void tile_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, st
         const TileOut<T> o = kHostBackend
                                  ? TileOut<T>{o_tile, int(row_ld), int(tile), int(padded), shrink}
                                  : rows_out(g, a, 0, sh, q_first, q_count, shrink);
-        load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, tile,
-                  row_ld, q);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
-          m[i] = g.lowest;
-          l[i] = 0;
-        });
+        start_query_tile(team, g, table, qkv, sh, q_first, q_count, tile, q, m, l);
         for (std::size_t k_first = 0; k_first <= q_first; k_first += tile) {
           const std::size_t k_count = tile_rows(k_first, tile, g.len);
           team.team_barrier();  // q is loaded; the previous tile's o += p v has read v
@@ -602,12 +612,7 @@ void pair_forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, st
         for (std::size_t q_first = 0; q_first < g.len; q_first += tile) {
           const std::size_t q_count = tile_rows(q_first, tile, g.len);
           team.team_barrier();  // the previous query tile's output is stored
-          load_tile(team, g, table, qkv, 0, g.rope, sh, q_first, q_count, g.scale, false, tile,
-                    row_ld, q);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](std::size_t i) {
-            m[i] = g.lowest;
-            l[i] = 0;
-          });
+          start_query_tile(team, g, table, qkv, sh, q_first, q_count, tile, q, m, l);
           for (std::size_t k_first = 0; k_first <= q_first; k_first += tile) {
             const std::size_t k_count = tile_rows(k_first, tile, g.len);
             team.team_barrier();  // q is loaded; the previous tile's o += p v has read s
