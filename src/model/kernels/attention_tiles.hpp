@@ -11,8 +11,7 @@
 //     AVX-512, 8 rows of two 64-byte registers (16 accumulators of the 32 registers): 126-139
 //     GFLOP/s on one core of the development VM's Sapphire Rapids for the tile products of
 //     attention (64 x 64 x 128, 64 x 128 x 64), against 76-84 with AVX2's 4 rows of two 32-byte
-//     registers, which AVX2 keeps (8 rows of them there: 94 ms for a bench-h1024 block's
-//     attention on one rank against 93).
+//     registers, which AVX2 keeps (8 rows would need 18 of its 16 vector registers).
 //   - On a GPU 2 x 4, the 4 columns `across` apart (the number of micro-tiles across the tile),
 //     so that a warp's threads read B and write C in neighbouring columns: a 32 x 32 tile of
 //     scores is then a micro-tile for each of a team's 128 threads. (4 x 16 with contiguous
