@@ -22,9 +22,9 @@ void FcLayerList::add_numbered(std::size_t in_module, const BlockFcLayer& layer)
 
 FcLayerList block_fc_layers(const BlockDims& d) {
   FcLayerList list;
-  for (const BlockModuleSpec& module : block_modules()) {
+  for (const BlockModuleSpec& spec : block_modules()) {
     list.begin_module();
-    module.add_fc_layers(d, list);
+    spec.add_fc_layers(d, list);
   }
   return list;
 }

@@ -76,10 +76,10 @@ TEST(BlockLayers, AreTheModulesLayersInOrder) {
                          "norm2", "ff1", "activation", "ff2",      "ff_residual"};
   for (std::size_t i = 0; i < layers.size(); ++i) {
     EXPECT_STREQ(layers[i].name, names[i]);
-    const std::size_t module = i < 5 ? 0 : 1;  // attention's, then the MLP's
-    EXPECT_EQ(layers[i].module, module) << names[i];
+    const std::size_t owner = i < 5 ? 0 : 1;  // attention's, then the MLP's
+    EXPECT_EQ(layers[i].module, owner) << names[i];
     EXPECT_EQ(layers[i].layer, static_cast<int>(i % 5)) << names[i];
-    EXPECT_STREQ(block_modules()[module].layers[i % 5].name, names[i]);
+    EXPECT_STREQ(block_modules()[owner].layers[i % 5].name, names[i]);
   }
   // The modules' layer enums name the places of their declarations.
   ASSERT_EQ(block_modules().size(), 2u);

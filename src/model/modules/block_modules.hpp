@@ -121,10 +121,10 @@ class BlockModules {
   void forward(const BlockParams<T>& w, const Saved& s, const Mat& out, std::size_t layers) {
     for (std::size_t i = 0; i < layers; ++i) {
       const BlockLayerSpec& layer = block_layers()[i];
-      run(layer, [&](auto& module, auto m) {
-        using Layer = typename std::decay_t<decltype(module)>::Layer;
-        module.forward(Layer(layer.layer), w.from(first_parameter(m)), s.inputs[m],
-                       std::get<m>(s.modules), m + 1 < kModules ? s.inputs[m + 1] : out);
+      run(layer, [&](auto& block_module, auto m) {
+        using Layer = typename std::decay_t<decltype(block_module)>::Layer;
+        block_module.forward(Layer(layer.layer), w.from(first_parameter(m)), s.inputs[m],
+                             std::get<m>(s.modules), m + 1 < kModules ? s.inputs[m + 1] : out);
       });
     }
   }
@@ -135,11 +135,11 @@ class BlockModules {
   void backward(const BlockParams<T>& w, const Saved& s, const Mat& dout, const Mat& din,
                 bool accumulate, ParameterUpdate<Exec>* sync) {
     for (auto layer = block_layers().rbegin(); layer != block_layers().rend(); ++layer)
-      run(*layer, [&](auto& module, auto m) {
-        using Layer = typename std::decay_t<decltype(module)>::Layer;
-        module.backward(Layer(layer->layer), w.from(first_parameter(m)), s.inputs[m],
-                        std::get<m>(s.modules), m + 1 < kModules ? stream_grads_[m] : dout,
-                        m > 0 ? stream_grads_[m - 1] : din, accumulate, sync);
+      run(*layer, [&](auto& block_module, auto m) {
+        using Layer = typename std::decay_t<decltype(block_module)>::Layer;
+        block_module.backward(Layer(layer->layer), w.from(first_parameter(m)), s.inputs[m],
+                              std::get<m>(s.modules), m + 1 < kModules ? stream_grads_[m] : dout,
+                              m > 0 ? stream_grads_[m - 1] : din, accumulate, sync);
       });
   }
 
