@@ -10,8 +10,10 @@
 #            8 x 2048 tokens; GPU target on one rank: tokens/s >= 0.9x PyTorch).
 # For each deck and each rank count in RANKS (a 1 x N mesh):
 #   1. meshslice-train's best step time against the ideal: the step's dense GEMM FLOPs (the
-#      LM head's included) at N x the local GEMM peak it measured at start-up (ranks sharing
-#      one GPU measure it together, so N x theirs is the GPU's);
+#      LM head's included) at N x the local GEMM peak: the best of the lone GEMM timed at
+#      start-up, the same timed again after the last step and, on a CPU, the rate the steps'
+#      own GEMMs reached (apps/train/gemm_rates.hpp; ranks sharing one GPU time the lone GEMM
+#      together, so N x theirs is the GPU's);
 #   2. the same model in PyTorch (scripts/bench_train_torch.py) on each peer found: Debian's
 #      python3-torch (TORCH_PYTHON, default /usr/bin/python3; apt-get install python3-torch) and
 #      a PyTorch 2.x (TORCH2_PYTHON, the python of a virtual environment: python3 -m venv DIR &&

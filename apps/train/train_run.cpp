@@ -21,6 +21,7 @@
 #include "gemm/local_gemm_rate.hpp"
 #include "data/byte_tokens.hpp"
 #include "data/token_samples.hpp"
+#include "gemm_rates.hpp"
 #include "model/counter_random.hpp"
 #include "model/trainer.hpp"
 #include "nonfinite_guard.hpp"
@@ -119,11 +120,15 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const ModelShape micro = s.step.micro_batch_shape(s.model);
   // The FC layers' GEMM shape, at the run's GEMM precision.
   const std::size_t m = micro.tokens() / s.mesh.rows, n = s.model.ffn() / s.mesh.cols;
-  const double peak =
-      s.precision == "bf16"
-          ? local_gemm_rate_bf16(ex.compute_space(), fastest_bf16_route(), m, n, s.model.hidden)
-      : s.precision == "tf32" ? local_gemm_rate_tf32(ex.compute_space(), m, n, s.model.hidden)
-                              : local_gemm_rate<T>(ex.compute_space(), m, n, s.model.hidden);
+  const auto local_peak = [&] {
+    return s.precision == "bf16" ? local_gemm_rate_bf16(ex.compute_space(), fastest_bf16_route(), m,
+                                                        n, s.model.hidden)
+           : s.precision == "tf32" ? local_gemm_rate_tf32(ex.compute_space(), m, n, s.model.hidden)
+                                   : local_gemm_rate<T>(ex.compute_space(), m, n, s.model.hidden);
+  };
+  GemmRates rates;
+  rates.start_up = local_peak();
+  const double peak = rates.start_up;  // the steps' progress lines; the ideal takes the best
   const int ranks = torus.shape().total();
   log_info("local GEMM peak: ", peak / 1e9, " GFLOP/s per rank (", ranks,
            " ranks: ", ranks * peak / 1e9, " GFLOP/s)");
@@ -186,8 +191,13 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const double trace_start = trace.now();
     if (emulated) emulated->begin_step(torus.comm());
     const DeviceWork work_before = device_work();
+    const double blas_flops_before = ex.real().blas_flops();
+    const double blas_seconds_before = ex.real().blas_seconds();
     const auto r = trainer.step();
     const DeviceWork work = device_work() - work_before;
+    if (kRunsOnHost && (step > resumed + 1 || steps_run == 1))  // the first warms up
+      rates.add_step(ex.real().blas_flops() - blas_flops_before,
+                     ex.real().blas_seconds() - blas_seconds_before);
     if (work.launches_and_blas() > busiest_step.launches_and_blas()) busiest_step = work;
     if (work.allocations > most_allocating_step.allocations) {
       most_allocating_step = work;
@@ -311,12 +321,18 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   log_info("train loss ", first_loss, " -> ", last_loss, " (", first_loss / last_loss,
            "x), eval loss ", first_eval, " -> ", last_eval, " (", first_eval / last_eval, "x)",
            lm_figures(s, last_eval));
-  // The ideal step: its dense GEMM FLOPs at every rank's local GEMM peak.
-  const double ideal_seconds = flops / (ranks * peak);
+  // The ideal step: its dense GEMM FLOPs at every rank's local GEMM peak, the best rate
+  // measured (gemm_rates.hpp).
+  MPI_Barrier(torus.comm());  // the ranks time the lone GEMM together, as at start-up
+  rates.end = local_peak();
+  rates.agree(torus.comm());
+  const double best_peak = rates.best();
+  const double ideal_seconds = flops / (ranks * best_peak);
   log_info("best step ", best_seconds * 1e3, " ms: ", static_cast<long>(tokens / best_seconds),
            " tokens/s, ", flops / best_seconds / 1e9, " GFLOP/s, ",
-           100 * flops / best_seconds / (ranks * peak), "% of ", ranks, " x the local GEMM peak (",
-           best_seconds / ideal_seconds, "x the ideal step, ", ideal_seconds * 1e3, " ms)");
+           100 * flops / best_seconds / (ranks * best_peak), "% of ", ranks,
+           " x the local GEMM peak (", best_seconds / ideal_seconds, "x the ideal step, ",
+           ideal_seconds * 1e3, " ms; the peak ", rates.describe(), ")");
   if (emulated) log_info(emulated->closing_line(best_seconds));
   std::string fences;  // the labels that fenced most, and the global fences (a step has none)
   if (device_work_counts_fences()) {
@@ -375,9 +391,14 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     summary.set("best_step_seconds", figure(best_seconds));
     summary.set("tokens_per_second", figure(tokens / best_seconds));
     summary.set("gemm_gflops", figure(flops / best_seconds / 1e9));
-    summary.set("local_gemm_peak_gflops", figure(peak / 1e9));
+    summary.set("local_gemm_peak_gflops", figure(best_peak / 1e9));
+    json::Value measured = json::Value::object();  // the measures it is the best of
+    measured.set("start_up", figure(rates.start_up / 1e9));
+    measured.set("end", figure(rates.end / 1e9));
+    measured.set("in_step", rates.in_step > 0 ? figure(rates.in_step / 1e9) : json::Value());
+    summary.set("local_gemm_rates_gflops", std::move(measured));
     summary.set("blas", blas_kernels());  // "" where it is not OpenBLAS
-    summary.set("peak_fraction", figure(flops / best_seconds / (ranks * peak)));
+    summary.set("peak_fraction", figure(flops / best_seconds / (ranks * best_peak)));
     summary.set("ideal_step_seconds", figure(ideal_seconds));
     summary.set("mean_exposed_comm_fraction", figure(total_exposed / steps_timed));
     summary.set("pipeline", std::move(pipeline));

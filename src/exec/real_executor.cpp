@@ -434,6 +434,9 @@ void RealExecutor<T>::chunked_gemm(const Operand& a, bool transpose_a, const Ope
     // The chunk is done before MPI gets the core (and before the clock).
     fence(compute_, "meshslice::gemm_chunk");
     blas_seconds_ += MPI_Wtime() - start;
+    // 2 m n k of the chunk: m x n is C's (a split along K) or the chunk's rows of C.
+    blas_flops_ += split_k ? 2.0 * c.extent(0) * c.extent(1) * (end - begin)
+                           : 2.0 * (end - begin) * c.extent(1) * a.extent(1);
     if (!in_flight_.empty()) progress();
   }
 }

@@ -155,6 +155,8 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   // Seconds spent inside the local BLAS calls alone, without the MPI progress work done between
   // chunks: the measure of how efficient the sliced local GEMMs themselves are.
   double blas_seconds() const { return blas_seconds_; }
+  // The FLOPs (2 m n k) of those calls: with blas_seconds(), the rate the run's own GEMMs reach.
+  double blas_flops() const { return blas_flops_; }
 
   // The caller's own work, recorded in the trace like the executor's ops: kernels queued on
   // compute_space() (the training step's norms, attention, activations) and blocking
@@ -280,6 +282,7 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   bool compute_enabled_ = true;
   bool planned_ = false;  // a plan's workspace was attached: its buffers are laid out
   double blas_seconds_ = 0;
+  double blas_flops_ = 0;
   // Local GEMMs and data movement run on compute_, the collectives' packing and unpacking
   // kernels on comm_space_ (separate streams on a GPU, so packing overlaps the GEMMs).
   ExecSpace compute_;

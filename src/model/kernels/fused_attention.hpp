@@ -80,6 +80,12 @@ struct FusedAttentionGeometry {
   T lowest = 0;            // the running maximum's start
   bool pair_teams = true;  // the backward pass's shape: a team per pair, or per tile
 
+  // Whether the forward pass also takes a team per pair (pair_forward): a CPU's only; a GPU's
+  // forward keeps a team per query tile (tile_forward), whatever the backward pass's shape.
+  KOKKOS_INLINE_FUNCTION bool forward_per_pair() const {
+    return fused_attention_kernels::kHostBackend && pair_teams;
+  }
+
   // A scratch tile's row strides: a row-major tile's (of `padded` columns) and a transposed or
   // square one's (of `tile` columns).
   KOKKOS_INLINE_FUNCTION std::size_t row_ld() const {
@@ -96,7 +102,7 @@ struct FusedAttentionGeometry {
   // l and rescale, and on a CPU o (fused_attention_kernels::tile_forward); a team per pair on a
   // CPU keeps the pair's k^T and v whole (pair_forward).
   std::size_t forward_scratch(std::size_t t) const {
-    if (fused_attention_kernels::kHostBackend && pair_teams) {
+    if (forward_per_pair()) {
       const std::size_t keys = pair_rows(t);
       return padded * square_ld(keys) + keys * row_ld() + 2 * t * row_ld() + t * square_ld(t) +
              3 * t;
@@ -639,7 +645,7 @@ void forward(const ExecSpace& space, const FusedAttentionGeometry<T>& g, std::si
              const Packed<T>& table, const Matrix<S>& qkv, const Buffer<T>& lse,
              const Matrix<T>& a) {
   if constexpr (kHostBackend) {
-    if (g.pair_teams) return pair_forward(space, g, pairs, table, qkv, lse, a);
+    if (g.forward_per_pair()) return pair_forward(space, g, pairs, table, qkv, lse, a);
   }
   tile_forward(space, g, pairs, table, qkv, lse, a);
 }
