@@ -114,6 +114,7 @@ typename RealExecutor<T>::OpId RealExecutor<T>::start_op(const char* name, CommK
   const double bytes = bytes_sent(kind, ring.size(), double(shard_elements * sizeof(U)));
   TraceEvent event{name, lane_of(axis), trace_ ? trace_->now() : 0.0, 0.0, bytes, 0.0};
   in_flight_.emplace(id, InFlight{launch(ring, s), std::move(event), staging_slot});
+  if (ring.size() > 1) unwaited_.insert(id);  // a one-rank ring's op completes as it starts
   return id;
 }
 
@@ -222,6 +223,7 @@ void RealExecutor<T>::wait(OpId op) {
     }
     return;
   }
+  unwaited_.erase(op);
   auto it = in_flight_.find(op);
   if (it == in_flight_.end()) return;
   it->second.request.wait();
@@ -240,6 +242,7 @@ void RealExecutor<T>::wait_all() {
     finish(op);
   }
   in_flight_.clear();
+  unwaited_.clear();
 }
 
 template <class T>
@@ -414,11 +417,14 @@ void RealExecutor<T>::chunked_gemm(const Operand& a, bool transpose_a, const Ope
   // A is not transposed, else the inner dimension K (rows of A and of B) with accumulation.
   const bool split_k = transpose_a;
   const std::size_t extent = split_k ? a.extent(0) : c.extent(0);
-  // Chunks (each with a fence) only while a collective is in flight, to progress it between
-  // them. Those done by now leave first: a one-rank ring's complete at once (bench-h1024 on one
-  // rank: 3107 -> 3096 BLAS calls and fences a step).
+  // Chunks (each with a fence) while a collective started on a ring of several ranks is not yet
+  // waited for, to progress it between them. Chosen by the program's order, not by whether the
+  // collective has completed by now: that is timing, and a GEMM split along K adds its chunks'
+  // products in another order than one call, so a run's last bits changed from run to run
+  // (bench-lm's losses in the 9th digit; the same with one chunk). Progress only where
+  // something is still in flight.
   if (!in_flight_.empty()) progress();
-  const std::size_t chunks = in_flight_.empty() ? 1 : static_cast<std::size_t>(gemm_chunks_);
+  const std::size_t chunks = unwaited_.empty() ? 1 : static_cast<std::size_t>(gemm_chunks_);
   const std::size_t step = std::max(min_chunk_rows_, (extent + chunks - 1) / chunks);
   if (split_k && transpose_b) {  // no contiguous split; never used by the algorithms
     multiply(a, b, beta, c);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -294,6 +295,9 @@ class RealExecutor : public StartsCollectives<RealExecutor<T>, Matrix<T>> {
   std::size_t bf16_scratch_made_ = 0;         // bf16_scratch_made()
   std::unique_ptr<LocalGemmTf32> tf32_gemm_;  // set: GEMMs in TF32 (float executors only)
   std::map<OpId, InFlight> in_flight_;
+  // The ops started on a ring of several ranks and not yet waited for, in the program's order
+  // whether or not they have completed: what decides how a local GEMM is chunked.
+  std::set<OpId> unwaited_;
   // Host staging of collectives started without a workspace (the pipeline stages' sends and
   // receives): made by reserve_messages() (the trainer's, for every message buffer), else on
   // first need, and kept, an area reused once the op that held it completed.
