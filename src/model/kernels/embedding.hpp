@@ -49,12 +49,14 @@ void embedding_gradient(const ExecSpace& space, const Matrix<T>& grad, const Tok
   const auto offsets = by_id.offsets;
   const auto positions = by_id.positions;
   const std::size_t cols = dtable.extent(1);
-  for_each_row(
-      "embedding_gradient", space, dtable.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
-        const std::size_t v = row.league_rank();
-        const int first = offsets(v), last = offsets(v + 1);
-        if (accumulate && first == last) return;  // no token of this id: the row stays
-        if constexpr (kRowPerThread) {
+  // Two lambdas, not one with `if constexpr` inside: nvcc's extended lambdas cannot first
+  // capture a variable in a constexpr-if branch.
+  if constexpr (kRowPerThread) {
+    for_each_row(
+        "embedding_gradient", space, dtable.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+          const std::size_t v = row.league_rank();
+          const int first = offsets(v), last = offsets(v + 1);
+          if (accumulate && first == last) return;  // no token of this id: the row stays
           // The row's tokens one after another, each a pass over the row that vectorizes.
           if (!accumulate)
             for (std::size_t c = 0; c < cols; ++c) dtable(v, c) = T(0);
@@ -62,15 +64,21 @@ void embedding_gradient(const ExecSpace& space, const Matrix<T>& grad, const Tok
             const std::size_t t = static_cast<std::size_t>(positions(k));
             for (std::size_t c = 0; c < cols; ++c) dtable(v, c) += grad(t, c);
           }
-        } else {
+        });
+  } else {
+    for_each_row(
+        "embedding_gradient", space, dtable.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
+          const std::size_t v = row.league_rank();
+          const int first = offsets(v), last = offsets(v + 1);
+          if (accumulate && first == last) return;
           row_for(row, cols, [&](std::size_t c) {
             T sum = accumulate ? dtable(v, c) : T(0);
             for (int k = first; k < last; ++k)
               sum += grad(static_cast<std::size_t>(positions(k)), c);
             dtable(v, c) = sum;
           });
-        }
-      });
+        });
+  }
 }
 
 }  // namespace meshslice
