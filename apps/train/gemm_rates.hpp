@@ -3,10 +3,14 @@
 // rank's rate). One timing at start-up is not enough on a shared machine: on the development
 // VM it moved between 110 and 169 GFLOP/s a core within minutes, and in one run the step's own
 // GEMMs ran 12 % above it, so the step came out at 0.98x its "ideal". The rate is taken instead
-// as the best of three measures of what this chip did reach: the lone GEMM of the FC layers'
-// shape timed at start-up and again after the last step, and the steps' own GEMMs (their FLOPs
-// over the seconds spent inside BLAS, the best timed step's). Each rank's best, then the best
-// over ranks: the strictest ideal of them, never a laxer one than the start-up timing alone.
+// as the best of three measures of what this chip did reach:
+//   - the lone GEMM of the FC layers' shape timed at start-up (every rank timing each
+//     repetition while the others time theirs: gemm/local_gemm_rate.hpp),
+//   - the same timed again after the last step,
+//   - the steps' own GEMMs: their FLOPs over the seconds spent inside BLAS, in the timed step
+//     where that was highest.
+// Each rank's best, then the best over ranks: the strictest ideal of them, never a laxer one
+// than the start-up timing alone.
 #include <mpi.h>
 
 #include <algorithm>

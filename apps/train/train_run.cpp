@@ -120,11 +120,16 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
   const ModelShape micro = s.step.micro_batch_shape(s.model);
   // The FC layers' GEMM shape, at the run's GEMM precision.
   const std::size_t m = micro.tokens() / s.mesh.rows, n = s.model.ffn() / s.mesh.cols;
+  // Every rank times each repetition while the others time theirs (local_gemm_rate.hpp).
+  const RepetitionSync together = [&] { MPI_Barrier(torus.comm()); };
+  const std::size_t k = s.model.hidden;
+  constexpr int kRepetitions = 7;
   const auto local_peak = [&] {
     return s.precision == "bf16" ? local_gemm_rate_bf16(ex.compute_space(), fastest_bf16_route(), m,
-                                                        n, s.model.hidden)
-           : s.precision == "tf32" ? local_gemm_rate_tf32(ex.compute_space(), m, n, s.model.hidden)
-                                   : local_gemm_rate<T>(ex.compute_space(), m, n, s.model.hidden);
+                                                        n, k, kRepetitions, together)
+           : s.precision == "tf32"
+               ? local_gemm_rate_tf32(ex.compute_space(), m, n, k, kRepetitions, together)
+               : local_gemm_rate<T>(ex.compute_space(), m, n, k, kRepetitions, together);
   };
   GemmRates rates;
   rates.start_up = local_peak();
@@ -323,7 +328,6 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
            lm_figures(s, last_eval));
   // The ideal step: its dense GEMM FLOPs at every rank's local GEMM peak, the best rate
   // measured (gemm_rates.hpp).
-  MPI_Barrier(torus.comm());  // the ranks time the lone GEMM together, as at start-up
   rates.end = local_peak();
   rates.agree(torus.comm());
   const double best_peak = rates.best();
