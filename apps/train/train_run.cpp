@@ -189,6 +189,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     // The batch is made before the step starts (on every stage, as a data loader would have
     // it ready), so the teacher on the last stage does not hold the pipeline up.
     const auto iteration_start = Clock::now();
+    const bool past_warm_up = step > resumed + 1 || steps_run == 1;  // the first warms up
     trainer.prepare_step();
     MPI_Barrier(torus.comm());
     trace.clear();
@@ -200,7 +201,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const double blas_seconds_before = ex.real().blas_seconds();
     const auto r = trainer.step();
     const DeviceWork work = device_work() - work_before;
-    if (kRunsOnHost && (step > resumed + 1 || steps_run == 1))  // the first warms up
+    if (kRunsOnHost && past_warm_up)
       rates.add_step(ex.real().blas_flops() - blas_flops_before,
                      ex.real().blas_seconds() - blas_seconds_before);
     if (work.launches_and_blas() > busiest_step.launches_and_blas()) busiest_step = work;
@@ -217,7 +218,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     MPI_Allreduce(MPI_IN_PLACE, &span, 1, MPI_DOUBLE, MPI_MAX, torus.comm());
     MPI_Allreduce(MPI_IN_PLACE, &busy, 1, MPI_DOUBLE, MPI_SUM, torus.comm());
     const double bubble = span > 0 ? 1 - busy / ranks / span : 0;
-    if (step > resumed + 1 || steps_run == 1) total_bubble += bubble;  // the first warms up
+    if (past_warm_up) total_bubble += bubble;
     EmulatedSteps::Step emulated_step;
     if (emulated)
       emulated_step = emulated->end_step(torus.comm(), step, s.trace_steps.count(step) > 0);
@@ -232,7 +233,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
       for (const TraceEvent& e : trace.events()) kept.add(e);
       kept.add(TraceEvent{concat("step ", step), TraceLane::phase, trace_start, trace.now()});
     }
-    if ((step > resumed + 1 || steps_run == 1) && seconds < best_seconds) {
+    if (past_warm_up && seconds < best_seconds) {
       best_seconds = seconds;
       best_step_bubble = bubble;
       fastest_step = work;

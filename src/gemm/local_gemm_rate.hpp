@@ -20,9 +20,9 @@
 
 namespace meshslice {
 
-// 2 m n k over the best time of run() on `space`.
 using RepetitionSync = std::function<void()>;
 
+// 2 m n k over the best time of run() on `space`.
 template <class Run>
 double best_gemm_rate(const ExecSpace& space, std::size_t m, std::size_t n, std::size_t k,
                       int repetitions, Run&& run, const RepetitionSync& together = {}) {
