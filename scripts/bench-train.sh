@@ -143,11 +143,17 @@ for name, precision in ((n, p) for n in decks for p in precisions):
              "ideal_step_seconds": s["ideal_step_seconds"],
              "step_over_ideal": s["best_step_seconds"] / s["ideal_step_seconds"],
              "local_gemm_peak_gflops": s["local_gemm_peak_gflops"],
+             "local_gemm_rates_gflops": s.get("local_gemm_rates_gflops"),
              "tokens_per_second": s["tokens_per_second"], "peers": []}
         print(f"== {name}, {precision}, {ranks} rank(s): step time {r['step_seconds']:.4f} s, ideal "
               f"{r['ideal_step_seconds']:.4f} s ({ranks} x {r['local_gemm_peak_gflops']:.1f} "
               f"GFLOP/s): {r['step_over_ideal']:.2f}x the ideal"
               f"{target(ranks, name, 0, '<=', precision)}")
+        rates = r["local_gemm_rates_gflops"]
+        if rates:  # the measures the peak is the best of (apps/train/gemm_rates.hpp)
+            in_step = f", the steps' own GEMMs {rates['in_step']:.1f}" if rates.get("in_step") else ""
+            print(f"   the peak, the best of: the lone GEMM at start-up {rates['start_up']:.1f}, "
+                  f"after the last step {rates['end']:.1f}{in_step} GFLOP/s")
         if s.get("blas"):
             print(f"   meshslice's BLAS: {s['blas']}")
         work = s.get("device_work_per_step")
