@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/errors.hpp"  // concat
+#include "core/kokkos_types.hpp"
 
 namespace meshslice::train {
 
@@ -29,7 +30,7 @@ struct GemmRates {
   // its own compute (a CPU's cores): ranks sharing one GPU take turns on it, so one rank's
   // GEMMs may run alone at the whole GPU's rate, which is not a rank's share.
   void add_step(double flops, double seconds) {
-    if (seconds > 0) in_step = std::max(in_step, flops / seconds);
+    if (kRunsOnHost && seconds > 0) in_step = std::max(in_step, flops / seconds);
   }
 
   // Every rank's measures become the best over ranks (collective).

@@ -201,7 +201,7 @@ int train_on(AppContext& context, const Settings& s, Exec& ex,
     const double blas_seconds_before = ex.real().blas_seconds();
     const auto r = trainer.step();
     const DeviceWork work = device_work() - work_before;
-    if (kRunsOnHost && past_warm_up)
+    if (past_warm_up)
       rates.add_step(ex.real().blas_flops() - blas_flops_before,
                      ex.real().blas_seconds() - blas_seconds_before);
     if (work.launches_and_blas() > busiest_step.launches_and_blas()) busiest_step = work;

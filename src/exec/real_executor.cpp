@@ -264,7 +264,9 @@ void RealExecutor<T>::gemm(double alpha, const Gathered& a, bool transpose_a, co
   if (rehearsing()) return rehearse_gemm(a, b);
   if (!compute_enabled_) return;
   const double inner = transpose_a ? a.extent(0) : a.extent(1);
-  traced("gemm", TraceLane::compute, 2.0 * c.extent(0) * c.extent(1) * inner, 0.0, [&] {
+  const double flops = 2.0 * c.extent(0) * c.extent(1) * inner;
+  blas_flops_ += flops;
+  traced("gemm", TraceLane::compute, flops, 0.0, [&] {
     const char* ta = transpose_a ? "T" : "N";
     const char* tb = transpose_b ? "T" : "N";
     const T scale = static_cast<T>(alpha);
@@ -440,9 +442,6 @@ void RealExecutor<T>::chunked_gemm(const Operand& a, bool transpose_a, const Ope
     // The chunk is done before MPI gets the core (and before the clock).
     fence(compute_, "meshslice::gemm_chunk");
     blas_seconds_ += MPI_Wtime() - start;
-    // 2 m n k of the chunk: m x n is C's (a split along K) or the chunk's rows of C.
-    blas_flops_ += split_k ? 2.0 * c.extent(0) * c.extent(1) * (end - begin)
-                           : 2.0 * (end - begin) * c.extent(1) * a.extent(1);
     if (!in_flight_.empty()) progress();
   }
 }

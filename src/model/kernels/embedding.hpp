@@ -43,42 +43,41 @@ void embedding_lookup(const ExecSpace& space, const Matrix<T>& table, const Toke
 // are read once: by element, every element read its row's two offsets, and a CPU's loop over
 // a row could not vectorize (a 32768-token vocabulary's table took 36 ms of a 4 s step for a
 // table that is mostly rows no token has). Each element adds in the same order either way.
+// A functor, not a lambda: nvcc's extended lambdas cannot first capture a variable in a
+// constexpr-if branch.
+template <class T>
+struct EmbeddingGradientRows {
+  Matrix<T> grad, dtable;
+  Kokkos::View<int*, MemSpace> offsets, positions;
+  bool accumulate = false;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const RowMember& row) const {
+    const std::size_t v = row.league_rank(), cols = dtable.extent(1);
+    const int first = offsets(v), last = offsets(v + 1);
+    if (accumulate && first == last) return;  // no token of this id: the row stays
+    if constexpr (kRowPerThread) {
+      // The row's tokens one after another, each a pass over the row that vectorizes.
+      if (!accumulate)
+        for (std::size_t c = 0; c < cols; ++c) dtable(v, c) = T(0);
+      for (int k = first; k < last; ++k) {
+        const std::size_t t = static_cast<std::size_t>(positions(k));
+        for (std::size_t c = 0; c < cols; ++c) dtable(v, c) += grad(t, c);
+      }
+    } else {
+      row_for(row, cols, [&](std::size_t c) {
+        T sum = accumulate ? dtable(v, c) : T(0);
+        for (int k = first; k < last; ++k) sum += grad(static_cast<std::size_t>(positions(k)), c);
+        dtable(v, c) = sum;
+      });
+    }
+  }
+};
+
 template <class T>
 void embedding_gradient(const ExecSpace& space, const Matrix<T>& grad, const TokensById& by_id,
                         const Matrix<T>& dtable, bool accumulate) {
-  const auto offsets = by_id.offsets;
-  const auto positions = by_id.positions;
-  const std::size_t cols = dtable.extent(1);
-  // Two lambdas, not one with `if constexpr` inside: nvcc's extended lambdas cannot first
-  // capture a variable in a constexpr-if branch.
-  if constexpr (kRowPerThread) {
-    for_each_row(
-        "embedding_gradient", space, dtable.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
-          const std::size_t v = row.league_rank();
-          const int first = offsets(v), last = offsets(v + 1);
-          if (accumulate && first == last) return;  // no token of this id: the row stays
-          // The row's tokens one after another, each a pass over the row that vectorizes.
-          if (!accumulate)
-            for (std::size_t c = 0; c < cols; ++c) dtable(v, c) = T(0);
-          for (int k = first; k < last; ++k) {
-            const std::size_t t = static_cast<std::size_t>(positions(k));
-            for (std::size_t c = 0; c < cols; ++c) dtable(v, c) += grad(t, c);
-          }
-        });
-  } else {
-    for_each_row(
-        "embedding_gradient", space, dtable.extent(0), KOKKOS_LAMBDA(const RowMember& row) {
-          const std::size_t v = row.league_rank();
-          const int first = offsets(v), last = offsets(v + 1);
-          if (accumulate && first == last) return;
-          row_for(row, cols, [&](std::size_t c) {
-            T sum = accumulate ? dtable(v, c) : T(0);
-            for (int k = first; k < last; ++k)
-              sum += grad(static_cast<std::size_t>(positions(k)), c);
-            dtable(v, c) = sum;
-          });
-        });
-  }
+  for_each_row("embedding_gradient", space, dtable.extent(0),
+               EmbeddingGradientRows<T>{grad, dtable, by_id.offsets, by_id.positions, accumulate});
 }
 
 }  // namespace meshslice
