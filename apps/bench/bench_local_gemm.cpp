@@ -107,7 +107,8 @@ int run_local_gemm_bench(AppContext& context) {
       csv.row(m, n, k, "float", single, flops / single / 1e9, 1.0, 0.0);
       for (const Bf16GemmRoute route : kBf16GemmRoutes) {
         if (!bf16_route_available(route)) {
-          log_info("  bf16 ", bf16_route_name(route), ": not in this build");
+          log_info("  bf16 ", bf16_route_name(route), ": does not run here (needs ",
+                   bf16_route_needs(route), ")");
           continue;
         }
         LocalGemmBf16 gemm(route, m * k, k * n);

@@ -469,6 +469,10 @@ int train(AppContext& context, const Settings& s) {
     ex.round_gemm_operands_to_bf16(route);
     log_info("bf16: every GEMM of the model rounds its operands to bf16 and sums in float (",
              bf16_route_name(route), ")");
+    if (route == Bf16GemmRoute::float_panels)  // bf16's bytes at float's GEMM speed
+      log_info("bf16: the GEMMs run at float's speed: the onednn route needs ",
+               bf16_route_needs(Bf16GemmRoute::onednn), ", the cublas route ",
+               bf16_route_needs(Bf16GemmRoute::cublas));
   }
   if (s.precision == "tf32") {  // likewise: the teacher's GEMMs stay IEEE float
     ex.multiply_gemms_in_tf32();

@@ -29,6 +29,40 @@ std::size_t op_rows(const Matrix<bfloat16>& x, bool transpose) {
 std::size_t op_cols(const Matrix<bfloat16>& x, bool transpose) {
   return transpose ? x.extent(0) : x.extent(1);
 }
+
+#ifdef MESHSLICE_HAVE_ONEDNN
+// op(x) (rows x cols) of x stored row-major, as oneDNN sees it: its transpose through strides.
+dnnl::memory::desc onednn_matrix(std::size_t rows, std::size_t cols, bool transposed,
+                                 dnnl::memory::data_type type) {
+  const auto r = static_cast<dnnl::memory::dim>(rows), c = static_cast<dnnl::memory::dim>(cols);
+  return {{r, c}, type, transposed ? dnnl::memory::dims{1, r} : dnnl::memory::dims{c, 1}};
+}
+
+// The matmul of bf16 operands into float, as the route makes it for each shape.
+dnnl::matmul::desc onednn_bf16_matmul(std::size_t m, std::size_t n, std::size_t k, bool ta,
+                                      bool tb) {
+  using dt = dnnl::memory::data_type;
+  return {onednn_matrix(m, k, ta, dt::bf16), onednn_matrix(k, n, tb, dt::bf16),
+          onednn_matrix(m, n, false, dt::f32)};
+}
+
+// Whether oneDNN has a bf16 matmul for this CPU, asked of oneDNN itself once: Debian's oneDNN
+// 2.6 has one with AVX-512 (AVX512-BF16, AMX, or emulated on AVX-512's core) and none for a CPU
+// with AVX2 only (an AMD EPYC VM of the development machines), where making the primitive
+// throws "could not create a primitive descriptor iterator" and a bf16 run stopped with it.
+bool onednn_has_bf16_matmul() {
+  static const bool has = [] {
+    try {
+      const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+      dnnl::matmul::primitive_desc(onednn_bf16_matmul(16, 16, 16, false, false), engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return has;
+}
+#endif
 }  // namespace
 
 const char* bf16_route_name(Bf16GemmRoute route) {
@@ -44,13 +78,25 @@ bool bf16_route_available(Bf16GemmRoute route) {
   switch (route) {
     case Bf16GemmRoute::float_panels: return true;
 #ifdef MESHSLICE_HAVE_ONEDNN
-    case Bf16GemmRoute::onednn: return kHostMemory;
+    case Bf16GemmRoute::onednn: return kHostMemory && onednn_has_bf16_matmul();
 #endif
 #ifdef MESHSLICE_CUBLAS
     case Bf16GemmRoute::cublas: return std::is_same_v<ExecSpace, Kokkos::Cuda>;
 #endif
     default: return false;
   }
+}
+
+const char* bf16_route_needs(Bf16GemmRoute route) {
+  switch (route) {
+    case Bf16GemmRoute::onednn:
+      return "a CPU build with oneDNN (Debian's libdnnl-dev, found at configure time) on a CPU "
+             "oneDNN has a bf16 matmul for (AVX-512: Debian's oneDNN 2.6 has none with AVX2 "
+             "only)";
+    case Bf16GemmRoute::cublas: return "a CUDA build with KokkosKernels' cuBLAS";
+    case Bf16GemmRoute::float_panels: return "nothing: every build runs it";
+  }
+  return "?";
 }
 
 Bf16GemmRoute fastest_bf16_route() {
@@ -69,13 +115,6 @@ struct LocalGemmBf16::OneDnn {
   dnnl::stream stream{engine};
   std::map<Key, dnnl::matmul> primitives;
 
-  // op(x) (rows x cols) of x stored row-major, as oneDNN sees it: its transpose through strides.
-  static dnnl::memory::desc matrix(std::size_t rows, std::size_t cols, bool transposed,
-                                   dnnl::memory::data_type type) {
-    const auto r = static_cast<dnnl::memory::dim>(rows), c = static_cast<dnnl::memory::dim>(cols);
-    return {{r, c}, type, transposed ? dnnl::memory::dims{1, r} : dnnl::memory::dims{c, 1}};
-  }
-
   static std::uint32_t bits(float x) {
     std::uint32_t b;
     std::memcpy(&b, &x, sizeof b);
@@ -87,7 +126,6 @@ struct LocalGemmBf16::OneDnn {
     const Key key{m, n, k, ta, tb, bits(alpha), bits(beta)};
     auto at = primitives.find(key);
     if (at != primitives.end()) return at->second;
-    using dt = dnnl::memory::data_type;
     dnnl::primitive_attr attr;
     if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
     if (beta != 0.0f) {  // dst = alpha a b + beta dst
@@ -95,9 +133,9 @@ struct LocalGemmBf16::OneDnn {
       sum.append_sum(beta);
       attr.set_post_ops(sum);
     }
-    const dnnl::matmul::desc desc(matrix(m, k, ta, dt::bf16), matrix(k, n, tb, dt::bf16),
-                                  matrix(m, n, false, dt::f32));
-    return primitives.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine)))
+    return primitives
+        .emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(onednn_bf16_matmul(m, n, k, ta, tb),
+                                                                attr, engine)))
         .first->second;
   }
 
@@ -105,9 +143,9 @@ struct LocalGemmBf16::OneDnn {
            float beta, const Matrix<float>& c) {
     using dt = dnnl::memory::data_type;
     const std::size_t m = c.extent(0), n = c.extent(1), k = op_cols(a, ta);
-    dnnl::memory am(matrix(m, k, ta, dt::bf16), engine, a.data());
-    dnnl::memory bm(matrix(k, n, tb, dt::bf16), engine, b.data());
-    dnnl::memory cm(matrix(m, n, false, dt::f32), engine, c.data());
+    dnnl::memory am(onednn_matrix(m, k, ta, dt::bf16), engine, a.data());
+    dnnl::memory bm(onednn_matrix(k, n, tb, dt::bf16), engine, b.data());
+    dnnl::memory cm(onednn_matrix(m, n, false, dt::f32), engine, c.data());
     primitive(m, n, k, ta, tb, alpha, beta)
         .execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     stream.wait();
@@ -139,8 +177,8 @@ LocalGemmBf16::LocalGemmBf16(Bf16GemmRoute route, std::size_t a_elements, std::s
       a_elements_(a_elements),
       b_elements_(b_elements) {
   require(bf16_route_available(route), "the bf16 GEMM route ", bf16_route_name(route),
-          " is not in this build (onednn: a CPU build with oneDNN, Debian's libdnnl-dev, found "
-          "at configure time; cublas: a CUDA build); float_panels runs in every build");
+          " does not run here: it needs ", bf16_route_needs(route),
+          "; float_panels runs in every build");
   switch (route) {
     case Bf16GemmRoute::float_panels:
       a_ = decltype(a_)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16_gemm_a"), a_elements);

@@ -6,7 +6,8 @@
 // (inputs/bench/local-gemm.yaml):
 //   onednn        oneDNN's matmul (Debian's libdnnl-dev, found at configure time), on a CPU:
 //                 AMX or AVX512-BF16 where the CPU has them (474 GFLOP/s on one Emerald Rapids
-//                 core, against OpenBLAS's 148 in float)
+//                 core, against OpenBLAS's 148 in float); none where oneDNN has no bf16 matmul
+//                 for the CPU (Debian's 2.6 with AVX2 only), asked of oneDNN at the first use
 //   cublas        cuBLAS's cublasGemmEx, bf16 in, float compute: a CUDA build's tensor cores
 //   float_panels  A and B widened to float, then the BLAS's sgemm: every backend; what
 //                 Debian's OpenBLAS 0.3.21 offers (its build has no sbgemm)
@@ -34,14 +35,16 @@ constexpr Bf16GemmRoute kBf16GemmRoutes[] = {Bf16GemmRoute::onednn, Bf16GemmRout
 const char* bf16_route_name(Bf16GemmRoute route);
 // The first route of kBf16GemmRoutes this build runs (float_panels at the latest).
 Bf16GemmRoute fastest_bf16_route();
-// Whether this build can run `route` (onednn: built with oneDNN, host memory; cublas: a CUDA
-// build with KokkosKernels' cuBLAS).
+// Whether `route` runs in this build on this machine (bf16_route_needs says what it needs).
 bool bf16_route_available(Bf16GemmRoute route);
+// What `route` needs, for messages: onednn a build with oneDNN, host memory and a CPU oneDNN
+// has a bf16 matmul for; cublas a CUDA build with KokkosKernels' cuBLAS.
+const char* bf16_route_needs(Bf16GemmRoute route);
 
 class LocalGemmBf16 {
  public:
-  // For operands a and b of up to a_elements and b_elements; UserError when this build cannot
-  // run `route`.
+  // For operands a and b of up to a_elements and b_elements; UserError, naming what `route`
+  // needs, where it does not run.
   LocalGemmBf16(Bf16GemmRoute route, std::size_t a_elements, std::size_t b_elements);
   ~LocalGemmBf16();
   LocalGemmBf16(const LocalGemmBf16&) = delete;

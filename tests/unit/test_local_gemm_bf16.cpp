@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -124,6 +125,21 @@ TEST(LocalGemmBf16, EveryRouteMatchesADoubleGemmOfTheSameOperands) {
           for (std::size_t j = 0; j < n; ++j)
             ASSERT_NEAR(hc(i, j), 3 * p.c[i * n + j], 1e-5 * k) << i << ", " << j;
       }
+  }
+}
+
+// A route that does not run here (oneDNN where it has no bf16 matmul for this CPU, cuBLAS in a
+// CPU build) is one clear error naming what it needs, and the fastest route is one that runs.
+TEST(LocalGemmBf16, ARouteThatDoesNotRunHereIsAnErrorNamingWhatItNeeds) {
+  EXPECT_TRUE(bf16_route_available(fastest_bf16_route()));
+  for (const Bf16GemmRoute route : kBf16GemmRoutes) {
+    if (bf16_route_available(route)) continue;
+    try {
+      LocalGemmBf16 gemm(route, 16, 16);
+      ADD_FAILURE() << bf16_route_name(route) << " was made where it does not run";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(bf16_route_needs(route)), std::string::npos) << e.what();
+    }
   }
 }
 
