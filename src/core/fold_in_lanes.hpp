@@ -2,16 +2,22 @@
 // A fold (a sum, a maximum) along a contiguous run in kFoldLanes independent partial results,
 // for the kernels that reduce long rows: a chip's logits in the vocabulary's softmax, attention's
 // scores, the gradients in the global norm. With one accumulator every step waits for the one
-// before, and a compiler may not reorder floating-point folds to vectorize the loop itself; with
-// independent lanes it does, and the loop runs at memory speed (the softmax's row maximum and
-// the gradient norm took 3-4x longer with one). The order of the terms is fixed, so the result is the same
-// on every run. Terms and folds are function objects, not lambdas: nvcc compiles a lambda
-// written inside a kernel's lambda for the host only.
+// before, and a compiler may not reorder floating-point folds to vectorize the loop itself. With
+// independent lanes it may, but GCC 12 kept them in scalar registers; so on a host compiler the
+// lanes are one vector (core/host_vectors.hpp) wherever the term can give sixteen terms at once
+// (its lanes(i) member), and the loop runs at memory speed: bench-lm's softmax row maximum and
+// gradient norm took twice as long as scalar lanes. Either way term i goes to lane i %
+// kFoldLanes in order, so the result has the same bits on every run and in either form. Terms
+// and folds are function objects, not lambdas: nvcc compiles a lambda written inside a kernel's
+// lambda for the host only.
 //
 //     double sum = fold_in_lanes(n, 0.0, RowSquares<float, double>{row}, FoldSum());
 #include <cstddef>
+#include <type_traits>
+#include <utility>
 
 #include "core/fast_exp.hpp"
+#include "core/host_vectors.hpp"
 #include "core/kokkos_compat.hpp"
 
 namespace meshslice {
@@ -37,6 +43,12 @@ template <class T>
 struct RowValues {
   const T* row;
   KOKKOS_INLINE_FUNCTION T operator()(std::size_t i) const { return row[i]; }
+#if MESHSLICE_HOST_VECTOR_FOLDS
+  template <class U = T>                      // a template: a type without vectors gets no lanes
+  HostVector<U> lanes(std::size_t i) const {  // a register's worth of terms from i
+    return load_vector(row + i);
+  }
+#endif
 };
 template <class T, class Acc = T>
 struct RowSquares {
@@ -45,6 +57,14 @@ struct RowSquares {
     const Acc v = static_cast<Acc>(row[i]);
     return v * v;
   }
+#if MESHSLICE_HOST_VECTOR_FOLDS
+  template <class U = Acc>
+  HostVector<U> lanes(std::size_t i) const {
+    const auto v =
+        __builtin_convertvector(load_vector<T, kHostVectorLanes<U>>(row + i), HostVector<U>);
+    return v * v;
+  }
+#endif
 };
 template <class T>
 struct ExpInPlace {
@@ -55,7 +75,36 @@ struct ExpInPlace {
     row[i] = e;
     return e;
   }
+#if MESHSLICE_HOST_VECTOR_FOLDS
+  template <class U = T>
+  HostVector<U> lanes(std::size_t i) const {
+    HostVector<U> e = load_vector(row + i) - shift;
+    if constexpr (std::is_same_v<U, float>) {
+      e = kmath::fast_exp(e);
+    } else {
+      for (std::size_t k = 0; k < kHostVectorLanes<U>; ++k) e[k] = kmath::fast_exp(e[k]);
+    }
+    store_vector(row + i, e);
+    return e;
+  }
+#endif
 };
+
+#if MESHSLICE_HOST_VECTOR_FOLDS
+// Whether Term gives a register's worth of terms at once, as a vector of Acc (a member
+// lanes(i): terms i, i + 1, ...).
+// (Asked through sizeof and the element's type: a vector type as a template argument loses its
+// alignment attribute, and GCC warns.)
+template <class Term>
+using LanesElement = std::decay_t<decltype(std::declval<const Term&>().lanes(std::size_t{})[0])>;
+template <class Term, class Acc, class = void>
+struct GivesLanes : std::false_type {};
+template <class Term, class Acc>
+struct GivesLanes<Term, Acc, std::void_t<LanesElement<Term>>>
+    : std::bool_constant<std::is_same_v<LanesElement<Term>, Acc> &&
+                         sizeof(std::declval<const Term&>().lanes(std::size_t{})) ==
+                             kHostVectorBytes> {};
+#endif
 
 // fold over term(0) .. term(n - 1) from init: term i goes to lane i % kFoldLanes (the tail past
 // the last whole group to lane 0), then the lanes fold pairwise.
@@ -63,10 +112,25 @@ template <class Acc, class Term, class Fold>
 KOKKOS_INLINE_FUNCTION Acc fold_in_lanes(std::size_t n, Acc init, const Term& term,
                                          const Fold& fold) {
   Acc lane[kFoldLanes];
-  for (std::size_t k = 0; k < kFoldLanes; ++k) lane[k] = init;
   std::size_t i = 0;
-  for (; i + kFoldLanes <= n; i += kFoldLanes)
-    for (std::size_t k = 0; k < kFoldLanes; ++k) lane[k] = fold(lane[k], term(i + k));
+#if MESHSLICE_HOST_VECTOR_FOLDS
+  if constexpr (GivesLanes<Term, Acc>::value) {
+    // The lanes as `groups` registers: lane g * width + k is register g's element k.
+    constexpr std::size_t width = kHostVectorLanes<Acc>, groups = kFoldLanes / width;
+    static_assert(groups * width == kFoldLanes, "a fold's lanes fill whole registers");
+    HostVector<Acc> lanes[groups];
+    for (std::size_t g = 0; g < groups; ++g) lanes[g] = filled_vector(init);
+    for (; i + kFoldLanes <= n; i += kFoldLanes)
+      for (std::size_t g = 0; g < groups; ++g) lanes[g] = fold(lanes[g], term.lanes(i + g * width));
+    for (std::size_t g = 0; g < groups; ++g)
+      for (std::size_t k = 0; k < width; ++k) lane[g * width + k] = lanes[g][k];
+  } else
+#endif
+  {
+    for (std::size_t k = 0; k < kFoldLanes; ++k) lane[k] = init;
+    for (; i + kFoldLanes <= n; i += kFoldLanes)
+      for (std::size_t k = 0; k < kFoldLanes; ++k) lane[k] = fold(lane[k], term(i + k));
+  }
   for (; i < n; ++i) lane[0] = fold(lane[0], term(i));
   for (std::size_t width = kFoldLanes / 2; width > 0; width /= 2)
     for (std::size_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);

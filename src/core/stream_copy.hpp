@@ -10,6 +10,8 @@
 // size threshold. Device memory, small copies and hosts without SSE2 take Kokkos::deep_copy.
 #include <Kokkos_Core.hpp>
 
+#include "core/kokkos_types.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -97,7 +99,7 @@ void large_copy(const Exec& space, const Dst& dst, const Src& src) {
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Dst::memory_space>::accessible &&
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Src::memory_space>::accessible;
   if constexpr (host) {
-    const std::size_t bytes = dst.size() * sizeof(typename Dst::value_type);
+    const std::size_t bytes = elements(dst) * sizeof(typename Dst::value_type);
     if (bytes >= kStreamCopyMinBytes && same_bytes_layout(dst, src)) {
       // About one chunk per thread, in whole lines, between 256 KiB (less is not worth a task)
       // and 1 MiB (a larger copy gets more chunks than threads, which evens out their ends).

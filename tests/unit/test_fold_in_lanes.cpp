@@ -1,12 +1,18 @@
 // core/fold_in_lanes.hpp: every term is taken once, in order, at every length (whole groups of
-// lanes, a tail, nothing), and the sum and maximum are those of the terms.
+// lanes, a tail, nothing), and the sum and maximum are those of the terms; where a host compiler
+// folds whole registers (the terms' lanes()), the result and the exponentials left in place have
+// the bits of the scalar lanes'.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "core/fold_in_lanes.hpp"
+#include "model/kernels/rmsnorm.hpp"
 
 namespace meshslice {
 namespace {
@@ -56,6 +62,74 @@ TEST(FoldInLanes, TheMaximumWhereverItSits) {
   }
   const float nine = 9.0f;  // never read: no terms
   EXPECT_EQ(fold_in_lanes(0, -1.0f, RowValues<float>{&nine}, FoldMax()), -1.0f);
+}
+
+// A term with its lanes() hidden: fold_in_lanes takes it one term at a time, in scalar lanes.
+template <class Term>
+struct OneAtATime {
+  Term term;
+  KOKKOS_INLINE_FUNCTION auto operator()(std::size_t i) const { return term(i); }
+};
+
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// Logits as a softmax sees them, with the values fast_exp clamps: -inf (a masked score), huge
+// and tiny ones, and a NaN's neighbours left out (a NaN compares unequal to itself).
+std::vector<float> test_values(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(gen);
+  const float specials[] = {
+      -std::numeric_limits<float>::infinity(), 1000.0f, -1000.0f, 88.5f, -87.5f, 0.0f};
+  for (std::size_t i = 0; i < n; i += 5) x[i] = specials[(i / 5) % 6];
+  return x;
+}
+
+#if MESHSLICE_HOST_VECTOR_FOLDS
+TEST(FoldInLanes, TheKernelsTermsFoldWholeRegistersOnThisCompiler) {
+  // Not the scalar lanes by accident: the terms the row kernels fold give their lanes.
+  EXPECT_TRUE((GivesLanes<RowValues<float>, float>::value));
+  EXPECT_TRUE((GivesLanes<RowSquares<float, double>, double>::value));
+  EXPECT_TRUE((GivesLanes<ExpInPlace<float>, float>::value));
+  EXPECT_TRUE((GivesLanes<GainDotTerms<float>, float>::value));
+  EXPECT_FALSE((GivesLanes<RecordedTerm, double>::value));
+}
+#endif
+
+TEST(FoldInLanes, RegistersGiveTheScalarLanesBits) {
+  for (const std::size_t n : kLengths) {
+    const std::vector<float> x = test_values(n + 1, 7), y = test_values(n + 1, 8),
+                             z = test_values(n + 1, 9);
+    const float lowest = std::numeric_limits<float>::lowest();
+    EXPECT_TRUE(
+        same_bits(fold_in_lanes(n, lowest, RowValues<float>{x.data()}, FoldMax()),
+                  fold_in_lanes(n, lowest, OneAtATime<RowValues<float>>{{x.data()}}, FoldMax())))
+        << "maximum, n " << n;
+    EXPECT_TRUE(same_bits(fold_in_lanes(n, 0.0, RowSquares<float, double>{x.data()}, FoldSum()),
+                          fold_in_lanes(n, 0.0, OneAtATime<RowSquares<float, double>>{{x.data()}},
+                                        FoldSum())))
+        << "squares in double, n " << n;
+    EXPECT_TRUE(
+        same_bits(fold_in_lanes(n, 0.0f, RowSquares<float>{y.data()}, FoldSum()),
+                  fold_in_lanes(n, 0.0f, OneAtATime<RowSquares<float>>{{y.data()}}, FoldSum())))
+        << "squares in float, n " << n;
+    const GainDotTerms<float> dot{x.data(), y.data(), z.data()};
+    EXPECT_TRUE(same_bits(fold_in_lanes(n, 0.0f, dot, FoldSum()),
+                          fold_in_lanes(n, 0.0f, OneAtATime<GainDotTerms<float>>{dot}, FoldSum())))
+        << "gain dot, n " << n;
+    std::vector<float> e = y, e_scalar = y;
+    const float sum = fold_in_lanes(n, 0.0f, ExpInPlace<float>{e.data(), 1.5f}, FoldSum());
+    const float sum_scalar =
+        fold_in_lanes(n, 0.0f, OneAtATime<ExpInPlace<float>>{{e_scalar.data(), 1.5f}}, FoldSum());
+    EXPECT_TRUE(same_bits(sum, sum_scalar)) << "exponentials' sum, n " << n;
+    ASSERT_EQ(std::memcmp(e.data(), e_scalar.data(), e.size() * sizeof(float)), 0)
+        << "the exponentials left in place, n " << n;
+    EXPECT_EQ(e[n], y[n]) << "wrote past the row, n " << n;
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 // micro-tile across its edge is computed whole and only its part inside is read and written.
 #include <cstddef>
 
+#include "core/host_vectors.hpp"
 #include "core/kokkos_types.hpp"
 
 namespace meshslice::attention_tiles {
@@ -33,15 +34,6 @@ constexpr bool kHostBackend = false;
 #else
 constexpr bool kHostBackend = kRunsOnHost;
 #endif
-
-// The bytes of one of a CPU's vector registers that the micro-tile fills (a macro: the vector
-// extension's attribute below takes it too).
-#if defined(__AVX512F__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-#define MESHSLICE_HOST_VECTOR_BYTES 64
-#else
-#define MESHSLICE_HOST_VECTOR_BYTES 32
-#endif
-constexpr int kHostVectorBytes = MESHSLICE_HOST_VECTOR_BYTES;
 
 constexpr int kMicroRows = kHostBackend ? (kHostVectorBytes == 64 ? 8 : 4) : 2;
 template <class T>
@@ -67,25 +59,6 @@ struct TileOut {
   const T* row_scale = nullptr;
 };
 
-#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-// One vector register of a micro-tile row (kHostVectorBytes) as one value of the compiler's
-// vector extension (GCC's and Clang's): the loop below then multiplies and adds whole registers,
-// and the compiler keeps the micro-tile in them. Left to itself, GCC 12 vectorized that loop
-// across the micro-tile's rows instead, with shuffles and spills (6x slower than the BLAS-block
-// kernel); with 64-byte values on an AVX2 machine it spilled them.
-template <class T>
-struct Lanes;
-// `type` is read and written at any element's alignment (a tile's rows are not aligned).
-template <>
-struct Lanes<float> {
-  typedef float type __attribute__((vector_size(MESHSLICE_HOST_VECTOR_BYTES), aligned(4)));
-};
-template <>
-struct Lanes<double> {
-  typedef double type __attribute__((vector_size(MESHSLICE_HOST_VECTOR_BYTES), aligned(8)));
-};
-#endif
-
 // C = A B or C += A B, as a team computes it.
 template <class T>
 struct TileProduct {
@@ -100,8 +73,13 @@ KOKKOS_FORCEINLINE_FUNCTION void micro_tile_product(int inner, const TileIn<T>& 
                                                     const TileIn<T>& b, const TileOut<T>& c, int r0,
                                                     int c0, int step, bool accumulate) {
   constexpr int C = micro_cols<T>();
-#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-  using Vec = typename Lanes<T>::type;
+#if MESHSLICE_HOST_VECTORS
+  // One register of a micro-tile row as one vector value (core/host_vectors.hpp): the loop below
+  // then multiplies and adds whole registers, and the compiler keeps the micro-tile in them.
+  // Left to itself, GCC 12 vectorized that loop across the micro-tile's rows instead, with
+  // shuffles and spills (6x slower than the BLAS-block kernel); with 64-byte values on an AVX2
+  // machine it spilled them.
+  using Vec = HostVector<T>;
   constexpr int L = sizeof(Vec) / sizeof(T);
   if constexpr (C % L == 0) {
     // The vector path: contiguous columns of B and C, the micro-tile wholly inside C.

@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "core/fold_in_lanes.hpp"
+#include "core/host_vectors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/kernels/elementwise.hpp"
@@ -25,6 +26,12 @@ struct GainDotTerms {
   const T* dh;
   const T* x;
   KOKKOS_INLINE_FUNCTION T operator()(std::size_t c) const { return g[c] * dh[c] * x[c]; }
+#if MESHSLICE_HOST_VECTOR_FOLDS
+  template <class U = T>  // a register's worth of terms from c (core/fold_in_lanes.hpp)
+  HostVector<U> lanes(std::size_t c) const {
+    return load_vector(g + c) * load_vector(dh + c) * load_vector(x + c);
+  }
+#endif
 };
 
 // ss(t, 0) = sum over this shard's columns of x(t, c)^2.
