@@ -3,13 +3,13 @@
 // for the kernels that reduce long rows: a chip's logits in the vocabulary's softmax, attention's
 // scores, the gradients in the global norm. With one accumulator every step waits for the one
 // before, and a compiler may not reorder floating-point folds to vectorize the loop itself. With
-// independent lanes it may, but GCC 12 kept them in scalar registers; so on a host compiler the
-// lanes are one vector (core/host_vectors.hpp) wherever the term can give sixteen terms at once
-// (its lanes(i) member), and the loop runs at memory speed: bench-lm's softmax row maximum and
-// gradient norm took twice as long as scalar lanes. Either way term i goes to lane i %
-// kFoldLanes in order, so the result has the same bits on every run and in either form. Terms
-// and folds are function objects, not lambdas: nvcc compiles a lambda written inside a kernel's
-// lambda for the host only.
+// independent lanes it may, but GCC 12 kept them in scalar registers, one term a cycle; so on a
+// host compiler the lanes are vector registers (core/host_vectors.hpp) wherever the term can
+// give a register's worth of terms at once (its lanes(i) member), and the loop runs at memory
+// speed (bench-lm's softmax row maximum took 2.4x as long in scalar lanes, its exponentials
+// 2.6x). Either way term i goes to lane i % kFoldLanes in order, so the result has the same bits
+// on every run and in either form. Terms and folds are function objects, not lambdas: nvcc
+// compiles a lambda written inside a kernel's lambda for the host only.
 //
 //     double sum = fold_in_lanes(n, 0.0, RowSquares<float, double>{row}, FoldSum());
 #include <cstddef>
