@@ -76,14 +76,10 @@ struct ExpInPlace {
     return e;
   }
 #if MESHSLICE_HOST_VECTOR_FOLDS
-  template <class U = T>
+  // float only: fast_exp has lanes for float (double's exp is the library's, a call per term).
+  template <class U = T, class = std::enable_if_t<std::is_same_v<U, float>>>
   HostVector<U> lanes(std::size_t i) const {
-    HostVector<U> e = load_vector(row + i) - shift;
-    if constexpr (std::is_same_v<U, float>) {
-      e = kmath::fast_exp(e);
-    } else {
-      for (std::size_t k = 0; k < kHostVectorLanes<U>; ++k) e[k] = kmath::fast_exp(e[k]);
-    }
+    const HostVector<U> e = kmath::fast_exp(load_vector(row + i) - shift);
     store_vector(row + i, e);
     return e;
   }
@@ -92,18 +88,15 @@ struct ExpInPlace {
 
 #if MESHSLICE_HOST_VECTOR_FOLDS
 // Whether Term gives a register's worth of terms at once, as a vector of Acc (a member
-// lanes(i): terms i, i + 1, ...).
-// (Asked through sizeof and the element's type: a vector type as a template argument loses its
-// alignment attribute, and GCC warns.)
+// lanes(i): terms i, i + 1, ...). Asked through the element's type: a vector type as a template
+// argument loses its alignment attribute, and GCC warns.
 template <class Term>
 using LanesElement = std::decay_t<decltype(std::declval<const Term&>().lanes(std::size_t{})[0])>;
 template <class Term, class Acc, class = void>
 struct GivesLanes : std::false_type {};
 template <class Term, class Acc>
 struct GivesLanes<Term, Acc, std::void_t<LanesElement<Term>>>
-    : std::bool_constant<std::is_same_v<LanesElement<Term>, Acc> &&
-                         sizeof(std::declval<const Term&>().lanes(std::size_t{})) ==
-                             kHostVectorBytes> {};
+    : std::is_same<LanesElement<Term>, Acc> {};
 #endif
 
 // fold over term(0) .. term(n - 1) from init: term i goes to lane i % kFoldLanes (the tail past

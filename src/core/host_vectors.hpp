@@ -14,16 +14,6 @@
 #include <cstdint>
 #include <type_traits>
 
-// The register's bytes where the code is compiled for the host: AVX-512's, AVX's, or the 16 bytes
-// every x86-64 (SSE2) and AArch64 (NEON) CPU has (a wider value would be passed in memory: a
-// different ABI, which GCC warns of).
-#if defined(__AVX512F__)
-#define MESHSLICE_HOST_VECTOR_BYTES 64
-#elif defined(__AVX__)
-#define MESHSLICE_HOST_VECTOR_BYTES 32
-#else
-#define MESHSLICE_HOST_VECTOR_BYTES 16
-#endif
 
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 #define MESHSLICE_HOST_VECTORS 1
@@ -39,7 +29,16 @@
 
 namespace meshslice {
 
-constexpr int kHostVectorBytes = MESHSLICE_HOST_VECTOR_BYTES;
+// The register's bytes where the code is compiled for the host: AVX-512's, AVX's, or the 16 bytes
+// every x86-64 (SSE2) and AArch64 (NEON) CPU has (a wider value would be passed in memory: a
+// different ABI, which GCC warns of).
+#if defined(__AVX512F__)
+constexpr int kHostVectorBytes = 64;
+#elif defined(__AVX__)
+constexpr int kHostVectorBytes = 32;
+#else
+constexpr int kHostVectorBytes = 16;
+#endif
 
 // How many Ts one register holds.
 template <class T>
