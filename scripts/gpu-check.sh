@@ -31,7 +31,11 @@
 #   6. the bf16 local GEMM (cublasGemmEx, and bf16 widened to float) against cuBLAS's sgemm at
 #      8192 x 8192 x 4096 (meshslice-bench's local_gemm mode), and in step 1 the bf16 tests.
 #   7. bench-h4096 on 1 rank in bf16 and tf32 beside float, against PyTorch's bf16 autocast and
-#      its TF32 (after step 2).
+#      its TF32 (after step 2);
+#   8. bench-h1024 and bench-h4096 on 1 rank with each attention kernel (plan.attention: the
+#      fused kernels, and the BLAS blocks as one strided-batched cuBLAS call per block and
+#      product), the BLAS blocks' step over the fused one's: which is the GPU's default to be
+#      (block/block_work.cpp's default_attention_kernel).
 # Every figure is a ratio from this one run (the laptop deck's CPU time excepted). A summary at
 # the end repeats each step's figures and failures (the whole output is in
 # /tmp/gpu-check-run.log or -profile.log). Environment:
@@ -137,7 +141,28 @@ for name, seconds in times[:12]:
     print(f"   {seconds * 1e3:9.2f} ms  {name}")
 PY
 }
-export -f kernel_times lm_data
+# attention_kernels DECK...: each deck's best step on 1 rank with either attention kernel.
+attention_kernels() {
+  local deck kernel
+  for deck in "$@"; do
+    for kernel in fused blas_blocks; do
+      mpiexec -np 1 $MESHSLICE_MPIEXEC_FLAGS "$train" "$repo/inputs/train/$deck.yaml" \
+        --set train.steps=4 --set checkpoint.at_end=false --set plan.attention=$kernel \
+        --out "/tmp/gpu-check-attention/$deck-$kernel" | grep -E "best step"
+    done
+    python3 - "/tmp/gpu-check-attention/$deck" <<'PY'
+import json, sys
+run = {k: json.load(open(f"{sys.argv[1]}-{k}/summary.json")) for k in ("fused", "blas_blocks")}
+f, b = run["fused"], run["blas_blocks"]
+print(f"-- attention kernels, {sys.argv[1].rsplit('/', 1)[1]}: blas_blocks step "
+      f"{b['best_step_seconds'] * 1e3:.1f} ms, fused {f['best_step_seconds'] * 1e3:.1f} ms: "
+      f"blas_blocks {f['best_step_seconds'] / b['best_step_seconds']:.2f}x as fast; "
+      f"{b['device_work_per_step']['blas_calls']} against {f['device_work_per_step']['blas_calls']} "
+      f"BLAS calls a step")
+PY
+  done
+}
+export -f kernel_times lm_data attention_kernels
 export train repo build lm MESHSLICE_MPIEXEC_FLAGS
 if [ "${1:-}" = profile ]; then
   step "kernel times" 100 bash -c "lm_data && \
@@ -159,6 +184,7 @@ step "bf16 and tf32 training benchmark" 30 env BUILD_DIR="$build" DEVICE=cuda RA
   bash "$repo/scripts/bench-train.sh"
 step "kernel times" 25 bash -c "kernel_times h1024-1 1 inputs/train/bench-h1024.yaml \
   --set train.steps=3"
+step "attention kernels" 30 bash -c "attention_kernels bench-h1024 bench-h4096"
 step "bf16 local GEMM" 10 "$build/bin/meshslice-bench" "$repo/inputs/bench/local-gemm.yaml" \
   --set local_gemm.M=[8192] --set local_gemm.N=[8192] --set local_gemm.K=[4096] \
   --out /tmp/gpu-check-local-gemm

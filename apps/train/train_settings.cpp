@@ -193,8 +193,9 @@ Teuchos::ParameterList valid_parameters() {
   set_choice(plan, "attention", "auto", {"auto", "fused", "blas_blocks"},
              "how each chip computes attention: fused (a few launches per layer: query tiles in "
              "scratch memory, the online softmax, each row's log-sum-exp kept), blas_blocks "
-             "(BLAS GEMMs per sequence, head and causal row block, the probabilities kept); auto: "
-             "the backend's faster (scripts/bench-train.sh measures both)");
+             "(BLAS GEMMs per causal row block, each a strided batch over the sequences and heads: "
+             "one cuBLAS call on a GPU; the probabilities kept); auto: the backend's faster "
+             "(scripts/bench-train.sh measures both)");
   return valid;
 }
 

@@ -47,11 +47,12 @@ void end_timing() {
 
 // KokkosKernels' GEMM, and the bf16 and tf32 local GEMMs' (exec/local_gemm_bf16.hpp: oneDNN's or
 // cuBLAS's, exec/local_gemm_tf32.hpp: cuBLAS's, which open no KokkosKernels region; bf16's float
-// panels' KokkosBlas::gemm nests inside).
+// panels' KokkosBlas::gemm nests inside) and cuBLAS's strided batches (exec/batched_gemm.hpp).
 bool is_blas_call(const char* region) {
   return std::strncmp(region, "KokkosBlas::gemm", 16) == 0 ||
          std::strncmp(region, "meshslice::bf16_gemm", 20) == 0 ||
-         std::strncmp(region, "meshslice::tf32_gemm", 20) == 0;
+         std::strncmp(region, "meshslice::tf32_gemm", 20) == 0 ||
+         std::strncmp(region, "meshslice::batched_gemm", 23) == 0;
 }
 
 // Host memory by the name Kokkos gives its space ("Host", "CudaHostPinned", "HIPHostPinned", ...).

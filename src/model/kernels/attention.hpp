@@ -17,9 +17,11 @@
 // [I b, I b + b)) only sees keys [0, end_I), end_I = min(len, (I + 1) b), so each pair's q k^T,
 // p v and backward products are local BLAS GEMMs on row block I against the first end_I keys,
 // about half the dense work. Block I of p is stored as a contiguous rows_I x end_I matrix (zeros
-// right of the diagonal), so every GEMM operand is a plain row range. A GEMM per pair, block and
-// product: thousands of BLAS calls a step, which a CPU absorbs and a GPU pays in launches. The
-// step's FLOP figures still use the dense count.
+// right of the diagonal), so every GEMM operand is a plain row range, and block I of every pair
+// lies the same distance from the pair's before: each block and product is one strided batch
+// over the pairs on a GPU (exec/batched_gemm.hpp: one cuBLAS call), while a CPU takes each
+// pair's blocks in turn (LocalAttention::for_blocks). The softmax kernels give a row to a thread on a CPU and to a team on a GPU
+// (model/kernels/rows.hpp). The step's FLOP figures still use the dense count.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -30,10 +32,12 @@
 #include "core/fold_in_lanes.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/kokkos_types.hpp"
+#include "exec/batched_gemm.hpp"
 #include "exec/gemm_operand.hpp"
 #include "model/kernels/elementwise.hpp"
 #include "model/kernels/fused_attention.hpp"
 #include "model/kernels/rope_table.hpp"
+#include "model/kernels/rows.hpp"
 #include "model/model_config.hpp"
 
 namespace meshslice {
@@ -89,20 +93,21 @@ void rotate_positions(const ExecSpace& space, const AttentionShape& s, const Pac
       });
 }
 
-// Calls f(sh, i, row) for every query row i of every pair, with `row` pointing at the row's
-// end_i saved entries in a block buffer (p or ds) and end_i its length.
+// Calls f(member, sh, i, row, end) for every query row i of every pair (as a row of
+// model/kernels/rows.hpp: a thread's on a CPU, a team's on a GPU), with `row` pointing at the
+// row's end saved entries in a block buffer (p or ds).
 template <class T, class F>
-void for_each_row(const char* name, const ExecSpace& space, const AttentionShape& s,
-                  const Buffer<T>& x, const F& f) {
+void for_each_saved_row(const char* name, const ExecSpace& space, const AttentionShape& s,
+                        const Buffer<T>& x, const F& f) {
   const std::size_t len = s.len, b = s.block_rows(), pair = s.pair_elements();
   T* const data = x.data();
-  Kokkos::parallel_for(
-      name, Kokkos::RangePolicy<ExecSpace>(space, 0, s.pairs() * len),
-      KOKKOS_LAMBDA(std::size_t r) {
+  for_each_row(
+      name, space, s.pairs() * len, KOKKOS_LAMBDA(const RowMember& member) {
+        const std::size_t r = member.league_rank();
         const std::size_t sh = r / len, i = r % len, blk = i / b;
         const std::size_t end = (blk + 1) * b < len ? (blk + 1) * b : len;
         T* row = data + sh * pair + AttentionShape::block_offset(b, blk) + (i - blk * b) * end;
-        f(sh, i, row, end);
+        f(member, sh, i, row, end);
       });
 }
 
@@ -110,17 +115,26 @@ void for_each_row(const char* name, const ExecSpace& space, const AttentionShape
 // the block's end, become 0).
 template <class T>
 void causal_softmax(const ExecSpace& space, const AttentionShape& s, const Buffer<T>& p) {
-  for_each_row(
+  for_each_saved_row(
       "attention_softmax", space, s, p,
-      KOKKOS_LAMBDA(std::size_t, std::size_t i, T * row, std::size_t end) {
+      KOKKOS_LAMBDA(const RowMember& member, std::size_t, std::size_t i, T* row, std::size_t end) {
         // Row i's causal entries are [0, i]: their maximum, then their exponentials' sum.
-        const T top = fold_in_lanes(i + 1, row[0], RowValues<T>{row}, FoldMax());
-        const T sum = fold_in_lanes(i + 1, T(0), ExpInPlace<T>{row, top}, FoldSum());
+        const T top = row_fold(member, i + 1, row[0], RowValues<T>{row}, FoldMax());
+        const T sum = row_fold(member, i + 1, T(0), ExpInPlace<T>{row, top}, FoldSum());
         const T inv = T(1) / sum;
-        for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
-        for (std::size_t j = i + 1; j < end; ++j) row[j] = 0;
+        row_barrier(member);  // the exponentials other threads of the team wrote
+        row_for(member, i + 1, [&](std::size_t j) { row[j] *= inv; });
+        row_for(member, end - i - 1, [&](std::size_t j) { row[i + 1 + j] = 0; });
       });
 }
+
+// The terms of a dot product x . y (a row of da against the same row of a).
+template <class T>
+struct RowProducts {
+  const T* x;
+  const T* y;
+  KOKKOS_INLINE_FUNCTION T operator()(std::size_t i) const { return x[i] * y[i]; }
+};
 
 // ds = p * (ds - rowsum(da * a)): the score gradient (0 right of the diagonal, where p is 0).
 template <class T>
@@ -129,14 +143,15 @@ void softmax_backward(const ExecSpace& space, const AttentionShape& s, const Buf
   const std::size_t len = s.len, heads = s.heads, dim = s.dim;
   const T* const probabilities = p.data();
   T* const scores = ds.data();
-  for_each_row(
+  for_each_saved_row(
       "attention_softmax_backward", space, s, ds,
-      KOKKOS_LAMBDA(std::size_t sh, std::size_t i, T * row, std::size_t end) {
+      KOKKOS_LAMBDA(const RowMember& member, std::size_t sh, std::size_t i, T* row,
+                    std::size_t end) {
         const std::size_t t = (sh / heads) * len + i, col = (sh % heads) * dim;
-        T row_dot = 0;
-        for (std::size_t d = 0; d < dim; ++d) row_dot += da(t, col + d) * a(t, col + d);
+        const T row_dot =
+            row_fold(member, dim, T(0), RowProducts<T>{&da(t, col), &a(t, col)}, FoldSum());
         const T* prob = probabilities + (row - scores);
-        for (std::size_t j = 0; j < end; ++j) row[j] = prob[j] * (row[j] - row_dot);
+        row_for(member, end, [&](std::size_t j) { row[j] = prob[j] * (row[j] - row_dot); });
       });
 }
 
@@ -207,14 +222,15 @@ class LocalAttention {
     }
     const Buffer<T>& p = saved;
     pack_qkv(space, qkv);
-    for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
-      for (std::size_t i = 0; i < s_.blocks(); ++i)
-        blas_gemm(space, "N", "T", scale(), rows(q_, sh, i), keys(k_, sh, i), T(0),
-                  block(p, sh, i));
+    for_blocks(false, [&](std::size_t sh, std::size_t i, std::size_t pairs) {
+      batched_gemm(space, false, true, scale(), rows(q_, sh, i), keys(k_, sh, i), T(0),
+                   block(p, sh, i), pairs);
+    });
     attention_kernels::causal_softmax(space, s_, p);
-    for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
-      for (std::size_t i = 0; i < s_.blocks(); ++i)
-        blas_gemm(space, "N", "N", T(1), block(p, sh, i), keys(v_, sh, i), T(0), rows(o_, sh, i));
+    for_blocks(false, [&](std::size_t sh, std::size_t i, std::size_t pairs) {
+      batched_gemm(space, false, false, T(1), block(p, sh, i), keys(v_, sh, i), T(0),
+                   rows(o_, sh, i), pairs);
+    });
     attention_kernels::move_heads(space, s_, o_, a, 0, /*unpack=*/true);
   }
 
@@ -231,20 +247,19 @@ class LocalAttention {
     // Key rows [0, end_i) gather from every query block at or below them: the last block (all
     // keys) writes, the others add.
     const std::size_t last = s_.blocks() - 1;
-    for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
-      for (std::size_t i = s_.blocks(); i-- > 0;) {
-        blas_gemm(space, "T", "N", T(1), block(p, sh, i), rows(o_, sh, i), T(i == last ? 0 : 1),
-                  keys(dv_, sh, i));
-        blas_gemm(space, "N", "T", T(1), rows(o_, sh, i), keys(v_, sh, i), T(0), block(ds_, sh, i));
-      }
+    for_blocks(true, [&](std::size_t sh, std::size_t i, std::size_t pairs) {
+      batched_gemm(space, true, false, T(1), block(p, sh, i), rows(o_, sh, i), T(i == last ? 0 : 1),
+                   keys(dv_, sh, i), pairs);
+      batched_gemm(space, false, true, T(1), rows(o_, sh, i), keys(v_, sh, i), T(0),
+                   block(ds_, sh, i), pairs);
+    });
     attention_kernels::softmax_backward(space, s_, p, a, da, ds_);  // ds_: the score gradient
-    for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
-      for (std::size_t i = s_.blocks(); i-- > 0;) {
-        blas_gemm(space, "N", "N", scale(), block(ds_, sh, i), keys(k_, sh, i), T(0),
-                  rows(dq_, sh, i));
-        blas_gemm(space, "T", "N", scale(), block(ds_, sh, i), rows(q_, sh, i),
-                  T(i == last ? 0 : 1), keys(dk_, sh, i));
-      }
+    for_blocks(true, [&](std::size_t sh, std::size_t i, std::size_t pairs) {
+      batched_gemm(space, false, false, scale(), block(ds_, sh, i), keys(k_, sh, i), T(0),
+                   rows(dq_, sh, i), pairs);
+      batched_gemm(space, true, false, scale(), block(ds_, sh, i), rows(q_, sh, i),
+                   T(i == last ? 0 : 1), keys(dk_, sh, i), pairs);
+    });
     if (s_.rope) {  // the gradients of the rotated q and k, turned back
       attention_kernels::rotate_positions(space, s_, rope_, dq_, /*inverse=*/true);
       attention_kernels::rotate_positions(space, s_, rope_, dk_, /*inverse=*/true);
@@ -257,22 +272,43 @@ class LocalAttention {
 
   T scale() const { return T(1) / static_cast<T>(std::sqrt(static_cast<double>(s_.dim))); }
 
-  // Pair sh's query rows of causal block i in a packed buffer.
-  Matrix<T> rows(const Packed<T>& x, std::size_t sh, std::size_t i) const {
-    const std::size_t first = i * s_.block_rows();
-    return Matrix<T>(x.data() + (sh * s_.len + first) * x.extent(2), s_.block_end(i) - first,
-                     x.extent(2));
+  // product(sh, i, n): causal block i's GEMMs for the n pairs from pair sh, for every block
+  // (last first when `descending`) and pair. On a GPU each block once for all pairs (a strided
+  // batch: one cuBLAS call); on a CPU each pair's blocks in turn, so that the pair's q, k and v
+  // stay in the core's cache between them (block by block across the pairs, bench-h1024's
+  // GEMMs ran 1-5 % slower).
+  template <class Product>
+  void for_blocks(bool descending, const Product& product) const {
+    const std::size_t blocks = s_.blocks();
+    auto block_at = [&](std::size_t n) { return descending ? blocks - 1 - n : n; };
+    if constexpr (kRunsOnHost) {
+      for (std::size_t sh = 0; sh < s_.pairs(); ++sh)
+        for (std::size_t n = 0; n < blocks; ++n) product(sh, block_at(n), std::size_t(1));
+    } else {
+      for (std::size_t n = 0; n < blocks; ++n) product(std::size_t(0), block_at(n), s_.pairs());
+    }
   }
-  // Pair sh's key rows [0, end_i) in a packed buffer.
-  Matrix<T> keys(const Packed<T>& x, std::size_t sh, std::size_t i) const {
-    return Matrix<T>(x.data() + sh * s_.len * x.extent(2), s_.block_end(i), x.extent(2));
-  }
-  // Pair sh's block i of probabilities (or score gradients): rows_i x end_i.
-  Matrix<T> block(const Buffer<T>& x, std::size_t sh, std::size_t i) const {
+
+  // Pair sh's (and the following pairs') query rows of causal block i in a packed buffer.
+  StridedBatch<T> rows(const Packed<T>& x, std::size_t sh, std::size_t i) const {
     const std::size_t first = i * s_.block_rows();
-    return Matrix<T>(x.data() + sh * s_.pair_elements() +
-                         AttentionShape::block_offset(s_.block_rows(), i),
-                     s_.block_end(i) - first, s_.block_end(i));
+    return {Matrix<T>(x.data() + (sh * s_.len + first) * x.extent(2), s_.block_end(i) - first,
+                      x.extent(2)),
+            s_.len * x.extent(2)};
+  }
+  // Pair sh's (and the following pairs') key rows [0, end_i) in a packed buffer.
+  StridedBatch<T> keys(const Packed<T>& x, std::size_t sh, std::size_t i) const {
+    return {Matrix<T>(x.data() + sh * s_.len * x.extent(2), s_.block_end(i), x.extent(2)),
+            s_.len * x.extent(2)};
+  }
+  // Pair sh's (and the following pairs') block i of probabilities (or score gradients):
+  // rows_i x end_i.
+  StridedBatch<T> block(const Buffer<T>& x, std::size_t sh, std::size_t i) const {
+    const std::size_t first = i * s_.block_rows();
+    return {Matrix<T>(x.data() + sh * s_.pair_elements() +
+                          AttentionShape::block_offset(s_.block_rows(), i),
+                      s_.block_end(i) - first, s_.block_end(i)),
+            s_.pair_elements()};
   }
 
   // q, k and v out of the projection's output, q and k turned by their positions (RoPE).

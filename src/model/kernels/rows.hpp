@@ -74,6 +74,13 @@ KOKKOS_INLINE_FUNCTION void row_for(const RowMember& row, std::size_t n, const F
   }
 }
 
+// Waits until every thread of the row's team is here: what one wrote in a row_fold or row_for
+// (an exponential in place) is then seen by the others. A thread alone has nothing to wait for.
+KOKKOS_INLINE_FUNCTION void row_barrier(const RowMember& row) {
+  if constexpr (!kRowPerThread) row.team_barrier();
+  (void)row;
+}
+
 // f() once for the row (the write of a row's result).
 template <class F>
 KOKKOS_INLINE_FUNCTION void row_single(const RowMember& row, const F& f) {
