@@ -3,8 +3,9 @@
 // app installs itself (no tools library needed): kernel launches (parallel_for, _reduce and
 // _scan), BLAS calls (KokkosBlas::gemm, seen as the profiling region KokkosKernels opens around
 // every call, and the meshslice::bf16_gemm[route], tf32_gemm and batched_gemm regions of the
-// GEMMs that call a library themselves; kernels launched inside one count as the call), fences, deep copies, of which those between host and device
-// memory, and allocations of Kokkos memory (a plan makes its buffers once: a step makes none).
+// GEMMs that call a library themselves; kernels launched inside one count as the call), fences,
+// deep copies, of which those between host and device memory, and allocations of Kokkos memory
+// (a plan makes its buffers once: a step makes none).
 // On a GPU each launch and fence costs microseconds of latency whatever the kernel's size, so a
 // training step's counts are a budget (tests hold it).
 // Each is also timed, from its begin to its end on the host: on a CPU (and on a GPU with
