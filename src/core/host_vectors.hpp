@@ -3,7 +3,8 @@
 // loops a compiler will not vectorize well by itself: fused attention's micro-tiles
 // (model/kernels/attention_tiles.hpp), the folds of core/fold_in_lanes.hpp and fast_exp's lanes.
 // A vector the width of a register stays in one (a wider one has no machine mode, and GCC keeps
-// it in memory); each lane takes the scalar code's operations, so results keep their bits.
+// it in memory); each lane takes the scalar code's operations, so results keep their bits (but
+// for the multiply-adds a compiler fuses in one form and not the other: core/fold_in_lanes.hpp).
 //   - HostVector<T>: wherever the code is not compiled for a GPU (nvcc's host pass included).
 //   - MESHSLICE_HOST_VECTOR_FOLDS: the folds' and fast_exp's use of it, for host compilers only:
 //     nvcc's front end crashes on parts of the extension (a vector's ?: after T{}), and its
@@ -43,6 +44,12 @@ constexpr int kHostVectorBytes = 16;
 // How many Ts one register holds.
 template <class T>
 constexpr std::size_t kHostVectorLanes = kHostVectorBytes / sizeof(T);
+
+// kHostVectorBytes as the library was compiled (core/version.cpp, built with the library's
+// kernel flags; `--version` prints it). A program that instantiates the header-only kernels
+// itself must see the same value: the linker keeps one of each inline instantiation, so tiles
+// sized in one translation unit could meet micro-tiles of another (meshslice_kernel_flags).
+int library_host_vector_bytes();
 
 #if MESHSLICE_HOST_VECTORS
 // N Ts as a vector, for arithmetic T only (otherwise no `type`: a caller's substitution fails

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/host_vectors.hpp"
 #include "core/json.hpp"
 // Generated in the build tree (cmake/MeshsliceVersion.cmake): the version and build settings
 // at configure time, the git revision at build time.
@@ -117,6 +118,14 @@ std::string mpi_library() {
   return first_line;
 }
 
+// The vectors the CPU kernels were compiled for: a -DMESHSLICE_NATIVE=OFF build runs on any
+// x86-64 and leaves an AVX-512 machine's wider registers unused.
+std::string host_vectors() {
+  const int bytes = library_host_vector_bytes();
+  const char* isa = bytes == 64 ? "AVX-512" : bytes == 32 ? "AVX" : "SSE2 or NEON";
+  return std::to_string(bytes) + " bytes (" + isa + ")";
+}
+
 std::string value_of(const std::vector<std::pair<std::string, std::string>>& info,
                      const std::string& key) {
   for (const auto& [k, v] : info)
@@ -126,11 +135,14 @@ std::string value_of(const std::vector<std::pair<std::string, std::string>>& inf
 
 }  // namespace
 
+int library_host_vector_bytes() { return kHostVectorBytes; }
+
 std::vector<std::pair<std::string, std::string>> version_info() {
   return {
       {"meshslice", MESHSLICE_VERSION_STRING},
       {"git_revision", MESHSLICE_GIT_REVISION_STRING},
       {"build", std::string(MESHSLICE_BUILD_TYPE) + ", " + MESHSLICE_CXX_COMPILER},
+      {"host_vectors", host_vectors()},
       {"kokkos", dotted(KOKKOS_VERSION)},
       {"kokkos_backends", kokkos_backends()},
       {"kokkoskernels", kokkoskernels_version()},

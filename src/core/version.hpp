@@ -13,8 +13,9 @@
 
 namespace meshslice {
 
-// (key, value) pairs in print order: "meshslice", "git_revision", "build", "kokkos",
-// "kokkos_backends", "kokkoskernels", "kokkoskernels_tpls", "teuchos", "mpi", "mpi_library".
+// (key, value) pairs in print order: "meshslice", "git_revision", "build", "host_vectors",
+// "kokkos", "kokkos_backends", "kokkoskernels", "kokkoskernels_tpls", "teuchos", "mpi",
+// "mpi_library".
 std::vector<std::pair<std::string, std::string>> version_info();
 
 // One "key: value" line per entry, as `meshslice-X --version` prints it.

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <string>
 
+#include "core/host_vectors.hpp"
 #include "core/kokkos_types.hpp"
 #include "model/counter_random.hpp"
 #include "model/kernels/attention.hpp"
@@ -59,6 +60,15 @@ double max_relative_difference(const V& x, const V& y) {
       scale = std::max(scale, std::abs(y(i, j)));
     }
   return worst / scale;
+}
+
+// This program instantiates the header-only kernels itself, and the linker keeps one copy of
+// each: its copies and the library's must be compiled for the same vectors, or the kernels
+// tested here are not the ones that train (tests/unit/CMakeLists.txt: meshslice_kernel_flags).
+TEST(AttentionKernels, AreCompiledForTheLibrarysVectors) {
+  EXPECT_EQ(kHostVectorBytes, library_host_vector_bytes())
+      << "this test program's kernels use " << kHostVectorBytes << "-byte vectors, the library's "
+      << library_host_vector_bytes();
 }
 
 TEST(AttentionKernels, FusedInBothShapesMatchesTheBlasBlocks) {
