@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -49,10 +50,10 @@ void end_timing() {
 // cuBLAS's, exec/local_gemm_tf32.hpp: cuBLAS's, which open no KokkosKernels region; bf16's float
 // panels' KokkosBlas::gemm nests inside) and cuBLAS's strided batches (exec/batched_gemm.hpp).
 bool is_blas_call(const char* region) {
-  return std::strncmp(region, "KokkosBlas::gemm", 16) == 0 ||
-         std::strncmp(region, "meshslice::bf16_gemm", 20) == 0 ||
-         std::strncmp(region, "meshslice::tf32_gemm", 20) == 0 ||
-         std::strncmp(region, "meshslice::batched_gemm", 23) == 0;
+  for (const char* prefix : {"KokkosBlas::gemm", "meshslice::bf16_gemm", "meshslice::tf32_gemm",
+                             "meshslice::batched_gemm"})
+    if (std::strncmp(region, prefix, std::strlen(prefix)) == 0) return true;
+  return false;
 }
 
 // Host memory by the name Kokkos gives its space ("Host", "CudaHostPinned", "HIPHostPinned", ...).

@@ -10,8 +10,9 @@
 // 2.6x). Either way term i goes to lane i % kFoldLanes in order, so the result has the same bits
 // on every run, and in either form unless the compiler fuses a term's product into the fold's
 // add in one form and not the other: GCC does as it sees fit on an FMA machine (-march=native),
-// and a three-factor term's sum then differs by about a rounding a term (test_fold_in_lanes). Terms and folds are function objects, not lambdas: nvcc
-// compiles a lambda written inside a kernel's lambda for the host only.
+// and a three-factor term's sum then differs by about a rounding a term (test_fold_in_lanes).
+// Terms and folds are function objects, not lambdas: nvcc compiles a lambda written inside a
+// kernel's lambda for the host only.
 //
 //     double sum = fold_in_lanes(n, 0.0, RowSquares<float, double>{row}, FoldSum());
 #include <cstddef>

@@ -20,8 +20,9 @@
 // right of the diagonal), so every GEMM operand is a plain row range, and block I of every pair
 // lies the same distance from the pair's before: each block and product is one strided batch
 // over the pairs on a GPU (exec/batched_gemm.hpp: one cuBLAS call), while a CPU takes each
-// pair's blocks in turn (LocalAttention::for_blocks). The softmax kernels give a row to a thread on a CPU and to a team on a GPU
-// (model/kernels/rows.hpp). The step's FLOP figures still use the dense count.
+// pair's blocks in turn (LocalAttention::for_blocks). The softmax kernels give a row to a thread
+// on a CPU and to a team on a GPU (model/kernels/rows.hpp). The step's FLOP figures still use the
+// dense count.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
